@@ -1,0 +1,57 @@
+"""Shared helpers for the bench scripts: synthetic data at scale, timed pytest runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+
+def scaled(suite: str, n: int, directory: Path) -> Path:
+    """``n`` items for ``suite``: the bundled sample repeated with fresh ids, in its own format."""
+    raw = json.loads(SUITES[suite].sample_path().read_text(encoding="utf-8"))
+    key = "sample_id" if suite == "asqa" else "id"
+    records = [_copy(raw[i % len(raw)], key, i) for i in range(n)]
+    path = directory / f"{suite}_{n}.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    assert len(SUITES[suite].load(path, LoadOptions()).items) == n
+    return path
+
+
+def _copy(record: dict, key: str, i: int) -> dict:
+    """A copy with its own id and its own wording, so no cache sees repeated texts."""
+    record = json.loads(json.dumps(record))
+    record[key] = str(i)
+    for annotation in record.get("annotations", []):
+        annotation["long_answer"] += f" This is copy {i}."
+    if "long_answer" in record:
+        record["long_answer"] += f" This is copy {i}."
+    for passage in record.get("passages", []) + record.get("docs", []) + record.get("ctxs", []):
+        passage["text"] += f" Copy {i}."
+    return record
+
+
+def run_pytest(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+    """Wall-clock seconds of one pytest process (asserting it succeeded)."""
+    started = time.perf_counter()
+    proc = subprocess.run(
+        # hypothesis (our test extra) registers a pytest plugin whose 70+ modules pytest
+        # re-rewrites in every process when bytecode cannot be cached; users of the plugin
+        # do not pay that, so the figures leave it out.
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", *args],
+        cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+    )
+    elapsed = time.perf_counter() - started
+    if proc.returncode not in (0, 5):
+        raise SystemExit(f"pytest failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return elapsed
+
+
+def median_of(runs: int, fn) -> float:
+    return statistics.median(fn() for _ in range(runs))

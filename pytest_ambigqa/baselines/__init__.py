@@ -1,0 +1,84 @@
+"""Reference systems that need no model, so every suite can be run and checked offline.
+
+``--ambig-system=oracle`` answers with the gold long answer (an upper bound that checks
+the pipeline); ``--ambig-system=lexical`` extracts sentences from the item's passages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from ..metrics.text import normalize_answer, split_sentences
+from ..schema import AmbigItem, Answer, GeneratedInterpretation, Passage
+
+_STOPWORDS = frozenset(
+    """what which who whom whose when where why how is are was were be been being do does did
+    of in on at to for from by with about as into than then that this these those it its and or
+    but if not no so such there their they he she his her him we you your i me my our us
+    has have had can could would should will shall may might must most more much many
+    one ones first last name named called""".split()
+)
+MAX_SENTENCES = 3
+
+
+def oracle(question: str, item: AmbigItem) -> Answer:
+    """The gold answer: the first annotated long answer and every gold interpretation."""
+    interpretations = tuple(
+        GeneratedInterpretation(
+            answer=i.short_answers[0],
+            question=i.question,
+            condition=i.condition,
+            citations=i.passage_ids,
+        )
+        for i in item.interpretations
+    )
+    text = item.long_answers[0] if item.long_answers else " ".join(i.answer for i in interpretations)
+    return Answer(text=text, interpretations=interpretations, ambiguity_type=item.ambiguity_type)
+
+
+def _terms(text: str) -> list[str]:
+    return [t for t in normalize_answer(text).split() if t not in _STOPWORDS]
+
+
+def lexical(question: str, passages: list[Passage]) -> Answer:
+    """Pick the sentences that share the rarest question words, one per passage.
+
+    Each sentence is scored by the inverse sentence frequency of the question terms it
+    (or its passage title) contains, length-normalised; the best sentences from up to
+    three distinct passages make the long answer, each one an interpretation citing its
+    passage. A baseline to compare against, not a QA system.
+    """
+    query = set(_terms(question))
+    candidates = [
+        (passage, sentence, set(_terms(sentence)), set(_terms(passage.title)))
+        for passage in passages
+        for sentence in split_sentences(passage.text)
+    ]
+    if not query or not candidates:
+        return Answer(text="", metadata={"note": "no passages or no content words in the question"})
+    frequency = Counter(t for _, _, terms, _ in candidates for t in terms)
+
+    def score(terms: set[str], title: set[str]) -> float:
+        idf = sum(math.log(1 + len(candidates) / (1 + frequency[t])) for t in query & (terms | title))
+        return idf / math.sqrt(1 + len(terms))
+
+    ranked = sorted(
+        enumerate(candidates), key=lambda c: (-score(c[1][2], c[1][3]), c[0])
+    )
+    chosen: list[tuple[Passage, str]] = []
+    used: set[str] = set()
+    for _, (passage, sentence, terms, title) in ranked:
+        if len(chosen) == MAX_SENTENCES or score(terms, title) <= 0:
+            break
+        if passage.id not in used:
+            used.add(passage.id)
+            chosen.append((passage, sentence))
+    return Answer(
+        text=" ".join(sentence for _, sentence in chosen),
+        interpretations=tuple(
+            GeneratedInterpretation(answer=sentence, condition=passage.title, citations=(passage.id,))
+            for passage, sentence in chosen
+        ),
+        citations=tuple(passage.id for passage, _ in chosen),
+    )

@@ -1,0 +1,251 @@
+"""Command-line and ini options, read once into a frozen :class:`RunConfig`.
+
+Every option ``--ambig-x-y`` has an ini counterpart ``ambig_x_y``; the command line
+wins. Anything malformed is a :class:`pytest.UsageError` naming the option.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .metrics import METRICS
+from .suites import SUITES
+
+GATE_MODES = ("mean", "lower-ci")
+DEFAULT_TIMEOUT = 300.0
+MARCH_FIELDS = (
+    "id", "question", "ambiguity_type", "hops", "long_answer", "interpretations", "passages",
+    "interpretations.question", "interpretations.short_answers", "interpretations.passage_ids",
+    "passages.id", "passages.title", "passages.text",
+)
+
+# (option, metavar, help, default); the ini name is the option without dashes, "_" for "-".
+OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("--ambig-suite", "NAMES", f"benchmark suites to run, comma-separated: {', '.join(SUITES)}", None),
+    ("--ambig-data", "PATH|SUITE=PATH,...", "data file per suite (default: the bundled sample)", None),
+    ("--ambig-split", "NAME", "split of the official ASQA.json to use", "dev"),
+    ("--ambig-limit", "N", "stratified sample of N items per suite (by ambiguity type)", None),
+    ("--ambig-seed", "INT", "seed for --ambig-limit and the bootstrap intervals", "0"),
+    ("--ambig-system", "SPEC", "system under test: module:attr, an http(s) URL, or oracle|lexical", None),
+    ("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", str(DEFAULT_TIMEOUT)),
+    ("--ambig-report", "DIR", "write scorecard.json and scorecard.md into DIR", None),
+    ("--ambig-fail-under", "[SUITE:]METRIC=VALUE,...", "fail the run if a suite score is below VALUE (printed scale)", None),
+    ("--ambig-gate", "MODE", "what --ambig-fail-under compares: mean or lower-ci (95% bootstrap)", "mean"),
+    ("--ambig-item-min", "[SUITE:]METRIC=VALUE,...", "fail an item test whose score is below VALUE (item scale)", None),
+    ("--ambig-max-error-rate", "R", "fail the run if more than this fraction of a suite's items errored", None),
+    ("--ambig-march-fields", "OURS=THEIRS,...", "field names of a MARCH file that spells them differently", None),
+)
+
+
+def _ini_name(option: str) -> str:
+    return option.lstrip("-").replace("-", "_")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ambigqa", "ambiguous-question benchmarks (pytest-ambigqa)")
+    for option, metavar, help_text, default in OPTIONS:
+        shown = f" (default: {default})" if default is not None else ""
+        group.addoption(option, dest=_ini_name(option), metavar=metavar, default=None, help=help_text + shown)
+        parser.addini(_ini_name(option), help_text, default=default)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    suite: str | None  # None: every selected suite that has the metric
+    metric: str
+    value: float
+
+    def __str__(self) -> str:
+        scope = f"{self.suite}:" if self.suite else ""
+        return f"{scope}{self.metric}={self.value:g}"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    suites: tuple[str, ...]
+    data: dict[str, Path] = field(default_factory=dict)
+    split: str = "dev"
+    limit: int | None = None
+    seed: int = 0
+    system: str | None = None
+    timeout: float | None = DEFAULT_TIMEOUT
+    report_dir: Path | None = None
+    fail_under: tuple[Threshold, ...] = ()
+    gate: str = "mean"
+    item_min: tuple[Threshold, ...] = ()
+    max_error_rate: float | None = None
+    march_fields: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as reports record it (the system spec is redacted)."""
+        from .systems import redact
+
+        return {
+            "suites": list(self.suites),
+            "data": {k: str(v) for k, v in self.data.items()},
+            "split": self.split,
+            "limit": self.limit,
+            "seed": self.seed,
+            "system": redact(self.system) if self.system else None,
+            "timeout": self.timeout,
+            "fail_under": [str(t) for t in self.fail_under],
+            "gate": self.gate,
+            "item_min": [str(t) for t in self.item_min],
+            "max_error_rate": self.max_error_rate,
+            "march_fields": dict(self.march_fields),
+        }
+
+
+def _value(config: pytest.Config, option: str) -> str | None:
+    name = _ini_name(option)
+    value = config.getoption(name)
+    if value is None:
+        value = config.getini(name)
+    if isinstance(value, list):  # ini values can arrive as lines
+        value = ",".join(value)
+    value = value.strip() if isinstance(value, str) else value
+    return value or None
+
+
+def _pairs(option: str, text: str) -> list[tuple[str, str]]:
+    pairs = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise pytest.UsageError(f"{option}: expected KEY=VALUE, got '{part}'")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def _number(option: str, text: str, *, kind=float, low: float | None = None, high: float | None = None):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise pytest.UsageError(f"{option}: '{text}' is not a{'n integer' if kind is int else ' number'}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise pytest.UsageError(f"{option}: '{text}' is not a finite number")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+        raise pytest.UsageError(f"{option}: {text} must be {bounds}")
+    return value
+
+
+def _suites(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in SUITES]
+    if unknown:
+        raise pytest.UsageError(
+            f"--ambig-suite: unknown suite '{unknown[0]}' (valid: {', '.join(SUITES)})"
+        )
+    return names
+
+
+def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Path]:
+    if not text:
+        return {}
+    head = text.partition("=")[0].strip().lower()
+    if head not in SUITES:  # a bare path
+        if len(suites) != 1:
+            raise pytest.UsageError(
+                "--ambig-data: with several suites, name each file as SUITE=PATH "
+                f"(suites: {', '.join(suites)})"
+            )
+        return {suites[0]: base / text}
+    data = {}
+    for suite, path in _pairs("--ambig-data", text):
+        suite = suite.lower()
+        if suite not in suites:
+            raise pytest.UsageError(
+                f"--ambig-data: suite '{suite}' is not selected by --ambig-suite ({', '.join(suites)})"
+            )
+        data[suite] = base / path
+    return data
+
+
+def _thresholds(option: str, text: str | None, suites: tuple[str, ...], *, item_scale: bool) -> tuple[Threshold, ...]:
+    if not text:
+        return ()
+    out = []
+    for key, raw in _pairs(option, text):
+        scope, _, metric = key.rpartition(":")
+        suite = scope.lower() or None
+        if suite is not None and suite not in suites:
+            raise pytest.UsageError(f"{option}: suite '{suite}' is not selected ({', '.join(suites)})")
+        candidates = [suite] if suite else list(suites)
+        valid = sorted({m for s in candidates for m in SUITES[s].metrics})
+        if metric not in valid:
+            raise pytest.UsageError(
+                f"{option}: unknown metric '{metric}' for {', '.join(candidates)} (valid: {', '.join(valid)})"
+            )
+        value = _number(option, raw)
+        spec = METRICS[metric]
+        if item_scale and spec.item_range:
+            low, high = spec.item_range
+            if not low <= value <= high:
+                raise pytest.UsageError(
+                    f"{option}: {metric}={raw} is outside the item scale [{low:g}, {high:g}]"
+                    + (" (item scores are fractions; the suite prints them x100)" if spec.factor == 100 else "")
+                )
+        out.append(Threshold(suite, metric, value))
+    return tuple(out)
+
+
+def _march_fields(text: str | None) -> dict[str, str]:
+    if not text:
+        return {}
+    fields = {}
+    for ours, theirs in _pairs("--ambig-march-fields", text):
+        if ours not in MARCH_FIELDS:
+            raise pytest.UsageError(
+                f"--ambig-march-fields: unknown field '{ours}' (valid: {', '.join(MARCH_FIELDS)})"
+            )
+        fields[ours] = theirs
+    return fields
+
+
+def read_run_config(config: pytest.Config) -> RunConfig:
+    """Read and check every ambigqa option; no suite selected gives ``suites == ()``."""
+    suites = _suites(_value(config, "--ambig-suite"))
+    if not suites:
+        return RunConfig(suites=())
+    base = Path(config.invocation_params.dir)
+    gate = (_value(config, "--ambig-gate") or "mean").lower()
+    if gate not in GATE_MODES:
+        raise pytest.UsageError(f"--ambig-gate: '{gate}' is not one of {', '.join(GATE_MODES)}")
+    limit = _value(config, "--ambig-limit")
+    timeout = _number("--ambig-timeout", _value(config, "--ambig-timeout") or "0", low=0)
+    max_error_rate = _value(config, "--ambig-max-error-rate")
+    report = _value(config, "--ambig-report")
+    fail_under = _thresholds("--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False)
+    for t in fail_under:
+        if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
+            config.issue_config_time_warning(
+                pytest.PytestConfigWarning(
+                    f"--ambig-fail-under: {t} is on the printed 0-100 scale; did you mean {t.value * 100:g}?"
+                ),
+                stacklevel=2,
+            )
+    return RunConfig(
+        suites=suites,
+        data=_data(_value(config, "--ambig-data"), suites, base),
+        split=_value(config, "--ambig-split") or "dev",
+        limit=_number("--ambig-limit", limit, kind=int, low=1) if limit else None,
+        seed=_number("--ambig-seed", _value(config, "--ambig-seed") or "0", kind=int),
+        system=_value(config, "--ambig-system"),
+        timeout=timeout or None,
+        report_dir=base / report if report else None,
+        fail_under=fail_under,
+        gate=gate,
+        item_min=_thresholds("--ambig-item-min", _value(config, "--ambig-item-min"), suites, item_scale=True),
+        max_error_rate=(
+            _number("--ambig-max-error-rate", max_error_rate, low=0, high=1) if max_error_rate else None
+        ),
+        march_fields=_march_fields(_value(config, "--ambig-march-fields")),
+    )

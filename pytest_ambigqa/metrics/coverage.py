@@ -1,0 +1,33 @@
+"""STR-EM and STR-Hit: are the gold short answers present in the long answer?"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .text import normalize_answer
+
+
+def exact_presence(short_answers: Sequence[str], long_answer: str) -> bool:
+    """True if any normalised short answer is a substring of the normalised long answer.
+
+    ALCE ``eval.py`` ``exact_presence`` / ASQA ``scoring.py`` ``str_em``.
+    """
+    context = normalize_answer(long_answer)
+    return any(normalize_answer(answer) in context for answer in short_answers)
+
+
+def str_em_hits(pairs: Sequence[Sequence[str]], long_answer: str) -> list[bool]:
+    """One hit per gold interpretation (``qa_pair``), in order."""
+    return [exact_presence(answers, long_answer) for answers in pairs]
+
+
+def str_em(hits: Sequence[bool]) -> float:
+    """Item STR-EM: the fraction of gold interpretations hit (suite value = 100 x mean)."""
+    if not hits:
+        raise ValueError("STR-EM needs at least one gold interpretation")
+    return sum(hits) / len(hits)
+
+
+def str_hit(hits: Sequence[bool]) -> float:
+    """Item STR-Hit: 1 when every gold interpretation is hit (ALCE ``str_hit``)."""
+    return 1.0 if hits and all(hits) else 0.0

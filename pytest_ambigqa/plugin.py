@@ -1,0 +1,66 @@
+"""pytest hooks and fixtures of pytest-ambigqa; each delegates to :class:`run.AmbigRun`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .config import add_options, read_run_config
+from .run import ITEM_KEY, RUN_KEY, AmbigRun, properties
+from .schema import AmbigItem, ItemResult
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    cfg = read_run_config(config)
+    if cfg.suites:
+        run = AmbigRun(config, cfg)
+        config.stash[RUN_KEY] = run
+        config.pluginmanager.register(run, "ambigqa-run")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(RUN_KEY, None)
+    if run is not None:
+        del config.stash[RUN_KEY]
+        config.pluginmanager.unregister(run)
+
+
+def _run(request: pytest.FixtureRequest) -> AmbigRun:
+    run = request.config.stash.get(RUN_KEY, None)
+    if run is None:
+        pytest.skip("no ambigqa suite selected (use --ambig-suite)")
+    return run
+
+
+@pytest.fixture
+def ambig_item(request: pytest.FixtureRequest) -> AmbigItem:
+    """The benchmark item of this test (tests taking it run once per selected item)."""
+    _run(request)
+    item = request.node.stash.get(ITEM_KEY, None)
+    if item is None:  # pragma: no cover - parametrization provides it for user tests
+        pytest.skip("no ambigqa item for this test")
+    return item
+
+
+@pytest.fixture(scope="session")
+def ambig_system(request: pytest.FixtureRequest) -> Any:
+    """The system under test; override it in conftest.py to return your own callable."""
+    return _run(request).default_system
+
+
+@pytest.fixture
+def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_system: Any) -> ItemResult:
+    """Ask the system about the item and score it; a failing system makes this test an error."""
+    run = _run(request)
+    system = run.system_for(ambig_system)
+    run.note_system(system)
+    result = run.evaluate(ambig_item, system)
+    request.node.user_properties.extend(properties(result))
+    if result.status == "error":
+        pytest.fail(f"ambigqa {result.key}: {result.error}", pytrace=False)
+    return result

@@ -1,0 +1,260 @@
+"""The state of one ambigqa session, registered as a plugin at ``pytest_configure``.
+
+Like ``_pytest/junitxml.py``'s LogXML, one object holds everything and implements the
+hooks; ``plugin.py`` only creates it. Workers answer items and attach each
+:class:`ItemResult` to its test report; the controller (``xdist/dsession.py`` style)
+gathers them and builds the scorecard, gates and reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import time
+from collections.abc import Generator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .assertions import explain
+from .config import RunConfig
+from .report import gates, render
+from .report.scorecard import Scorecard, build
+from .schema import AmbigItem, ItemResult
+from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Scorers, stratified_sample
+from .systems import System, SystemFailure, from_object, load_system
+
+RESULT_PROPERTY = "ambigqa.result"
+COLLECTOR_NAME = "ambigqa"
+TEST_NAME = "test_ambig"
+ITEM_KEY = pytest.StashKey[AmbigItem]()
+_VERSIONED = ("pytest-ambigqa", "pytest", "pytest-xdist", "rouge-score", "nltk", "numpy")
+
+
+class AmbigItems(pytest.Collector):
+    """The benchmark items of the selected suites, as ``test_ambig[<suite>-<id>]`` tests."""
+
+    def collect(self):
+        run: AmbigRun = self.config.stash[RUN_KEY]
+        fixtureinfo = None  # the same for every item: resolve fixtures once, not 10,000 times
+        for item in run.items:
+            function = AmbigFunction.from_parent(
+                self, name=f"{TEST_NAME}[{item.key}]", callobj=_test_ambig, fixtureinfo=fixtureinfo
+            )
+            fixtureinfo = function._fixtureinfo
+            function.stash[ITEM_KEY] = item
+            yield function
+
+
+class AmbigFunction(pytest.Function):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # pytest >= 9.2 keeps node ids structured and splits "name[params]" when it reads
+        # stored ids (--lf, --deselect); build ours the same way so they compare equal.
+        node_id = getattr(self, "_id", None)
+        if node_id is not None and hasattr(type(node_id), "parse"):
+            self._id = type(node_id).parse(self.nodeid)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+def _test_ambig(ambig_result: ItemResult, request: pytest.FixtureRequest) -> None:
+    """One benchmark item: the system answered (in setup) and meets ``--ambig-item-min``."""
+    run: AmbigRun = request.config.stash[RUN_KEY]
+    failures = gates.item_shortfalls(ambig_result.scores, ambig_result.suite, run.cfg.item_min)
+    if failures:
+        item = request.node.stash[ITEM_KEY]
+        pytest.fail(explain(item, ambig_result.answer, failures), pytrace=False)
+
+
+class AmbigRun:
+    def __init__(self, config: pytest.Config, cfg: RunConfig) -> None:
+        self.config = config
+        self.cfg = cfg
+        self.scorers = Scorers()
+        self.loaded = [self._load(name) for name in cfg.suites]
+        self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
+        search_dir = Path(config.invocation_params.dir)
+        self.default_system = load_system(cfg.system or "lexical", search_dir)
+        self.system_is_default = cfg.system is None
+        if cfg.report_dir is not None and cfg.report_dir.exists() and not cfg.report_dir.is_dir():
+            raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
+        self.anchor = _anchor_directory(config)
+        self.results: dict[str, ItemResult] = {}
+        self.expected: set[str] | None = None
+        self._systems: dict[int, System] = {}
+        self._used: dict[str, dict[str, Any]] = {}
+        self._started = time.time()
+        self.scorecard: Scorecard | None = None
+
+    def _load(self, name: str) -> LoadedSuite:
+        options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields)
+        try:
+            loaded = SUITES[name].load(self.cfg.data.get(name), options)
+        except DataError as exc:
+            raise pytest.UsageError(f"--ambig-data ({name}): {exc}") from None
+        if self.cfg.limit is not None:
+            loaded = dataclasses.replace(loaded, items=stratified_sample(loaded.items, self.cfg.limit, self.cfg.seed))
+        return loaded
+
+    # -- collection ---------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, Any]:
+        report = yield
+        if isinstance(collector, pytest.Directory) and collector.path == self.anchor and self.items:
+            nodeid = COLLECTOR_NAME if collector.nodeid in ("", ".") else f"{collector.nodeid}/{COLLECTOR_NAME}"
+            report.result.append(AmbigItems.from_parent(collector, name=COLLECTOR_NAME, nodeid=nodeid))
+        return report
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """A user's test taking ``ambig_item`` runs once per selected item."""
+        if "ambig_item" in metafunc.fixturenames:
+            metafunc.parametrize("ambig_item", self.items, ids=[i.key for i in self.items])
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.expected = {item.stash[ITEM_KEY].key for item in session.items if ITEM_KEY in item.stash}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """On the xdist controller: which items the workers will run."""
+        keys = {i.key for i in self.items}
+        found = {_key_of(nodeid) for nodeid in ids} & keys
+        self.expected = (self.expected or set()) | found
+
+    # -- running ------------------------------------------------------------------------
+
+    def system_for(self, obj: Any) -> System:
+        """The :class:`System` for an ``ambig_system`` fixture value (wrapped once)."""
+        system = self._systems.get(id(obj))
+        if system is None:
+            try:
+                system = from_object(obj)
+            except TypeError as exc:
+                pytest.fail(f"ambig_system fixture: {exc}", pytrace=False)
+            self._systems[id(obj)] = system
+        return system
+
+    def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
+        suite = SUITES[item.suite]
+        started = time.perf_counter()
+        try:
+            answer = system.answer(item, self.cfg.timeout)
+        except SystemFailure as exc:
+            scores, unscored = suite.failed_scores(self.scorers, "system error")
+            return ItemResult(
+                suite=item.suite, item_id=item.id, status="error", ambiguity_type=item.ambiguity_type,
+                scores=scores, unscored=unscored, error=str(exc), duration=time.perf_counter() - started,
+            )
+        duration = time.perf_counter() - started
+        scores, unscored = suite.score(item, answer, self.scorers)
+        return ItemResult(
+            suite=item.suite, item_id=item.id, status="ok", ambiguity_type=item.ambiguity_type,
+            scores=scores, unscored=unscored, answer=answer, duration=duration,
+        )
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown":
+            return
+        records = [value for name, value in report.user_properties if name == RESULT_PROPERTY]
+        if records:
+            result = ItemResult.from_dict(json.loads(records[-1]))
+            if _key_of(report.nodeid) == result.key:  # builtin items only, not user tests
+                self.results[result.key] = result
+
+    def note_system(self, system: System) -> None:
+        if system.label not in self._used:
+            self._used[system.label] = system.describe() | {
+                "default": self.system_is_default and system is self.default_system
+            }
+
+    # -- the end ------------------------------------------------------------------------
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput") or self.config.option.collectonly:
+            return  # an xdist worker (the controller reports), or nothing ran
+        if not self.results and not self.expected:
+            return
+        used = list(self._used.values()) or [self.default_system.describe() | {"default": self.system_is_default}]
+        system = used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
+        card = build(
+            self.loaded, self.results, self.expected, self.scorers, self.cfg.seed,
+            system=system, config=self.cfg.to_dict(), versions=_versions(),
+        )
+        shortfalls = gates.shortfalls(card.suites, self.cfg.fail_under, self.cfg.gate, self.cfg.max_error_rate)
+        self.scorecard = dataclasses.replace(card, shortfalls=shortfalls)
+        if self.cfg.report_dir is not None:
+            self._write_reports(self.scorecard)
+        if shortfalls and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _write_reports(self, card: Scorecard) -> None:
+        directory = self.cfg.report_dir
+        assert directory is not None
+        directory.mkdir(parents=True, exist_ok=True)
+        payload = json.dumps(card.to_json(duration=time.time() - self._started), indent=2, ensure_ascii=False)
+        for name, text in (("scorecard.json", payload + "\n"), ("scorecard.md", render.markdown(card))):
+            tmp = directory / f".{name}.{os.getpid()}.tmp"
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(directory / name)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.scorecard is None:
+            return
+        terminalreporter.write_sep("=", "ambigqa scorecard")
+        for line in render.terminal_lines(self.scorecard):
+            terminalreporter.write_line(line, red=line.startswith("gate FAILED"))
+        if self.cfg.report_dir is not None:
+            terminalreporter.write_line(f"scorecard written to {self.cfg.report_dir}")
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        suites = ", ".join(
+            f"{s.suite.name} ({len(s.items)} items{', bundled sample' if s.is_sample else ''})" for s in self.loaded
+        )
+        return [f"ambigqa: {suites}; system: {self.default_system.label}"]
+
+
+RUN_KEY = pytest.StashKey[AmbigRun]()
+
+
+def properties(result: ItemResult) -> list[tuple[str, object]]:
+    """What a test report carries: readable scores (JUnit ``<properties>``) and the record."""
+    props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
+    props += [(f"ambigqa.{m}", round(v, 6)) for m, v in result.scores.items()]
+    props += [(f"ambigqa.{m}", f"n/a: {reason}") for m, reason in result.unscored.items()]
+    if result.error:
+        props.append(("ambigqa.error", result.error))
+    props.append((RESULT_PROPERTY, json.dumps(result.to_dict(), ensure_ascii=False)))
+    return props
+
+
+def _key_of(nodeid: str) -> str:
+    head, _, params = nodeid.rpartition(f"::{TEST_NAME}[")
+    return params[:-1] if head and params.endswith("]") else ""
+
+
+def _anchor_directory(config: pytest.Config) -> Path | None:
+    """The first directory pytest was asked to collect: the builtin items live there.
+
+    Naming only files (``pytest tests/test_x.py``) runs just those files' tests.
+    """
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if path.is_dir():
+            return path
+    return None
+
+
+def _versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found

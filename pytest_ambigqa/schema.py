@@ -1,0 +1,156 @@
+"""The data the plugin moves around: benchmark items, system answers, per-item results.
+
+Plain frozen dataclasses with no behaviour beyond (de)serialisation, so that loaders,
+metrics, systems and reports agree on one vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+AMBIGUITY_TYPES = ("semantic", "syntactic", "constraint")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A piece of evidence: a MARCH passage, a CondAmbigQA fragment, an ALCE doc."""
+
+    id: str
+    title: str
+    text: str
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    """One gold reading of an ambiguous question.
+
+    MARCH: a clarified question with short answers and the passages that support it.
+    ASQA: a disambiguated ``qa_pair``. CondAmbigQA: a property, i.e. a ``condition``
+    with its ``groundtruth`` answer (kept as the single short answer) and cited fragments.
+    """
+
+    question: str | None
+    short_answers: tuple[str, ...]
+    passage_ids: tuple[str, ...] = ()
+    condition: str | None = None
+    context: str | None = None  # ASQA's qa_pair context: gold evidence, never given to systems
+
+
+@dataclass(frozen=True)
+class AmbigItem:
+    """One benchmark item; becomes one test ``test_ambig[<suite>-<id>]``."""
+
+    suite: str
+    id: str
+    question: str
+    interpretations: tuple[Interpretation, ...]
+    long_answers: tuple[str, ...] = ()
+    passages: tuple[Passage, ...] = ()
+    ambiguity_type: str | None = None
+    hops: int | None = None
+
+    @property
+    def key(self) -> str:
+        """The test parameter id, unique across the selected suites."""
+        return f"{self.suite}-{self.id}"
+
+    @property
+    def conditions(self) -> list[str]:
+        return [i.condition for i in self.interpretations if i.condition]
+
+
+@dataclass(frozen=True)
+class GeneratedInterpretation:
+    """One reading the system chose to answer (a clarified question or a condition)."""
+
+    answer: str
+    question: str | None = None
+    condition: str | None = None
+    citations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a system returned for one item, normalised (see ``systems.to_answer``)."""
+
+    text: str
+    interpretations: tuple[GeneratedInterpretation, ...] = ()
+    citations: tuple[str, ...] = ()
+    is_ambiguous: bool | None = None
+    ambiguity_type: str | None = None
+    clarifying_question: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
+        interps = tuple(
+            GeneratedInterpretation(
+                answer=i["answer"],
+                question=i.get("question"),
+                condition=i.get("condition"),
+                citations=tuple(i.get("citations") or ()),
+            )
+            for i in data.get("interpretations") or ()
+        )
+        return cls(
+            text=data["text"],
+            interpretations=interps,
+            citations=tuple(data.get("citations") or ()),
+            is_ambiguous=data.get("is_ambiguous"),
+            ambiguity_type=data.get("ambiguity_type"),
+            clarifying_question=data.get("clarifying_question"),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+Status = Literal["ok", "error", "missing"]
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """The outcome of one item: scores on the item scale, or why there are none.
+
+    ``scores`` holds every metric that could be computed; ``unscored`` maps each metric
+    that could not be to its reason. ``status == "error"`` means the system failed on
+    this item; ``"missing"`` means the item was selected but never reported (for
+    example a crashed xdist worker).
+    """
+
+    suite: str
+    item_id: str
+    status: Status
+    ambiguity_type: str | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+    unscored: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    answer: Answer | None = None
+    duration: float = 0.0
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite}-{self.item_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["answer"] = self.answer.to_dict() if self.answer else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ItemResult:
+        answer = data.get("answer")
+        return cls(
+            suite=data["suite"],
+            item_id=data["item_id"],
+            status=data["status"],
+            ambiguity_type=data.get("ambiguity_type"),
+            scores={k: float(v) for k, v in (data.get("scores") or {}).items()},
+            unscored=dict(data.get("unscored") or {}),
+            error=data.get("error"),
+            answer=Answer.from_dict(answer) if answer else None,
+            duration=float(data.get("duration") or 0.0),
+        )

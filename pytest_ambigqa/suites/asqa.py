@@ -1,0 +1,110 @@
+"""ASQA: long-form answers to ambiguous questions (Stelmakh et al. 2022; ALCE, Gao et al. 2023).
+
+Three real layouts: the official ``ASQA.json`` (``{"train": {id: item}, "dev": {...}}``),
+the ``din0s/asqa`` JSON Lines release, and ALCE's ``asqa_eval_*.json`` list whose
+retrieved ``docs`` become the item's passages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..metrics.rouge import rouge_lsum
+from ..metrics.text import strip_alce_citations
+from ..schema import AmbigItem, Answer, Interpretation, Passage
+from .base import LoadOptions, Scorers, Scores, Suite, long_form_scores
+from .records import DataError, Record, read_records, parse_json
+
+_SPLITS = ("train", "dev", "test")
+
+
+class Asqa(Suite):
+    name = "asqa"
+    title = "ASQA"
+    metrics = ("str_em", "str_hit", "rouge_lsum", "disambig_f1", "dr", "length")
+    sample_file = "asqa_sample.json"
+
+    def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
+        if text.lstrip().startswith("{"):
+            try:
+                whole = parse_json(path, text)
+            except DataError:
+                whole = None  # JSON Lines: one object per line
+            if isinstance(whole, dict) and whole and set(whole) <= set(_SPLITS):
+                return _official(path, whole, options.split)
+        return [(rec.where, _item(rec)) for rec in read_records(path, text)]
+
+    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scores:
+        """ALCE removes ``[n]`` citation marks before STR-EM and ROUGE; so do we."""
+        text = strip_alce_citations(answer.text)
+        scores = long_form_scores(item, text)
+        unscored = scorers.unavailable(self.metrics)
+        if item.long_answers:
+            scores["rouge_lsum"] = rouge_lsum(text, item.long_answers)
+        else:
+            unscored["rouge_lsum"] = "item has no reference long answer"
+        return scores, unscored
+
+
+def _official(path: Path, data: dict, split: str) -> list[tuple[str, AmbigItem]]:
+    if split not in data:
+        raise DataError(
+            f"{path}: no split '{split}' (it has {', '.join(sorted(data))}); choose one with --ambig-split"
+        )
+    items = data[split]
+    if not isinstance(items, dict):
+        raise DataError(f"{path}: split '{split}' must map item ids to items")
+    return [
+        (where, _item(Record(raw, where), default_id=key))
+        for key, raw in items.items()
+        for where in [f"{path} ({split} item '{key}')"]
+    ]
+
+
+def _item(rec: Record, default_id: str | None = None) -> AmbigItem:
+    item_id = rec.string("sample_id", default=default_id)
+    if default_id is None:
+        rec.where = f"{rec.where} (item '{item_id}')"
+    question = rec.string("question") if rec.has("question") else rec.string("ambiguous_question")
+    docs = rec.records("docs", required=False)
+    passages = tuple(
+        Passage(
+            id=doc.string("id", default=str(n)),
+            title=doc.string("title", default=""),
+            text=doc.string("text"),
+            score=float(doc.data["score"]) if isinstance(doc.data.get("score"), (int, float)) else None,
+        )
+        for n, doc in enumerate(docs, start=1)
+    )
+    interpretations = []
+    for j, pair in enumerate(rec.records("qa_pairs", nonempty=True)):
+        interpretations.append(
+            Interpretation(
+                question=pair.string("question"),
+                short_answers=pair.strings("short_answers", nonempty=True),
+                passage_ids=_labelled_docs(docs, passages, j),
+                context=pair.optional_str("context"),
+            )
+        )
+    if rec.has("annotations"):
+        long_answers = tuple(a.string("long_answer") for a in rec.records("annotations"))
+    else:
+        long_answers = (rec.string("answer"),) if rec.has("answer") else ()
+    return AmbigItem(
+        suite="asqa",
+        id=item_id,
+        question=question,
+        interpretations=tuple(interpretations),
+        long_answers=long_answers,
+        passages=passages,
+    )
+
+
+def _labelled_docs(docs: list[Record], passages: tuple[Passage, ...], pair: int) -> tuple[str, ...]:
+    """ALCE docs flag, per qa_pair, whether they contain its answer (``answers_found``)."""
+    found = []
+    for doc, passage in zip(docs, passages):
+        flags = doc.data.get("answers_found")
+        if isinstance(flags, list) and pair < len(flags) and flags[pair]:
+            found.append(passage.id)
+    return tuple(found)

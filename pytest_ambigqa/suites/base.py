@@ -1,0 +1,132 @@
+"""What every suite provides: a loader for its real file formats and its scoring protocol."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..metrics import METRICS, NOT_CONFIGURED
+from ..metrics.coverage import str_em, str_em_hits, str_hit
+from ..metrics.text import word_count
+from ..schema import AmbigItem, Answer
+from .records import DataError, read_text
+
+Scores = tuple[dict[str, float], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    split: str = "dev"
+    fields: Mapping[str, str] = field(default_factory=dict)  # MARCH field mapping
+
+
+@dataclass(frozen=True)
+class Scorers:
+    """The model-backed scorers available to this run; None means not configured.
+
+    The extractive reader (Disambig-F1) and the LLM judge plug in here; until they are
+    configured their metrics are reported as n/a with the reason.
+    """
+
+    reader: Any = None
+    judge: Any = None
+
+    def unavailable(self, metrics: Sequence[str]) -> dict[str, str]:
+        """The metrics among ``metrics`` that need a model this run does not have."""
+        return {
+            m: NOT_CONFIGURED[need]
+            for m in metrics
+            if (need := METRICS[m].needs) and getattr(self, need) is None
+        }
+
+
+@dataclass(frozen=True)
+class LoadedSuite:
+    """A suite's selected items and where they came from (for the scorecard header)."""
+
+    suite: Suite
+    items: tuple[AmbigItem, ...]
+    source: str
+    sha256: str
+    is_sample: bool
+    total: int  # items in the file, before --ambig-limit
+
+
+class Suite:
+    """Subclasses set the class attributes and implement ``parse`` and ``score``."""
+
+    name: str
+    title: str
+    metrics: tuple[str, ...]
+    sample_file: str
+    sliced_by_type = False  # report per ambiguity type (MARCH Table 4)
+
+    def sample_path(self) -> Path:
+        return Path(str(resources.files("pytest_ambigqa.suites") / "samples" / self.name / self.sample_file))
+
+    def load(self, path: Path | None, options: LoadOptions) -> LoadedSuite:
+        is_sample = path is None
+        path = self.sample_path() if path is None else path
+        text = read_text(path)
+        parsed = self.parse(path, text, options)
+        if not parsed:
+            raise DataError(f"{path}: no {self.title} items found")
+        seen: dict[str, str] = {}
+        for where, item in parsed:
+            if item.id in seen:
+                raise DataError(f"{where}: duplicate item id '{item.id}' (first at {seen[item.id]})")
+            seen[item.id] = where
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        items = tuple(item for _, item in parsed)
+        return LoadedSuite(self, items, str(path), digest, is_sample, len(items))
+
+    def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
+        raise NotImplementedError
+
+    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scores:
+        raise NotImplementedError
+
+    def failed_scores(self, scorers: Scorers, reason: str) -> Scores:
+        """Scores of an item the system failed on: 0 for correctness, else unscored."""
+        unscored = scorers.unavailable(self.metrics)
+        scores = {}
+        for name in self.metrics:
+            if name in unscored:
+                continue
+            if METRICS[name].correctness:
+                scores[name] = 0.0
+            else:
+                unscored[name] = reason
+        return scores, unscored
+
+
+def long_form_scores(item: AmbigItem, text: str) -> dict[str, float]:
+    """STR-EM, STR-Hit and length: the no-model metrics of the long-answer suites."""
+    hits = str_em_hits([i.short_answers for i in item.interpretations], text)
+    return {"str_em": str_em(hits), "str_hit": str_hit(hits), "length": float(word_count(text))}
+
+
+def stratified_sample(items: Sequence[AmbigItem], limit: int, seed: int) -> tuple[AmbigItem, ...]:
+    """``limit`` items drawn per ambiguity type in proportion to its share (largest remainder).
+
+    Suites without types form one stratum. The draw is seeded and the chosen items keep
+    their file order, so a limited run is reproducible and reads like the full one.
+    """
+    if limit >= len(items):
+        return tuple(items)
+    strata: dict[str | None, list[int]] = {}
+    for index, item in enumerate(items):
+        strata.setdefault(item.ambiguity_type, []).append(index)
+    quotas = {k: limit * len(v) / len(items) for k, v in strata.items()}
+    counts = {k: int(q) for k, q in quotas.items()}
+    by_remainder = sorted(strata, key=lambda k: -(quotas[k] - counts[k]))  # stable: file order breaks ties
+    for k in by_remainder[: limit - sum(counts.values())]:
+        counts[k] += 1
+    rng = random.Random(seed)
+    chosen = sorted(i for k, members in strata.items() for i in rng.sample(members, counts[k]))
+    return tuple(items[i] for i in chosen)

@@ -1,0 +1,204 @@
+"""Reading data files with errors that name the file, the line and the item.
+
+Loaders never raise anything but :class:`DataError`; the plugin turns it into one usage
+error line. Files are only ever opened for reading.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+class DataError(Exception):
+    """A data file that cannot be used, with where and why in the message."""
+
+
+def read_text(path: Path) -> str:
+    if not path.exists():
+        raise DataError(f"{path}: no such file")
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory, expected a data file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _json_error(path: Path, text: str, exc: json.JSONDecodeError, offset: int = 0) -> DataError:
+    line = _line_of(text, offset + exc.pos)
+    return DataError(f"{path}:{line}: invalid JSON ({exc.msg})")
+
+
+def parse_json(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _json_error(path, text, exc) from None
+
+
+class _Lines:
+    """Line numbers of offsets visited left to right, in linear total time."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos, self.line = text, 0, 1
+
+    def at(self, pos: int) -> int:
+        self.line += self.text.count("\n", self.pos, pos)
+        self.pos = pos
+        return self.line
+
+
+def iter_records(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """``(line, record)`` for a JSON list or a JSON Lines file.
+
+    A JSON list is decoded element by element so each record keeps the line it starts on.
+    """
+    decoder = json.JSONDecoder()
+    stripped = text.lstrip()
+    if not stripped:
+        raise DataError(f"{path}: the file is empty")
+    pos = len(text) - len(stripped)
+    if stripped[0] == "[":
+        lines = _Lines(text)
+        pos += 1
+        while True:
+            pos = _skip_space(text, pos)
+            if pos < len(text) and text[pos] == "]":
+                _expect_end(path, text, pos + 1)
+                return
+            try:
+                record, end = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                raise _json_error(path, text, exc) from None
+            yield lines.at(pos), record
+            pos = _skip_space(text, end)
+            if pos < len(text) and text[pos] == ",":
+                pos += 1
+            elif pos >= len(text) or text[pos] != "]":
+                raise DataError(f"{path}:{_line_of(text, pos)}: invalid JSON (expected ',' or ']')")
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{number}: invalid JSON ({exc.msg}, column {exc.colno})") from None
+
+
+def read_records(path: Path, text: str, rename: dict[str, str] | None = None) -> Iterator[Record]:
+    """Each record of a JSON list or JSON Lines file, located as ``path:line``.
+
+    The whole file is parsed first, so a syntax error is reported before field errors.
+    """
+    for line, raw in list(iter_records(path, text)):
+        yield Record(raw, f"{path}:{line}", rename)
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _expect_end(path: Path, text: str, pos: int) -> None:
+    pos = _skip_space(text, pos)
+    if pos < len(text):
+        raise DataError(f"{path}:{_line_of(text, pos)}: unexpected data after the JSON list")
+
+
+class Record:
+    """A JSON object being read as an item, so every complaint names where it is.
+
+    ``rename`` maps our field names to the file's spellings (MARCH's field mapping).
+    Locations of nested records are only spelled out when an error needs them.
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        where: str,
+        rename: dict[str, str] | None = None,
+        scope: str = "",
+        parent: Record | None = None,
+    ):
+        self.data = data
+        self._where = where
+        self._parent = parent
+        self._rename = rename or {}
+        self._scope = scope
+        if not isinstance(data, dict):
+            raise DataError(f"{self.where}: expected a JSON object, got {type(data).__name__}")
+
+    @property
+    def where(self) -> str:
+        return f"{self._parent.where}, {self._where}" if self._parent is not None else self._where
+
+    @where.setter
+    def where(self, value: str) -> None:
+        self._where, self._parent = value, None
+
+    def _key(self, field: str) -> str:
+        return self._rename.get(self._scope + field, field) if self._rename else field
+
+    def has(self, field: str) -> bool:
+        return self.data.get(self._key(field)) is not None
+
+    def raw(self, field: str) -> Any:
+        value = self.data.get(self._key(field))
+        if value is None:
+            raise DataError(f"{self.where}: missing field '{self._key(field)}'")
+        return value
+
+    def string(self, field: str, default: str | None = None) -> str:
+        value = self.data.get(self._key(field))
+        if value is None and default is not None:
+            return default
+        if type(value) is str:
+            return value
+        value = self.raw(field)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DataError(
+                f"{self.where}: field '{self._key(field)}' must be a string, got {type(value).__name__}"
+            )
+        return str(value)
+
+    def optional_str(self, field: str) -> str | None:
+        return self.string(field) if self.has(field) else None
+
+    def array(self, field: str, *, required: bool = True) -> list[Any]:
+        value = self.data.get(self._key(field))
+        if value is None and not required:
+            return []
+        if type(value) is list:
+            return value
+        value = self.raw(field)
+        raise DataError(f"{self.where}: field '{self._key(field)}' must be a list, got {type(value).__name__}")
+
+    def strings(self, field: str, *, required: bool = True, nonempty: bool = False) -> tuple[str, ...]:
+        values = self.array(field, required=required)
+        for i, value in enumerate(values):
+            if type(value) is not str and (isinstance(value, bool) or not isinstance(value, int)):
+                raise DataError(
+                    f"{self.where}: '{self._key(field)}'[{i}] must be a string, got {type(value).__name__}"
+                )
+        if nonempty and not values:
+            raise DataError(f"{self.where}: field '{self._key(field)}' is empty")
+        return tuple(map(str, values))
+
+    def records(self, field: str, *, required: bool = True, nonempty: bool = False) -> list[Record]:
+        values = self.array(field, required=required)
+        if nonempty and not values:
+            raise DataError(f"{self.where}: field '{self._key(field)}' is empty")
+        key = self._key(field)
+        scope = f"{self._scope}{field}."
+        return [Record(v, f"{key}[{i}]", self._rename, scope, self) for i, v in enumerate(values)]

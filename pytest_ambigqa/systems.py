@@ -1,0 +1,354 @@
+"""The system under test: load it from a spec, call it for an item, normalise its output.
+
+A system is any callable (sync or async, or a class to instantiate once) or an HTTP
+endpoint. Only the keyword arguments a callable declares are passed (see DESIGN.md,
+"The system-under-test contract").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import importlib
+import inspect
+import json
+import sys
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .schema import AmbigItem, Answer, GeneratedInterpretation
+
+BUILTIN = {
+    "oracle": "pytest_ambigqa.baselines:oracle",
+    "lexical": "pytest_ambigqa.baselines:lexical",
+}
+INPUTS = ("question", "passages", "retriever", "item", "conditions")
+GOLD_INPUTS = ("item", "conditions")  # inputs that reveal gold answers: an upper bound, not a score
+ANSWER_FIELDS = (
+    "text", "interpretations", "citations", "is_ambiguous", "ambiguity_type",
+    "clarifying_question", "metadata",
+)
+EXPECTED_SHAPE = (
+    "expected a str (the long answer), an Answer, or a dict with 'text' and optionally "
+    + ", ".join(f"'{f}'" for f in ANSWER_FIELDS[1:])
+)
+
+
+class SystemFailure(Exception):
+    """The system raised, timed out or answered in the wrong shape for one item."""
+
+
+def redact(spec: str) -> str:
+    """A system spec safe to print: no credentials or query string in URLs."""
+    if "://" not in spec:
+        return spec
+    parts = urllib.parse.urlsplit(spec)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+@dataclass(frozen=True)
+class System:
+    """A loaded system: how to call it and how to describe it in the scorecard."""
+
+    label: str
+    inputs: tuple[str, ...]
+    call: Callable[[AmbigItem, float | None], Any]  # (item, timeout) -> raw output
+
+    def answer(self, item: AmbigItem, timeout: float | None) -> Answer:
+        try:
+            raw = self.call(item, timeout)
+        except SystemFailure:
+            raise
+        except Exception as exc:  # the user's code: any failure is this item's error
+            raise SystemFailure(f"system raised {type(exc).__name__}: {exc}") from exc
+        return to_answer(raw)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "inputs": list(self.inputs),
+            "gold_inputs": [i for i in self.inputs if i in GOLD_INPUTS],
+        }
+
+
+def _input(item: AmbigItem, name: str) -> Any:
+    if name == "question":
+        return item.question
+    if name == "passages":
+        return list(item.passages)
+    if name == "item":
+        return item
+    if name == "conditions":
+        return item.conditions
+    raise AssertionError(name)
+
+
+def load_system(spec: str, search_dir: Path) -> System:
+    """Resolve ``--ambig-system``: a built-in name, an http(s) URL, or ``module:attr``."""
+    spec = spec.strip()
+    target = BUILTIN.get(spec.lower(), spec)
+    if target.startswith(("http://", "https://")):
+        return _http_system(target)
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise pytest.UsageError(
+            f"--ambig-system: '{spec}' is not module:attr, an http(s) URL, or one of {', '.join(BUILTIN)}"
+        )
+    module = _import(module_name, search_dir)
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise pytest.UsageError(f"--ambig-system: module '{module_name}' has no attribute '{attr}'")
+        obj = getattr(obj, part)
+    label = spec if spec.lower() not in BUILTIN else f"{spec.lower()} baseline ({target})"
+    try:
+        return from_object(obj, label)
+    except TypeError as exc:
+        raise pytest.UsageError(f"--ambig-system: {exc}") from None
+
+
+def _import(module_name: str, search_dir: Path):
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name.split(".")[0] or str(search_dir) in sys.path:
+            raise _import_error(module_name, exc) from None
+    except Exception as exc:
+        raise _import_error(module_name, exc) from None
+    # Like `python -m pytest`, also look in the directory pytest was started from.
+    sys.path.insert(0, str(search_dir))
+    try:
+        return importlib.import_module(module_name)
+    except Exception as exc:
+        raise _import_error(module_name, exc) from None
+
+
+def _import_error(module_name: str, exc: Exception) -> pytest.UsageError:
+    return pytest.UsageError(f"--ambig-system: cannot import '{module_name}': {type(exc).__name__}: {exc}")
+
+
+def from_object(obj: Any, label: str | None = None) -> System:
+    """Wrap a callable (or a class, instantiated once) as a :class:`System`."""
+    if isinstance(obj, System):
+        return obj
+    name = label or getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    if inspect.isclass(obj):
+        obj = obj()
+    if not callable(obj):
+        raise TypeError(f"the system '{name}' is not callable")
+    try:
+        params = inspect.signature(obj).parameters
+    except (TypeError, ValueError):  # no introspectable signature: assume f(question)
+        params = {"question": inspect.Parameter("question", inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    accepts_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    retriever = params.get("retriever")
+    if retriever is not None and retriever.default is retriever.empty:
+        raise TypeError(
+            f"the system '{name}' requires a 'retriever', and this version provides none yet; "
+            "give it a default"
+        )
+    declared = [n for n in INPUTS if n in params and n != "retriever"]
+    # `question` always goes in: by name, or to the first positional parameter otherwise.
+    free = [
+        p.name
+        for p in params.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in INPUTS
+    ]
+    question_positional = "question" not in params and not accepts_any
+    if question_positional and not free:
+        raise TypeError(f"the system '{name}' takes no 'question' argument")
+    if "question" not in declared:
+        declared.insert(0, "question")
+
+    def invoke(item: AmbigItem, timeout: float | None) -> Any:
+        kwargs = {name: _input(item, name) for name in declared}
+        if question_positional:
+            question = kwargs.pop("question")
+            return _run(lambda: obj(question, **kwargs), timeout)
+        return _run(lambda: obj(**kwargs), timeout)
+
+    return System(label=name, inputs=tuple(declared), call=invoke)
+
+
+def _run(thunk: Callable[[], Any], timeout: float | None) -> Any:
+    """Call the system, await it if it is async, and cut it off after ``timeout`` seconds."""
+    if timeout is None:
+        result = thunk()
+        return _await(result, None) if inspect.isawaitable(result) else result
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = thunk()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="ambigqa-system", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)")
+    if "error" in box:
+        raise box["error"]
+    result = box["result"]
+    return _await(result, timeout) if inspect.isawaitable(result) else result
+
+
+class _Loop:
+    """One event loop in a background thread, shared by every async system call."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None:
+                cls._loop = asyncio.new_event_loop()
+                threading.Thread(target=cls._loop.run_forever, name="ambigqa-loop", daemon=True).start()
+            return cls._loop
+
+
+def _await(awaitable: Any, timeout: float | None) -> Any:
+    async def wrap():
+        return await awaitable
+
+    future = asyncio.run_coroutine_threadsafe(wrap(), _Loop.get())
+    try:
+        return future.result(timeout)
+    except FutureTimeout:
+        future.cancel()
+        raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)") from None
+
+
+def _http_system(url: str) -> System:
+    label = redact(url)
+    parts = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if parts.username is not None:  # credentials in the URL become Basic auth, never a label
+        token = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(token.encode()).decode()
+        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
+
+    def invoke(item: AmbigItem, timeout: float | None) -> Any:
+        payload: dict[str, Any] = {"question": item.question, "id": item.id}
+        if item.passages:
+            payload["passages"] = [
+                {k: v for k, v in asdict(p).items() if v is not None} for p in item.passages
+            ]
+        request = urllib.request.Request(
+            url,
+            data=json.dumps(payload).encode("utf-8"),
+            headers=headers,
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                body = response.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:200].decode("utf-8", "replace").strip()
+            raise SystemFailure(f"HTTP {exc.code} from {label}: {detail or exc.reason}") from None
+        except TimeoutError:
+            raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)") from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)") from None
+            raise SystemFailure(f"cannot reach {label}: {exc.reason}") from None
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise SystemFailure(f"{label} did not answer with JSON: {body[:120]!r}") from None
+
+    return System(label=label, inputs=("question", "passages"), call=invoke)
+
+
+def to_answer(raw: Any) -> Answer:
+    """Normalise what a system returned; anything off-contract is a :class:`SystemFailure`."""
+    if isinstance(raw, Answer):
+        return raw
+    if isinstance(raw, str):
+        return Answer(text=raw)
+    if not isinstance(raw, dict):
+        raise SystemFailure(f"system returned {type(raw).__name__}; {EXPECTED_SHAPE}")
+    unknown = sorted(set(raw) - set(ANSWER_FIELDS))
+    if unknown:
+        raise SystemFailure(
+            f"system returned unknown field(s) {', '.join(map(repr, unknown))}; {EXPECTED_SHAPE} "
+            "(put anything else under 'metadata')"
+        )
+    if not isinstance(raw.get("text"), str):
+        raise SystemFailure(f"system returned a dict without a string 'text'; {EXPECTED_SHAPE}")
+    return Answer(
+        text=raw["text"],
+        interpretations=tuple(_interpretation(i, n) for n, i in enumerate(_list(raw, "interpretations"))),
+        citations=_strings(raw, "citations"),
+        is_ambiguous=_typed(raw, "is_ambiguous", bool),
+        ambiguity_type=_typed(raw, "ambiguity_type", str),
+        clarifying_question=_typed(raw, "clarifying_question", str),
+        metadata=_metadata(raw),
+    )
+
+
+def _list(raw: dict, key: str) -> list:
+    value = raw.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise SystemFailure(f"system returned '{key}' as {type(value).__name__}, expected a list")
+    return list(value)
+
+
+def _strings(raw: dict, key: str, where: str = "") -> tuple[str, ...]:
+    values = _list(raw, key)
+    if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+        raise SystemFailure(f"system returned {where}'{key}' with non-string entries, expected a list of str")
+    return tuple(str(v) for v in values)
+
+
+def _typed(raw: dict, key: str, kind: type) -> Any:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise SystemFailure(f"system returned '{key}' as {type(value).__name__}, expected {kind.__name__}")
+    return value
+
+
+def _interpretation(raw: Any, n: int) -> GeneratedInterpretation:
+    where = f"interpretations[{n}]."
+    if not isinstance(raw, dict) or not isinstance(raw.get("answer"), str):
+        raise SystemFailure(
+            f"system returned {where[:-1]} without a string 'answer'; each interpretation is "
+            "{'answer': str, 'question' or 'condition': str, 'citations': [str]}"
+        )
+    for key in ("question", "condition"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise SystemFailure(f"system returned {where}{key} as {type(raw[key]).__name__}, expected str")
+    return GeneratedInterpretation(
+        answer=raw["answer"],
+        question=raw.get("question"),
+        condition=raw.get("condition"),
+        citations=_strings(raw, "citations", where),
+    )
+
+
+def _metadata(raw: dict) -> dict[str, Any]:
+    value = raw.get("metadata") or {}
+    if not isinstance(value, dict):
+        raise SystemFailure(f"system returned 'metadata' as {type(value).__name__}, expected a dict")
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise SystemFailure(f"system returned 'metadata' that is not JSON-serialisable: {exc}") from None
+    return value

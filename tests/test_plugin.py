@@ -1,0 +1,357 @@
+"""End to end through pytest itself (pytester): items as tests, systems, scorecard, gates."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+MARCH = SUITES["march"].load(None, LoadOptions()).items
+FIRST = MARCH[0]
+
+
+def scorecard(pytester: pytest.Pytester, *args: str, report: str = "report") -> tuple[pytest.RunResult, dict]:
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--ambig-report={report}", *args)
+    path = pytester.path / report / "scorecard.json"
+    return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def suite_card(card: dict, name: str) -> dict:
+    return next(s for s in card["suites"] if s["name"] == name)
+
+
+# -- items as tests -------------------------------------------------------------------------
+
+
+def test_empty_directory_runs_the_sample_and_prints_a_scorecard(pytester):
+    result = pytester.runpytest("--ambig-suite=march")
+    result.assert_outcomes(passed=len(MARCH))
+    result.stdout.fnmatch_lines([
+        "ambigqa: march (* items, bundled sample); system: lexical baseline*",
+        "*ambigqa scorecard*",
+        "system: lexical baseline (pytest_ambigqa.baselines:lexical)",
+        "*no --ambig-system given*",
+        f"MARCH: {len(MARCH)} items, bundled sample (not the benchmark)",
+        "*STR-EM*[[]*]*15.59–38.73*",
+        "*Disambig-F1*n/a*no reader configured*",
+        "*ambiguity type*items*STR-EM*",
+        "*semantic*",
+    ])
+    assert result.ret == 0
+
+
+def test_collect_only_shows_stable_ids(pytester):
+    result = pytester.runpytest("--ambig-suite=march,asqa", "--co", "-q")
+    result.stdout.fnmatch_lines([f"ambigqa::test_ambig[march-{FIRST.id}]", "ambigqa::test_ambig[asqa-*"])
+    again = pytester.runpytest("--ambig-suite=march,asqa", "--co", "-q")
+    assert result.outlines[:-1] == again.outlines[:-1]  # all but the timing line
+
+
+def test_items_live_in_the_directory_given(pytester):
+    pytester.mkdir("tests")
+    result = pytester.runpytest("tests", "--ambig-suite=march", "--co", "-q")
+    result.stdout.fnmatch_lines([f"tests/ambigqa::test_ambig[march-{FIRST.id}]"])
+    pytester.makepyfile(test_mine="def test_mine():\n    pass\n")
+    only_file = pytester.runpytest("test_mine.py", "--ambig-suite=march")
+    only_file.assert_outcomes(passed=1)  # a file argument runs just that file
+
+
+def test_keyword_selection_and_scorecard_follow_k(pytester):
+    syntactic = [i for i in MARCH if i.ambiguity_type == "syntactic"]
+    result, card = scorecard(pytester, "--ambig-suite=march", "-k", " or ".join(i.id for i in syntactic))
+    result.assert_outcomes(passed=len(syntactic), deselected=len(MARCH) - len(syntactic))
+    march = suite_card(card, "march")
+    assert march["items"] == len(syntactic) and march["missing"] == 0
+    assert [s["name"] for s in march["slices"]] == ["syntactic"]
+
+
+def test_limit_takes_a_stratified_seeded_sample(pytester):
+    _, card = scorecard(pytester, "--ambig-suite=march", "--ambig-limit=6", "--ambig-seed=1")
+    kinds = [r["ambiguity_type"] for r in card["items"]]
+    assert len(kinds) == 6 and set(kinds) == {"semantic", "syntactic", "constraint"}
+    _, again = scorecard(pytester, "--ambig-suite=march", "--ambig-limit=6", "--ambig-seed=1", report="r2")
+    assert [r["item_id"] for r in again["items"]] == [r["item_id"] for r in card["items"]]
+
+
+FLAKY = f"""
+def answer(question, item):
+    if item.id == {FIRST.id!r}:
+        raise RuntimeError("model overloaded")
+    return item.long_answers[0]
+"""
+
+
+def test_exitfirst_and_last_failed(pytester):
+    pytester.makepyfile(mysys=FLAKY)
+    first = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "-x")
+    first.assert_outcomes(errors=1)
+    first.stdout.fnmatch_lines([f"*missing: march-*"])
+    full = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer")
+    full.assert_outcomes(passed=len(MARCH) - 1, errors=1)
+    rerun = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "--lf")
+    rerun.assert_outcomes(errors=1, deselected=len(MARCH) - 1)
+
+
+def test_junit_xml_carries_item_scores(pytester):
+    pytester.runpytest("--ambig-suite=march", "--ambig-system=oracle", "--junitxml=out.xml")
+    root = ET.parse(pytester.path / "out.xml").getroot()
+    case = next(c for c in root.iter("testcase") if c.get("name") == f"test_ambig[march-{FIRST.id}]")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["ambigqa.status"] == "ok"
+    assert float(props["ambigqa.str_em"]) == 1.0
+    assert props["ambigqa.disambig_f1"] == "n/a: no reader configured"
+
+
+# -- the system under test --------------------------------------------------------------
+
+
+def test_system_error_is_an_item_error_and_the_session_goes_on(pytester):
+    pytester.makepyfile(mysys=FLAKY)
+    result, card = scorecard(pytester, "--ambig-suite=march", "--ambig-system=mysys:answer")
+    result.assert_outcomes(passed=len(MARCH) - 1, errors=1)
+    result.stdout.fnmatch_lines([f"*ambigqa march-{FIRST.id}: system raised RuntimeError: model overloaded"])
+    march = suite_card(card, "march")
+    assert march["errors"] == 1 and march["items"] == len(MARCH)
+    assert march["metrics"]["str_em"]["n"] == len(MARCH)  # the error counts as 0, not dropped
+    assert march["metrics"]["str_em"]["mean"] == pytest.approx(100 * (len(MARCH) - 1) / len(MARCH))
+    assert march["metrics"]["length"]["unscored"] == 1
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("return 42", "system returned int; expected a str (the long answer), an Answer, or a dict with 'text'*"),
+        ("return {'answer': 'x'}", "system returned unknown field(s) 'answer'; expected *put anything else under 'metadata')"),
+        ("return {'text': 'x', 'interpretations': [{'question': 'q'}]}", "system returned interpretations[[]0[]] without a string 'answer'*"),
+        ("return {'text': 'x', 'metadata': {'f': object()}}", "system returned 'metadata' that is not JSON-serialisable*"),
+    ],
+)
+def test_wrong_shapes_name_the_item_and_the_expected_shape(pytester, body, message):
+    pytester.makepyfile(mysys=f"def answer(question):\n    {body}\n")
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=1")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"ambigqa march-*: {message}"])
+
+
+def test_only_declared_arguments_are_passed_and_async_works(pytester):
+    pytester.makepyfile(
+        mysys="""
+        import asyncio
+        seen = []
+        async def answer(question, passages):
+            await asyncio.sleep(0)
+            seen.append((question, [p.id for p in passages]))
+            return {"text": question, "interpretations": [{"answer": "a", "question": "q", "citations": ["p1"]}]}
+        class Positional:
+            def __call__(self, q, conditions=None):
+                return "x " + q
+        """
+    )
+    result, card = scorecard(pytester, "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=2")
+    result.assert_outcomes(passed=2)
+    assert card["system"]["inputs"] == ["question", "passages"]
+    assert card["items"][0]["answer"]["interpretations"][0]["citations"] == ["p1"]
+    result, card = scorecard(pytester, "--ambig-suite=condambigqa", "--ambig-system=mysys:Positional", "--ambig-limit=1")
+    result.assert_outcomes(passed=1)
+    assert card["system"]["gold_inputs"] == ["conditions"]
+    result.stdout.fnmatch_lines(["*gold inputs (conditions): scores are an upper bound"])
+
+
+def test_timeout_makes_an_error(pytester):
+    pytester.makepyfile(mysys="import time\ndef answer(question):\n    time.sleep(5)\n")
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=1", "--ambig-timeout=0.2")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*system timed out after 0.2 s (--ambig-timeout)"])
+
+
+def test_http_system(pytester, local_server):
+    server = local_server(lambda path, body: (200, {"text": f"{body['question']} {body['id']}"}))
+    _, card = scorecard(pytester, "--ambig-suite=march", f"--ambig-system={server.url}/qa", "--ambig-limit=2")
+    assert [b["id"] for _, b in server.requests] == [r["item_id"] for r in card["items"]]
+    path, body = server.requests[0]
+    assert path == "/qa" and set(body) == {"question", "id", "passages"}
+    assert set(body["passages"][0]) == {"id", "title", "text"}
+    assert card["items"][0]["status"] == "ok"
+
+
+def test_http_errors_and_secrets_stay_out_of_reports(pytester, local_server):
+    server = local_server(lambda path, body: (500, b"upstream exploded"))
+    url = server.url.replace("http://", "http://user:s3cr3t@") + "/qa?api_key=s3cr3t"
+    result, card = scorecard(pytester, "--ambig-suite=march", f"--ambig-system={url}", "--ambig-limit=1")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*HTTP 500 from {server.url}/qa: upstream exploded"])
+    for name in ("scorecard.json", "scorecard.md"):
+        assert "s3cr3t" not in (pytester.path / "report" / name).read_text()
+    assert "s3cr3t" not in result.stdout.str()
+
+
+def test_ambig_system_fixture_override(pytester):
+    pytester.makeconftest(
+        """
+        import pytest
+        @pytest.fixture(scope="session")
+        def ambig_system():
+            def mine(question, item):
+                return item.long_answers[0]
+            return mine
+        """
+    )
+    result, card = scorecard(pytester, "--ambig-suite=march")
+    result.assert_outcomes(passed=len(MARCH))
+    assert card["system"]["label"].endswith("mine") and not card["system"].get("default")
+    assert suite_card(card, "march")["metrics"]["str_em"]["mean"] == 100.0
+
+
+def test_user_test_with_ambig_item_and_assert_ambig(pytester):
+    pytester.makepyfile(
+        test_mine=f"""
+        from pytest_ambigqa import assert_ambig
+        def test_answers(ambig_item):
+            answer = ambig_item.long_answers[0] if ambig_item.id != {FIRST.id!r} else "I do not know."
+            assert_ambig(answer, ambig_item, str_em=0.5)
+        """
+    )
+    result = pytester.runpytest("test_mine.py", "--ambig-suite=march")
+    result.assert_outcomes(passed=len(MARCH) - 1, failed=1)
+    short = FIRST.interpretations[0].short_answers[0]
+    result.stdout.fnmatch_lines([
+        f"ambigqa march-{FIRST.id}: 1 metric(s) below threshold",
+        "  str_em (STR-EM): expected >= 0.5, got 0",
+        f"  missing gold answers: {short!r} (*",
+        "  answer: 'I do not know.'",
+    ])
+    skipped = pytester.runpytest("test_mine.py")
+    skipped.assert_outcomes(skipped=1)
+
+
+# -- reports and gates ------------------------------------------------------------------
+
+
+def test_report_files(pytester):
+    result, card = scorecard(pytester, "--ambig-suite=march,condambigqa", "--ambig-system=oracle")
+    assert card["schema_version"] == 1
+    assert card["config"]["suites"] == ["march", "condambigqa"]
+    march = suite_card(card, "march")
+    assert march["is_sample"] and len(march["sha256"]) == 64 and march["published"]
+    assert {"python", "pytest", "pytest-ambigqa", "rouge-score"} <= set(card["versions"])
+    assert len(card["items"]) == len(MARCH) + len(SUITES["condambigqa"].load(None, LoadOptions()).items)
+    condambigqa = suite_card(card, "condambigqa")
+    assert condambigqa["metrics"]["citation"]["mean"] == 1.0
+    assert condambigqa["metrics"]["condition"] == {
+        "metric": "condition", "n": 0, "unscored": condambigqa["items"], "reason": "no judge configured",
+        "mean": None, "low": None, "high": None,
+    }
+    markdown = (pytester.path / "report" / "scorecard.md").read_text()
+    assert "| STR-EM | 100.0 |" in markdown and "| Condition | n/a | n/a: no judge configured |" in markdown
+    result.stdout.fnmatch_lines(["scorecard written to *report"])
+
+
+def test_fail_under_gates(pytester):
+    passing, _ = scorecard(pytester, "--ambig-suite=march", "--ambig-fail-under=str_em=5")
+    assert passing.ret == 0
+    failing, card = scorecard(pytester, "--ambig-suite=march", "--ambig-fail-under=march:str_em=99,length=1")
+    assert failing.ret == 1
+    failing.stdout.fnmatch_lines(["gate FAILED: march str_em (STR-EM) mean * < 99"])
+    assert card["gates"]["passed"] is False and len(card["gates"]["shortfalls"]) == 1
+    lower, _ = scorecard(pytester, "--ambig-suite=march", "--ambig-system=oracle", "--ambig-gate=lower-ci",
+                         "--ambig-fail-under=str_em=100")
+    assert lower.ret == 0  # the oracle's interval is [100, 100]
+    na = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=disambig_f1=10")
+    assert na.ret == 1
+    na.stdout.fnmatch_lines(["gate FAILED: march disambig_f1: n/a (no reader configured), cannot meet 10"])
+
+
+def test_error_rate_gate_and_item_min(pytester):
+    pytester.makepyfile(mysys=FLAKY)
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-max-error-rate=0")
+    result.stdout.fnmatch_lines([f"gate FAILED: march error rate *% (1 errors, 0 missing of {len(MARCH)}) > 0"])
+    items = pytester.runpytest("--ambig-suite=march", "--ambig-item-min=str_em=1")
+    assert items.ret == 1
+    items.stdout.fnmatch_lines(["*1 metric(s) below threshold", "  str_em = * < 1", "  missing gold answers: *"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--ambig-suite=marsh"], "ERROR: --ambig-suite: unknown suite 'marsh' (valid: march, condambigqa, asqa)"),
+        (["--ambig-suite=march", "--ambig-fail-under=rouge=3"], "ERROR: --ambig-fail-under: unknown metric 'rouge' for march (valid: *)"),
+        (["--ambig-suite=march", "--ambig-item-min=str_em=50"], "ERROR: --ambig-item-min: str_em=50 is outside the item scale [[]0, 1[]]*"),
+        (["--ambig-suite=march", "--ambig-system=nosuchmod:answer"], "ERROR: --ambig-system: cannot import 'nosuchmod': ModuleNotFoundError*"),
+        (["--ambig-suite=march", "--ambig-system=answer"], "ERROR: --ambig-system: 'answer' is not module:attr, an http(s) URL, or one of oracle, lexical"),
+        (["--ambig-suite=march", "--ambig-gate=median"], "ERROR: --ambig-gate: 'median' is not one of mean, lower-ci"),
+        (["--ambig-suite=march", "--ambig-limit=0"], "ERROR: --ambig-limit: 0 must be at least 1"),
+        (["--ambig-suite=march,asqa", "--ambig-data=x.json"], "ERROR: --ambig-data: with several suites, name each file as SUITE=PATH*"),
+        (["--ambig-suite=march", "--ambig-data=broken.json"], "ERROR: --ambig-data (march): *broken.json:3: invalid JSON (Expecting*"),
+        (["--ambig-suite=march", "--ambig-march-fields=answers=a"], "ERROR: --ambig-march-fields: unknown field 'answers' (valid: *"),
+    ],
+)
+def test_bad_input_is_one_usage_error_line(pytester, args, message):
+    broken = pytester.path / "broken.json"
+    broken.write_text('[\n{"id": "a",\n  "question": }\n]\n')
+    before = broken.read_bytes()
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    assert broken.read_bytes() == before
+
+
+def test_fail_under_on_a_fraction_warns(pytester):
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=str_em=0.3", "-W", "default")
+    result.stdout.fnmatch_lines(["*str_em=0.3 is on the printed 0-100 scale; did you mean 30?*"])
+
+
+def test_ini_options(pytester):
+    pytester.makeini("[pytest]\nambig_suite = march\nambig_limit = 3\nambig_system = oracle\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["system: oracle baseline*"])
+
+
+# -- xdist ------------------------------------------------------------------------------
+
+
+def _without_timing(card: dict) -> dict:
+    card = json.loads(json.dumps(card))
+    card.pop("timing")
+    for item in card["items"]:
+        item.pop("duration")
+    return card
+
+
+def test_xdist_gives_the_same_scorecard(pytester):
+    args = ("--ambig-suite=march,condambigqa,asqa",)
+    _, serial = scorecard(pytester, *args, report="serial")
+    result, parallel = scorecard(pytester, *args, "-n", "2", report="parallel")
+    result.stdout.fnmatch_lines(["*2 workers*", "*ambigqa scorecard*"])
+    assert _without_timing(serial) == _without_timing(parallel)
+
+
+def test_items_of_a_crashed_worker_are_listed_as_missing(pytester):
+    pytester.makepyfile(
+        mysys=f"""
+        import os
+        def answer(question, item):
+            if item.id == {FIRST.id!r}:
+                os._exit(3)
+            return item.long_answers[0]
+        """
+    )
+    result, card = scorecard(pytester, "--ambig-suite=march", "--ambig-system=mysys:answer", "-n", "2")
+    result.stdout.fnmatch_lines([f"*missing: march-{FIRST.id}*"])
+    march = suite_card(card, "march")
+    assert march["missing"] == 1 and march["items"] == len(MARCH)
+    missing = next(r for r in card["items"] if r["status"] == "missing")
+    assert missing["item_id"] == FIRST.id and missing["scores"]["str_em"] == 0.0
+
+
+def test_data_option_uses_a_real_file(pytester, shared_data):
+    path = shared_data / "condambigqa" / "condambigqa_sample20.json"
+    _, card = scorecard(pytester, "--ambig-suite=condambigqa", f"--ambig-data={path}", "--ambig-system=oracle")
+    card_ = suite_card(card, "condambigqa")
+    assert card_["items"] == 20 and not card_["is_sample"] and card_["source"] == str(path)
+    assert Path(card_["source"]).exists()
