@@ -58,9 +58,8 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
     """Ask the system about the item and score it; a failing system makes this test an error."""
     run = _run(request)
     system = run.system_for(ambig_system)
-    run.note_system(system)
     result = run.evaluate(ambig_item, system)
-    request.node.user_properties.extend(properties(result))
+    request.node.user_properties.extend(properties(result, run.describe(system)))
     if result.status == "error":
         pytest.fail(f"ambigqa {result.key}: {result.error}", pytrace=False)
     return result

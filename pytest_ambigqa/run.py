@@ -29,6 +29,7 @@ from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Scorers, strati
 from .systems import System, SystemFailure, from_object, load_system
 
 RESULT_PROPERTY = "ambigqa.result"
+SYSTEM_PROPERTY = "ambigqa.system"
 COLLECTOR_NAME = "ambigqa"
 TEST_NAME = "test_ambig"
 ITEM_KEY = pytest.StashKey[AmbigItem]()
@@ -161,17 +162,17 @@ class AmbigRun:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown":
             return
-        records = [value for name, value in report.user_properties if name == RESULT_PROPERTY]
-        if records:
-            result = ItemResult.from_dict(json.loads(records[-1]))
-            if _key_of(report.nodeid) == result.key:  # builtin items only, not user tests
-                self.results[result.key] = result
+        props = dict(report.user_properties)
+        if RESULT_PROPERTY not in props:
+            return
+        result = ItemResult.from_dict(json.loads(props[RESULT_PROPERTY]))
+        if _key_of(report.nodeid) == result.key:  # builtin items only, not user tests
+            self.results[result.key] = result
+            system = json.loads(props[SYSTEM_PROPERTY])
+            self._used.setdefault(system["label"], system)
 
-    def note_system(self, system: System) -> None:
-        if system.label not in self._used:
-            self._used[system.label] = system.describe() | {
-                "default": self.system_is_default and system is self.default_system
-            }
+    def describe(self, system: System) -> dict[str, Any]:
+        return system.describe() | {"default": self.system_is_default and system is self.default_system}
 
     # -- the end ------------------------------------------------------------------------
 
@@ -180,7 +181,7 @@ class AmbigRun:
             return  # an xdist worker (the controller reports), or nothing ran
         if not self.results and not self.expected:
             return
-        used = list(self._used.values()) or [self.default_system.describe() | {"default": self.system_is_default}]
+        used = list(self._used.values()) or [self.describe(self.default_system)]
         system = used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
         card = build(
             self.loaded, self.results, self.expected, self.scorers, self.cfg.seed,
@@ -216,20 +217,23 @@ class AmbigRun:
         suites = ", ".join(
             f"{s.suite.name} ({len(s.items)} items{', bundled sample' if s.is_sample else ''})" for s in self.loaded
         )
-        return [f"ambigqa: {suites}; system: {self.default_system.label}"]
+        system = "ambig_system fixture, default lexical baseline" if self.system_is_default else self.default_system.label
+        return [f"ambigqa: {suites}; system: {system}"]
 
 
 RUN_KEY = pytest.StashKey[AmbigRun]()
 
 
-def properties(result: ItemResult) -> list[tuple[str, object]]:
-    """What a test report carries: readable scores (JUnit ``<properties>``) and the record."""
+def properties(result: ItemResult, system: dict[str, Any]) -> list[tuple[str, object]]:
+    """What a test report carries to the controller and to JUnit ``<properties>``:
+    readable scores, then the full records of the result and of the system."""
     props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
     props += [(f"ambigqa.{m}", round(v, 6)) for m, v in result.scores.items()]
     props += [(f"ambigqa.{m}", f"n/a: {reason}") for m, reason in result.unscored.items()]
     if result.error:
         props.append(("ambigqa.error", result.error))
     props.append((RESULT_PROPERTY, json.dumps(result.to_dict(), ensure_ascii=False)))
+    props.append((SYSTEM_PROPERTY, json.dumps(system, ensure_ascii=False)))
     return props
 
 

@@ -344,7 +344,9 @@ def _interpretation(raw: Any, n: int) -> GeneratedInterpretation:
 
 
 def _metadata(raw: dict) -> dict[str, Any]:
-    value = raw.get("metadata") or {}
+    value = raw.get("metadata")
+    if value is None:
+        return {}
     if not isinstance(value, dict):
         raise SystemFailure(f"system returned 'metadata' as {type(value).__name__}, expected a dict")
     try:

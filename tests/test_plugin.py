@@ -31,7 +31,7 @@ def test_empty_directory_runs_the_sample_and_prints_a_scorecard(pytester):
     result = pytester.runpytest("--ambig-suite=march")
     result.assert_outcomes(passed=len(MARCH))
     result.stdout.fnmatch_lines([
-        "ambigqa: march (* items, bundled sample); system: lexical baseline*",
+        "ambigqa: march (* items, bundled sample); system: ambig_system fixture, default lexical baseline",
         "*ambigqa scorecard*",
         "system: lexical baseline (pytest_ambigqa.baselines:lexical)",
         "*no --ambig-system given*",
@@ -200,10 +200,11 @@ def test_ambig_system_fixture_override(pytester):
             return mine
         """
     )
-    result, card = scorecard(pytester, "--ambig-suite=march")
-    result.assert_outcomes(passed=len(MARCH))
-    assert card["system"]["label"].endswith("mine") and not card["system"].get("default")
-    assert suite_card(card, "march")["metrics"]["str_em"]["mean"] == 100.0
+    for workers in ("0", "2"):
+        result, card = scorecard(pytester, "--ambig-suite=march", "-n", workers)
+        result.assert_outcomes(passed=len(MARCH))
+        assert card["system"]["label"].endswith("mine") and not card["system"]["default"]
+        assert suite_card(card, "march")["metrics"]["str_em"]["mean"] == 100.0
 
 
 def test_user_test_with_ambig_item_and_assert_ambig(pytester):

@@ -1,0 +1,48 @@
+"""Session gates: a suite score under its threshold, or too many errors, fails the run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..config import Threshold
+from ..metrics import METRICS
+from .scorecard import SuiteCard
+
+
+def shortfalls(
+    cards: Sequence[SuiteCard],
+    fail_under: Sequence[Threshold],
+    gate: str,
+    max_error_rate: float | None,
+) -> list[str]:
+    """One line per failed gate, naming suite, metric, score and threshold."""
+    lines = []
+    for card in cards:
+        for t in fail_under:
+            if (t.suite and t.suite != card.name) or t.metric not in card.metrics:
+                continue
+            s = card.metrics[t.metric]
+            label = METRICS[t.metric].label
+            if s.mean is None:
+                lines.append(f"{card.name} {t.metric}: n/a ({s.reason}), cannot meet {t.value:g}")
+                continue
+            value, what = (s.low, "lower 95% CI") if gate == "lower-ci" else (s.mean, "mean")
+            if value < t.value:
+                lines.append(f"{card.name} {t.metric} ({label}) {what} {value:.2f} < {t.value:g}")
+        if max_error_rate is not None and card.items:
+            rate = (card.errors + card.missing) / card.items
+            if rate > max_error_rate:
+                lines.append(
+                    f"{card.name} error rate {rate:.1%} ({card.errors} errors, {card.missing} missing "
+                    f"of {card.items}) > {max_error_rate:g}"
+                )
+    return lines
+
+
+def item_shortfalls(scores: dict[str, float], suite: str, item_min: Sequence[Threshold]) -> list[str]:
+    """``--ambig-item-min`` checks for one item (item scale)."""
+    return [
+        f"{t.metric} = {scores[t.metric]:.3g} < {t.value:g}"
+        for t in item_min
+        if (t.suite is None or t.suite == suite) and t.metric in scores and scores[t.metric] < t.value
+    ]

@@ -1,0 +1,167 @@
+"""From per-item results to the scorecard: per suite, per ambiguity type, with intervals.
+
+Built on the controller from whatever reached it (serially or from xdist workers), in
+item order, so ``-n 0`` and ``-n 2`` give the same numbers. Errored and missing items
+stay in every correctness denominator as 0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..metrics import METRICS
+from ..schema import AMBIGUITY_TYPES, ItemResult
+from ..suites import LoadedSuite, Scorers
+from . import published
+from .stats import bootstrap_interval, stable_seed
+
+SCHEMA_VERSION = 1
+MISSING = "never reported (crashed worker or interrupted run)"
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    metric: str
+    n: int  # items with a score
+    unscored: int  # items without one
+    reason: str | None  # why items are unscored (the most common reason)
+    mean: float | None  # on the printed scale
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class Slice:
+    name: str
+    items: int
+    metrics: dict[str, MetricSummary]
+
+
+@dataclass(frozen=True)
+class SuiteCard:
+    name: str
+    title: str
+    source: str
+    sha256: str
+    is_sample: bool
+    items_in_file: int
+    items: int  # selected and expected to report
+    errors: int
+    missing: int
+    metrics: dict[str, MetricSummary]
+    slices: list[Slice] = field(default_factory=list)
+
+    def summary(self, metric: str) -> MetricSummary | None:
+        return self.metrics.get(metric)
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    system: dict[str, Any]
+    config: dict[str, Any]
+    suites: list[SuiteCard]
+    results: list[ItemResult]
+    versions: dict[str, str]
+    shortfalls: list[str] = field(default_factory=list)
+
+    def to_json(self, duration: float | None = None) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "system": self.system,
+            "config": self.config,
+            "versions": self.versions,
+            "suites": [
+                {
+                    **{k: v for k, v in asdict(card).items() if k not in ("metrics", "slices")},
+                    "metrics": {m: asdict(s) for m, s in card.metrics.items()},
+                    "slices": [
+                        {"name": s.name, "items": s.items, "metrics": {m: asdict(v) for m, v in s.metrics.items()}}
+                        for s in card.slices
+                    ],
+                    "published": published.rows(card.name),
+                }
+                for card in self.suites
+            ],
+            "gates": {"passed": not self.shortfalls, "shortfalls": list(self.shortfalls)},
+            "items": [r.to_dict() for r in self.results],
+            "timing": {"duration": duration},
+        }
+
+
+def summarize(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
+    spec = METRICS[metric]
+    values = [r.scores[metric] for r in results if metric in r.scores]
+    reasons = Counter(r.unscored[metric] for r in results if metric in r.unscored)
+    reason = reasons.most_common(1)[0][0] if reasons else None
+    if not values:
+        return MetricSummary(metric, 0, len(results), reason, None, None, None)
+    low, high = bootstrap_interval(values, stable_seed(seed, *scope, metric))
+    mean = sum(values) / len(values)
+    return MetricSummary(
+        metric, len(values), len(results) - len(values), reason,
+        mean * spec.factor, low * spec.factor, high * spec.factor,
+    )
+
+
+def missing_result(loaded: LoadedSuite, item_key: str, scorers: Scorers) -> ItemResult:
+    item = next(i for i in loaded.items if i.key == item_key)
+    scores, unscored = loaded.suite.failed_scores(scorers, MISSING)
+    return ItemResult(
+        suite=item.suite, item_id=item.id, status="missing", ambiguity_type=item.ambiguity_type,
+        scores=scores, unscored=unscored, error=MISSING,
+    )
+
+
+def build(
+    loaded: Iterable[LoadedSuite],
+    results: Mapping[str, ItemResult],
+    expected: Iterable[str] | None,
+    scorers: Scorers,
+    seed: int,
+    *,
+    system: dict[str, Any],
+    config: dict[str, Any],
+    versions: dict[str, str],
+) -> Scorecard:
+    """``expected`` are the item keys selected for this run (None: every loaded item)."""
+    wanted = None if expected is None else set(expected)
+    cards: list[SuiteCard] = []
+    ordered: list[ItemResult] = []
+    for suite in loaded:
+        keys = [i.key for i in suite.items if wanted is None or i.key in wanted or i.key in results]
+        if not keys:
+            continue
+        suite_results = [
+            results[k] if k in results else missing_result(suite, k, scorers) for k in keys
+        ]
+        ordered.extend(suite_results)
+        metrics = {m: summarize(m, suite_results, seed, suite.suite.name) for m in suite.suite.metrics}
+        slices = []
+        if suite.suite.sliced_by_type:
+            for kind in AMBIGUITY_TYPES:
+                part = [r for r in suite_results if r.ambiguity_type == kind]
+                if part:
+                    slices.append(
+                        Slice(kind, len(part), {
+                            m: summarize(m, part, seed, suite.suite.name, kind) for m in suite.suite.metrics
+                        })
+                    )
+        cards.append(
+            SuiteCard(
+                name=suite.suite.name,
+                title=suite.suite.title,
+                source=suite.source,
+                sha256=suite.sha256,
+                is_sample=suite.is_sample,
+                items_in_file=suite.total,
+                items=len(suite_results),
+                errors=sum(r.status == "error" for r in suite_results),
+                missing=sum(r.status == "missing" for r in suite_results),
+                metrics=metrics,
+                slices=slices,
+            )
+        )
+    return Scorecard(system=system, config=config, suites=cards, results=ordered, versions=versions)

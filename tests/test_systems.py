@@ -1,0 +1,138 @@
+"""Loading and calling systems, and normalising what they return (no pytest session needed)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from pytest_ambigqa.baselines import lexical, oracle
+from pytest_ambigqa.report.stats import bootstrap_interval, stable_seed
+from pytest_ambigqa.schema import Answer, GeneratedInterpretation, Passage
+from pytest_ambigqa.suites import SUITES, LoadOptions
+from pytest_ambigqa.systems import SystemFailure, from_object, load_system, redact, to_answer
+
+ITEM = SUITES["march"].load(None, LoadOptions()).items[0]
+
+
+def test_to_answer_accepts_the_contract():
+    assert to_answer("plain") == Answer(text="plain")
+    answer = to_answer(
+        {
+            "text": "t",
+            "interpretations": [{"answer": "a", "condition": "c", "citations": ["F1", 2]}],
+            "citations": ["F3"],
+            "is_ambiguous": True,
+            "ambiguity_type": "semantic",
+            "clarifying_question": "Which one?",
+            "metadata": {"tokens": 12},
+        }
+    )
+    assert answer.interpretations == (GeneratedInterpretation("a", None, "c", ("F1", "2")),)
+    assert answer.is_ambiguous and answer.metadata == {"tokens": 12}
+    assert to_answer(answer) is answer
+    assert Answer.from_dict(answer.to_dict()) == answer
+
+
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        (None, "system returned NoneType; expected a str"),
+        ({"text": 1}, "without a string 'text'"),
+        ({"text": "t", "citations": "F1"}, "'citations' as str, expected a list"),
+        ({"text": "t", "is_ambiguous": "yes"}, "'is_ambiguous' as str, expected bool"),
+        ({"text": "t", "interpretations": [{"answer": "a", "question": 3}]}, r"interpretations\[0\].question as int"),
+        ({"text": "t", "metadata": []}, "'metadata' as list, expected a dict"),
+    ],
+)
+def test_to_answer_rejects_off_contract_output(raw, message):
+    with pytest.raises(SystemFailure, match=message):
+        to_answer(raw)
+
+
+def test_from_object_passes_only_declared_inputs():
+    calls = []
+
+    def full(question, passages, item, conditions):
+        calls.append((question, len(passages), item.id, conditions))
+        return "ok"
+
+    system = from_object(full)
+    assert system.inputs == ("question", "passages", "item", "conditions")
+    assert system.answer(ITEM, timeout=None) == Answer("ok")
+    assert calls == [(ITEM.question, len(ITEM.passages), ITEM.id, [])]
+    assert from_object(lambda q: q.upper()).answer(ITEM, None).text == ITEM.question.upper()
+    assert from_object(lambda **kw: str(sorted(kw))).answer(ITEM, None).text == "['question']"
+
+
+def test_from_object_instantiates_classes_and_awaits_coroutines():
+    class System:
+        def __call__(self, question):
+            return "instance"
+
+    async def answer(question):
+        await asyncio.sleep(0)
+        return {"text": "async"}
+
+    assert from_object(System).answer(ITEM, None).text == "instance"
+    assert from_object(answer).answer(ITEM, 5).text == "async"
+
+
+def test_async_timeout_and_exceptions():
+    async def hang(question):
+        await asyncio.sleep(10)
+
+    with pytest.raises(SystemFailure, match=r"timed out after 0.05 s"):
+        from_object(hang).answer(ITEM, 0.05)
+
+    def boom(question):
+        raise KeyError("x")
+
+    with pytest.raises(SystemFailure, match="system raised KeyError: 'x'"):
+        from_object(boom).answer(ITEM, 1)
+
+
+def test_from_object_rejects_unusable_callables():
+    with pytest.raises(TypeError, match="not callable"):
+        from_object(42)
+    with pytest.raises(TypeError, match="takes no 'question' argument"):
+        from_object(lambda *, item: "x")
+    with pytest.raises(TypeError, match="requires a 'retriever'"):
+        from_object(lambda question, retriever: "x")
+    assert from_object(lambda question, retriever=None: "x").inputs == ("question",)
+
+
+def test_load_system_builtins_and_modules(tmp_path):
+    assert load_system("oracle", tmp_path).label == "oracle baseline (pytest_ambigqa.baselines:oracle)"
+    (tmp_path / "my_qa_mod.py").write_text("class Bot:\n    def answer(self, question):\n        return 'hi'\nbot = Bot()\n")
+    assert load_system("my_qa_mod:bot.answer", tmp_path).answer(ITEM, None).text == "hi"
+    with pytest.raises(pytest.UsageError, match="module 'my_qa_mod' has no attribute 'nope'"):
+        load_system("my_qa_mod:nope", tmp_path)
+    (tmp_path / "broken_mod.py").write_text("def f(:\n")
+    with pytest.raises(pytest.UsageError, match="cannot import 'broken_mod': SyntaxError"):
+        load_system("broken_mod:f", tmp_path)
+
+
+def test_redact_removes_credentials_and_query():
+    assert redact("https://u:p@host:8443/v1/qa?key=abc") == "https://host:8443/v1/qa"
+    assert redact("mypkg.qa:answer") == "mypkg.qa:answer"
+
+
+def test_baselines():
+    gold = oracle(ITEM.question, ITEM)
+    assert gold.text == ITEM.long_answers[0] and len(gold.interpretations) == len(ITEM.interpretations)
+    answer = lexical(ITEM.question, list(ITEM.passages))
+    assert answer.text and 1 <= len(answer.interpretations) <= 3
+    assert set(answer.citations) <= {p.id for p in ITEM.passages}
+    assert lexical("What?", [Passage("p", "t", "Some text.")]).text == ""  # no content words
+    assert lexical(ITEM.question, []).text == ""
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+    values = [0.0, 1.0, 0.5, 1.0, 0.0, 1.0, 0.25]
+    low, high = bootstrap_interval(values, seed=7)
+    assert low <= sum(values) / len(values) <= high
+    assert (low, high) == bootstrap_interval(values, seed=7)
+    assert bootstrap_interval([0.3] * 5, seed=1) == (0.3, 0.3)
+    assert stable_seed(0, "march", "str_em") == stable_seed(0, "march", "str_em") != stable_seed(1, "march", "str_em")
