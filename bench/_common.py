@@ -45,7 +45,10 @@ def run_pytest(args: list[str], cwd: Path, env: dict[str, str] | None = None) ->
         # re-rewrites in every process when bytecode cannot be cached; users of the plugin
         # do not pay that, so the figures leave it out.
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", *args],
-        cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
     )
     elapsed = time.perf_counter() - started
     if proc.returncode not in (0, 5):

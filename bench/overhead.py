@@ -33,7 +33,8 @@ def main() -> None:
             p95 = times[int(0.95 * len(times))]
             print(
                 f"{suite:<12} {N} items: per item median {statistics.median(times) * 1000:.2f} ms, "
-                f"p95 {p95 * 1000:.2f} ms; whole run {wall:.1f} s ({wall / N * 1000:.1f} ms/item incl. startup)"
+                f"p95 {p95 * 1000:.2f} ms; whole run {wall:.1f} s "
+                f"({wall / N * 1000:.1f} ms/item incl. startup)"
             )
 
 

@@ -1,6 +1,6 @@
 """A 500-item ASQA run with a system that takes 20 ms: -n 2 against -n 0 (target: >= 1.6x).
 
-    python bench/xdist.py
+python bench/xdist.py
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ def assert_ambig(answer: Any, item: AmbigItem, **thresholds: float) -> dict[str,
     unknown = [m for m in thresholds if m not in suite.metrics]
     if unknown:
         raise ValueError(
-            f"assert_ambig: {', '.join(unknown)} not a metric of {suite.title} (valid: {', '.join(suite.metrics)})"
+            f"assert_ambig: {', '.join(unknown)} not a metric of {suite.title} "
+            f"(valid: {', '.join(suite.metrics)})"
         )
     try:
         normalised = to_answer(answer)
@@ -57,7 +58,9 @@ def assert_ambig(answer: Any, item: AmbigItem, **thresholds: float) -> dict[str,
         if metric in unscored:
             failures.append(f"{metric}: expected >= {expected:g}, but it is n/a ({unscored[metric]})")
         elif scores[metric] < expected:
-            failures.append(f"{metric} ({METRICS[metric].label}): expected >= {expected:g}, got {scores[metric]:.3g}")
+            failures.append(
+                f"{metric} ({METRICS[metric].label}): expected >= {expected:g}, got {scores[metric]:.3g}"
+            )
     if failures:
         pytest.fail(explain(item, normalised, failures), pytrace=False)
     return scores

@@ -19,9 +19,19 @@ from .suites import SUITES
 GATE_MODES = ("mean", "lower-ci")
 DEFAULT_TIMEOUT = 300.0
 MARCH_FIELDS = (
-    "id", "question", "ambiguity_type", "hops", "long_answer", "interpretations", "passages",
-    "interpretations.question", "interpretations.short_answers", "interpretations.passage_ids",
-    "passages.id", "passages.title", "passages.text",
+    "id",
+    "question",
+    "ambiguity_type",
+    "hops",
+    "long_answer",
+    "interpretations",
+    "passages",
+    "interpretations.question",
+    "interpretations.short_answers",
+    "interpretations.passage_ids",
+    "passages.id",
+    "passages.title",
+    "passages.text",
 )
 
 # (option, metavar, help, default); the ini name is the option without dashes, "_" for "-".
@@ -34,11 +44,31 @@ OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("--ambig-system", "SPEC", "system under test: module:attr, an http(s) URL, or oracle|lexical", None),
     ("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", str(DEFAULT_TIMEOUT)),
     ("--ambig-report", "DIR", "write scorecard.json and scorecard.md into DIR", None),
-    ("--ambig-fail-under", "[SUITE:]METRIC=VALUE,...", "fail the run if a suite score is below VALUE (printed scale)", None),
+    (
+        "--ambig-fail-under",
+        "[SUITE:]METRIC=VALUE,...",
+        "fail the run if a suite score is below VALUE (printed scale)",
+        None,
+    ),
     ("--ambig-gate", "MODE", "what --ambig-fail-under compares: mean or lower-ci (95% bootstrap)", "mean"),
-    ("--ambig-item-min", "[SUITE:]METRIC=VALUE,...", "fail an item test whose score is below VALUE (item scale)", None),
-    ("--ambig-max-error-rate", "R", "fail the run if more than this fraction of a suite's items errored", None),
-    ("--ambig-march-fields", "OURS=THEIRS,...", "field names of a MARCH file that spells them differently", None),
+    (
+        "--ambig-item-min",
+        "[SUITE:]METRIC=VALUE,...",
+        "fail an item test whose score is below VALUE (item scale)",
+        None,
+    ),
+    (
+        "--ambig-max-error-rate",
+        "R",
+        "fail the run if more than this fraction of a suite's items errored",
+        None,
+    ),
+    (
+        "--ambig-march-fields",
+        "OURS=THEIRS,...",
+        "field names of a MARCH file that spells them differently",
+        None,
+    ),
 )
 
 
@@ -126,7 +156,9 @@ def _number(option: str, text: str, *, kind=float, low: float | None = None, hig
     try:
         value = kind(text)
     except ValueError:
-        raise pytest.UsageError(f"{option}: '{text}' is not a{'n integer' if kind is int else ' number'}") from None
+        raise pytest.UsageError(
+            f"{option}: '{text}' is not a{'n integer' if kind is int else ' number'}"
+        ) from None
     if isinstance(value, float) and not math.isfinite(value):
         raise pytest.UsageError(f"{option}: '{text}' is not a finite number")
     if (low is not None and value < low) or (high is not None and value > high):
@@ -141,9 +173,7 @@ def _suites(text: str | None) -> tuple[str, ...]:
     names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
     unknown = [n for n in names if n not in SUITES]
     if unknown:
-        raise pytest.UsageError(
-            f"--ambig-suite: unknown suite '{unknown[0]}' (valid: {', '.join(SUITES)})"
-        )
+        raise pytest.UsageError(f"--ambig-suite: unknown suite '{unknown[0]}' (valid: {', '.join(SUITES)})")
     return names
 
 
@@ -169,7 +199,9 @@ def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Pa
     return data
 
 
-def _thresholds(option: str, text: str | None, suites: tuple[str, ...], *, item_scale: bool) -> tuple[Threshold, ...]:
+def _thresholds(
+    option: str, text: str | None, suites: tuple[str, ...], *, item_scale: bool
+) -> tuple[Threshold, ...]:
     if not text:
         return ()
     out = []
@@ -191,7 +223,11 @@ def _thresholds(option: str, text: str | None, suites: tuple[str, ...], *, item_
             if not low <= value <= high:
                 raise pytest.UsageError(
                     f"{option}: {metric}={raw} is outside the item scale [{low:g}, {high:g}]"
-                    + (" (item scores are fractions; the suite prints them x100)" if spec.factor == 100 else "")
+                    + (
+                        " (item scores are fractions; the suite prints them x100)"
+                        if spec.factor == 100
+                        else ""
+                    )
                 )
         out.append(Threshold(suite, metric, value))
     return tuple(out)
@@ -223,7 +259,9 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     timeout = _number("--ambig-timeout", _value(config, "--ambig-timeout") or "0", low=0)
     max_error_rate = _value(config, "--ambig-max-error-rate")
     report = _value(config, "--ambig-report")
-    fail_under = _thresholds("--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False)
+    fail_under = _thresholds(
+        "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False
+    )
     for t in fail_under:
         if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
             config.issue_config_time_warning(

@@ -100,7 +100,9 @@ class AmbigRun:
         except DataError as exc:
             raise pytest.UsageError(f"--ambig-data ({name}): {exc}") from None
         if self.cfg.limit is not None:
-            loaded = dataclasses.replace(loaded, items=stratified_sample(loaded.items, self.cfg.limit, self.cfg.seed))
+            loaded = dataclasses.replace(
+                loaded, items=stratified_sample(loaded.items, self.cfg.limit, self.cfg.seed)
+            )
         return loaded
 
     # -- collection ---------------------------------------------------------------------
@@ -109,7 +111,9 @@ class AmbigRun:
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, Any]:
         report = yield
         if isinstance(collector, pytest.Directory) and collector.path == self.anchor and self.items:
-            nodeid = COLLECTOR_NAME if collector.nodeid in ("", ".") else f"{collector.nodeid}/{COLLECTOR_NAME}"
+            nodeid = (
+                COLLECTOR_NAME if collector.nodeid in ("", ".") else f"{collector.nodeid}/{COLLECTOR_NAME}"
+            )
             report.result.append(AmbigItems.from_parent(collector, name=COLLECTOR_NAME, nodeid=nodeid))
         return report
 
@@ -149,14 +153,26 @@ class AmbigRun:
         except SystemFailure as exc:
             scores, unscored = suite.failed_scores(self.scorers, "system error")
             return ItemResult(
-                suite=item.suite, item_id=item.id, status="error", ambiguity_type=item.ambiguity_type,
-                scores=scores, unscored=unscored, error=str(exc), duration=time.perf_counter() - started,
+                suite=item.suite,
+                item_id=item.id,
+                status="error",
+                ambiguity_type=item.ambiguity_type,
+                scores=scores,
+                unscored=unscored,
+                error=str(exc),
+                duration=time.perf_counter() - started,
             )
         duration = time.perf_counter() - started
         scores, unscored = suite.score(item, answer, self.scorers)
         return ItemResult(
-            suite=item.suite, item_id=item.id, status="ok", ambiguity_type=item.ambiguity_type,
-            scores=scores, unscored=unscored, answer=answer, duration=duration,
+            suite=item.suite,
+            item_id=item.id,
+            status="ok",
+            ambiguity_type=item.ambiguity_type,
+            scores=scores,
+            unscored=unscored,
+            answer=answer,
+            duration=duration,
         )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -184,10 +200,18 @@ class AmbigRun:
         used = list(self._used.values()) or [self.describe(self.default_system)]
         system = used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
         card = build(
-            self.loaded, self.results, self.expected, self.scorers, self.cfg.seed,
-            system=system, config=self.cfg.to_dict(), versions=_versions(),
+            self.loaded,
+            self.results,
+            self.expected,
+            self.scorers,
+            self.cfg.seed,
+            system=system,
+            config=self.cfg.to_dict(),
+            versions=_versions(),
         )
-        shortfalls = gates.shortfalls(card.suites, self.cfg.fail_under, self.cfg.gate, self.cfg.max_error_rate)
+        shortfalls = gates.shortfalls(
+            card.suites, self.cfg.fail_under, self.cfg.gate, self.cfg.max_error_rate
+        )
         self.scorecard = dataclasses.replace(card, shortfalls=shortfalls)
         if self.cfg.report_dir is not None:
             self._write_reports(self.scorecard)
@@ -215,9 +239,14 @@ class AmbigRun:
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         suites = ", ".join(
-            f"{s.suite.name} ({len(s.items)} items{', bundled sample' if s.is_sample else ''})" for s in self.loaded
+            f"{s.suite.name} ({len(s.items)} items{', bundled sample' if s.is_sample else ''})"
+            for s in self.loaded
         )
-        system = "ambig_system fixture, default lexical baseline" if self.system_is_default else self.default_system.label
+        system = (
+            "ambig_system fixture, default lexical baseline"
+            if self.system_is_default
+            else self.default_system.label
+        )
         return [f"ambigqa: {suites}; system: {system}"]
 
 

@@ -34,8 +34,13 @@ BUILTIN = {
 INPUTS = ("question", "passages", "retriever", "item", "conditions")
 GOLD_INPUTS = ("item", "conditions")  # inputs that reveal gold answers: an upper bound, not a score
 ANSWER_FIELDS = (
-    "text", "interpretations", "citations", "is_ambiguous", "ambiguity_type",
-    "clarifying_question", "metadata",
+    "text",
+    "interpretations",
+    "citations",
+    "is_ambiguous",
+    "ambiguity_type",
+    "clarifying_question",
+    "metadata",
 )
 EXPECTED_SHAPE = (
     "expected a str (the long answer), an Answer, or a dict with 'text' and optionally "

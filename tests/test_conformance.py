@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_ambigqa.metrics.coverage import str_em, str_em_hits
+from pytest_ambigqa.metrics.coverage import str_em_hits
 from pytest_ambigqa.metrics.text import strip_alce_citations
 from pytest_ambigqa.schema import Answer
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
@@ -33,7 +33,9 @@ def test_str_em_matches_every_official_per_pair_result(shared_data, asqa_items):
     pairs = 0
     for output in official_outputs(shared_data):
         item = asqa_items[output["sample_id"]]
-        hits = str_em_hits([i.short_answers for i in item.interpretations], strip_alce_citations(output["output"]))
+        hits = str_em_hits(
+            [i.short_answers for i in item.interpretations], strip_alce_citations(output["output"])
+        )
         assert hits == output["automatic_correctness_scores"], output["sample_id"]
         pairs += len(hits)
     assert pairs == 68
@@ -53,9 +55,12 @@ def test_condambigqa_release_loads_with_fragment_citations(shared_data):
     raw = json.loads(path.read_text(encoding="utf-8"))
     items = SUITES["condambigqa"].load(path, LoadOptions()).items
     assert [i.id for i in items] == [r["id"] for r in raw]
-    for item, record in zip(items, raw):
+    for item, record in zip(items, raw, strict=True):
         assert len(item.passages) == len(record["ctxs"]) == 20
-        for interp, prop in zip(item.interpretations, record["properties"]):
+        for interp, prop in zip(item.interpretations, record["properties"], strict=True):
             numbers = [int(c["title"].split(".")[0]) for c in prop["citations"]]
             assert interp.passage_ids == tuple(dict.fromkeys(f"F{n}" for n in numbers))
-            assert all(item.passages[n - 1].title in c["title"] for n, c in zip(numbers, prop["citations"]))
+            assert all(
+                item.passages[n - 1].title in c["title"]
+                for n, c in zip(numbers, prop["citations"], strict=True)
+            )

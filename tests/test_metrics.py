@@ -52,7 +52,10 @@ def test_normalize_ignores_case_punctuation_articles(text, article, punct):
 
 
 def test_strip_alce_citations_matches_alce():
-    assert strip_alce_citations("Paris is the capital [1][2]. It is big [3].") == "Paris is the capital. It is big."
+    assert (
+        strip_alce_citations("Paris is the capital [1][2]. It is big [3].")
+        == "Paris is the capital. It is big."
+    )
 
 
 def test_word_count_and_sentences():
@@ -155,7 +158,10 @@ def test_citation_precision_examples():
     assert citation_precision(["F1", "Fragment 1"], {"F1"}) == 1.0  # a set: duplicates count once
 
 
-@given(st.lists(st.integers(1, 20).map(lambda n: f"F{n}"), max_size=6), st.sets(st.integers(1, 20).map(lambda n: f"F{n}")))
+@given(
+    st.lists(st.integers(1, 20).map(lambda n: f"F{n}"), max_size=6),
+    st.sets(st.integers(1, 20).map(lambda n: f"F{n}")),
+)
 def test_citation_precision_bounds(cited, gold):
     value = citation_precision(cited, gold)
     assert 0 <= value <= 1
@@ -164,7 +170,9 @@ def test_citation_precision_bounds(cited, gold):
 
 @given(st.integers(0, 6), st.integers(0, 6), st.data())
 def test_greedy_match_uses_each_gold_once(n_gen, n_gold, data):
-    table = data.draw(st.lists(st.lists(unit, min_size=n_gold, max_size=n_gold), min_size=n_gen, max_size=n_gen))
+    table = data.draw(
+        st.lists(st.lists(unit, min_size=n_gold, max_size=n_gold), min_size=n_gen, max_size=n_gen)
+    )
     pairs = greedy_match(n_gen, n_gold, lambda g, k: table[g][k])
     assert [g for g, _ in pairs] == list(range(n_gen))
     matched = [k for _, k in pairs if k is not None]

@@ -30,17 +30,19 @@ def suite_card(card: dict, name: str) -> dict:
 def test_empty_directory_runs_the_sample_and_prints_a_scorecard(pytester):
     result = pytester.runpytest("--ambig-suite=march")
     result.assert_outcomes(passed=len(MARCH))
-    result.stdout.fnmatch_lines([
-        "ambigqa: march (* items, bundled sample); system: ambig_system fixture, default lexical baseline",
-        "*ambigqa scorecard*",
-        "system: lexical baseline (pytest_ambigqa.baselines:lexical)",
-        "*no --ambig-system given*",
-        f"MARCH: {len(MARCH)} items, bundled sample (not the benchmark)",
-        "*STR-EM*[[]*]*15.59–38.73*",
-        "*Disambig-F1*n/a*no reader configured*",
-        "*ambiguity type*items*STR-EM*",
-        "*semantic*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "ambigqa: march (* items, bundled sample); system: ambig_system fixture, default lexical baseline",
+            "*ambigqa scorecard*",
+            "system: lexical baseline (pytest_ambigqa.baselines:lexical)",
+            "*no --ambig-system given*",
+            f"MARCH: {len(MARCH)} items, bundled sample (not the benchmark)",
+            "*STR-EM*[[]*]*15.59–38.73*",
+            "*Disambig-F1*n/a*no reader configured*",
+            "*ambiguity type*items*STR-EM*",
+            "*semantic*",
+        ]
+    )
     assert result.ret == 0
 
 
@@ -89,7 +91,7 @@ def test_exitfirst_and_last_failed(pytester):
     pytester.makepyfile(mysys=FLAKY)
     first = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "-x")
     first.assert_outcomes(errors=1)
-    first.stdout.fnmatch_lines([f"*missing: march-*"])
+    first.stdout.fnmatch_lines(["*missing: march-*"])
     full = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer")
     full.assert_outcomes(passed=len(MARCH) - 1, errors=1)
     rerun = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "--lf")
@@ -124,10 +126,22 @@ def test_system_error_is_an_item_error_and_the_session_goes_on(pytester):
 @pytest.mark.parametrize(
     "body, message",
     [
-        ("return 42", "system returned int; expected a str (the long answer), an Answer, or a dict with 'text'*"),
-        ("return {'answer': 'x'}", "system returned unknown field(s) 'answer'; expected *put anything else under 'metadata')"),
-        ("return {'text': 'x', 'interpretations': [{'question': 'q'}]}", "system returned interpretations[[]0[]] without a string 'answer'*"),
-        ("return {'text': 'x', 'metadata': {'f': object()}}", "system returned 'metadata' that is not JSON-serialisable*"),
+        (
+            "return 42",
+            "system returned int; expected a str (the long answer), an Answer, or a dict with 'text'*",
+        ),
+        (
+            "return {'answer': 'x'}",
+            "system returned unknown field(s) 'answer'; expected *put anything else under 'metadata')",
+        ),
+        (
+            "return {'text': 'x', 'interpretations': [{'question': 'q'}]}",
+            "system returned interpretations[[]0[]] without a string 'answer'*",
+        ),
+        (
+            "return {'text': 'x', 'metadata': {'f': object()}}",
+            "system returned 'metadata' that is not JSON-serialisable*",
+        ),
     ],
 )
 def test_wrong_shapes_name_the_item_and_the_expected_shape(pytester, body, message):
@@ -151,11 +165,15 @@ def test_only_declared_arguments_are_passed_and_async_works(pytester):
                 return "x " + q
         """
     )
-    result, card = scorecard(pytester, "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=2")
+    result, card = scorecard(
+        pytester, "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=2"
+    )
     result.assert_outcomes(passed=2)
     assert card["system"]["inputs"] == ["question", "passages"]
     assert card["items"][0]["answer"]["interpretations"][0]["citations"] == ["p1"]
-    result, card = scorecard(pytester, "--ambig-suite=condambigqa", "--ambig-system=mysys:Positional", "--ambig-limit=1")
+    result, card = scorecard(
+        pytester, "--ambig-suite=condambigqa", "--ambig-system=mysys:Positional", "--ambig-limit=1"
+    )
     result.assert_outcomes(passed=1)
     assert card["system"]["gold_inputs"] == ["conditions"]
     result.stdout.fnmatch_lines(["*gold inputs (conditions): scores are an upper bound"])
@@ -163,7 +181,9 @@ def test_only_declared_arguments_are_passed_and_async_works(pytester):
 
 def test_timeout_makes_an_error(pytester):
     pytester.makepyfile(mysys="import time\ndef answer(question):\n    time.sleep(5)\n")
-    result = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=1", "--ambig-timeout=0.2")
+    result = pytester.runpytest(
+        "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=1", "--ambig-timeout=0.2"
+    )
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*system timed out after 0.2 s (--ambig-timeout)"])
 
@@ -219,12 +239,14 @@ def test_user_test_with_ambig_item_and_assert_ambig(pytester):
     result = pytester.runpytest("test_mine.py", "--ambig-suite=march")
     result.assert_outcomes(passed=len(MARCH) - 1, failed=1)
     short = FIRST.interpretations[0].short_answers[0]
-    result.stdout.fnmatch_lines([
-        f"ambigqa march-{FIRST.id}: 1 metric(s) below threshold",
-        "  str_em (STR-EM): expected >= 0.5, got 0",
-        f"  missing gold answers: {short!r} (*",
-        "  answer: 'I do not know.'",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"ambigqa march-{FIRST.id}: 1 metric(s) below threshold",
+            "  str_em (STR-EM): expected >= 0.5, got 0",
+            f"  missing gold answers: {short!r} (*",
+            "  answer: 'I do not know.'",
+        ]
+    )
     skipped = pytester.runpytest("test_mine.py")
     skipped.assert_outcomes(skipped=1)
 
@@ -243,8 +265,13 @@ def test_report_files(pytester):
     condambigqa = suite_card(card, "condambigqa")
     assert condambigqa["metrics"]["citation"]["mean"] == 1.0
     assert condambigqa["metrics"]["condition"] == {
-        "metric": "condition", "n": 0, "unscored": condambigqa["items"], "reason": "no judge configured",
-        "mean": None, "low": None, "high": None,
+        "metric": "condition",
+        "n": 0,
+        "unscored": condambigqa["items"],
+        "reason": "no judge configured",
+        "mean": None,
+        "low": None,
+        "high": None,
     }
     markdown = (pytester.path / "report" / "scorecard.md").read_text()
     assert "| STR-EM | 100.0 |" in markdown and "| Condition | n/a | n/a: no judge configured |" in markdown
@@ -258,8 +285,13 @@ def test_fail_under_gates(pytester):
     assert failing.ret == 1
     failing.stdout.fnmatch_lines(["gate FAILED: march str_em (STR-EM) mean * < 99"])
     assert card["gates"]["passed"] is False and len(card["gates"]["shortfalls"]) == 1
-    lower, _ = scorecard(pytester, "--ambig-suite=march", "--ambig-system=oracle", "--ambig-gate=lower-ci",
-                         "--ambig-fail-under=str_em=100")
+    lower, _ = scorecard(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-system=oracle",
+        "--ambig-gate=lower-ci",
+        "--ambig-fail-under=str_em=100",
+    )
     assert lower.ret == 0  # the oracle's interval is [100, 100]
     na = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=disambig_f1=10")
     assert na.ret == 1
@@ -268,26 +300,59 @@ def test_fail_under_gates(pytester):
 
 def test_error_rate_gate_and_item_min(pytester):
     pytester.makepyfile(mysys=FLAKY)
-    result = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-max-error-rate=0")
-    result.stdout.fnmatch_lines([f"gate FAILED: march error rate *% (1 errors, 0 missing of {len(MARCH)}) > 0"])
+    result = pytester.runpytest(
+        "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-max-error-rate=0"
+    )
+    result.stdout.fnmatch_lines(
+        [f"gate FAILED: march error rate *% (1 errors, 0 missing of {len(MARCH)}) > 0"]
+    )
     items = pytester.runpytest("--ambig-suite=march", "--ambig-item-min=str_em=1")
     assert items.ret == 1
-    items.stdout.fnmatch_lines(["*1 metric(s) below threshold", "  str_em = * < 1", "  missing gold answers: *"])
+    items.stdout.fnmatch_lines(
+        ["*1 metric(s) below threshold", "  str_em = * < 1", "  missing gold answers: *"]
+    )
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--ambig-suite=marsh"], "ERROR: --ambig-suite: unknown suite 'marsh' (valid: march, condambigqa, asqa)"),
-        (["--ambig-suite=march", "--ambig-fail-under=rouge=3"], "ERROR: --ambig-fail-under: unknown metric 'rouge' for march (valid: *)"),
-        (["--ambig-suite=march", "--ambig-item-min=str_em=50"], "ERROR: --ambig-item-min: str_em=50 is outside the item scale [[]0, 1[]]*"),
-        (["--ambig-suite=march", "--ambig-system=nosuchmod:answer"], "ERROR: --ambig-system: cannot import 'nosuchmod': ModuleNotFoundError*"),
-        (["--ambig-suite=march", "--ambig-system=answer"], "ERROR: --ambig-system: 'answer' is not module:attr, an http(s) URL, or one of oracle, lexical"),
-        (["--ambig-suite=march", "--ambig-gate=median"], "ERROR: --ambig-gate: 'median' is not one of mean, lower-ci"),
+        (
+            ["--ambig-suite=marsh"],
+            "ERROR: --ambig-suite: unknown suite 'marsh' (valid: march, condambigqa, asqa)",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-fail-under=rouge=3"],
+            "ERROR: --ambig-fail-under: unknown metric 'rouge' for march (valid: *)",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-item-min=str_em=50"],
+            "ERROR: --ambig-item-min: str_em=50 is outside the item scale [[]0, 1[]]*",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-system=nosuchmod:answer"],
+            "ERROR: --ambig-system: cannot import 'nosuchmod': ModuleNotFoundError*",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-system=answer"],
+            "ERROR: --ambig-system: 'answer' is not module:attr, an http(s) URL, or one of oracle, lexical",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-gate=median"],
+            "ERROR: --ambig-gate: 'median' is not one of mean, lower-ci",
+        ),
         (["--ambig-suite=march", "--ambig-limit=0"], "ERROR: --ambig-limit: 0 must be at least 1"),
-        (["--ambig-suite=march,asqa", "--ambig-data=x.json"], "ERROR: --ambig-data: with several suites, name each file as SUITE=PATH*"),
-        (["--ambig-suite=march", "--ambig-data=broken.json"], "ERROR: --ambig-data (march): *broken.json:3: invalid JSON (Expecting*"),
-        (["--ambig-suite=march", "--ambig-march-fields=answers=a"], "ERROR: --ambig-march-fields: unknown field 'answers' (valid: *"),
+        (
+            ["--ambig-suite=march,asqa", "--ambig-data=x.json"],
+            "ERROR: --ambig-data: with several suites, name each file as SUITE=PATH*",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-data=broken.json"],
+            "ERROR: --ambig-data (march): *broken.json:3: invalid JSON (Expecting*",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-march-fields=answers=a"],
+            "ERROR: --ambig-march-fields: unknown field 'answers' (valid: *",
+        ),
     ],
 )
 def test_bad_input_is_one_usage_error_line(pytester, args, message):
@@ -352,7 +417,9 @@ def test_items_of_a_crashed_worker_are_listed_as_missing(pytester):
 
 def test_data_option_uses_a_real_file(pytester, shared_data):
     path = shared_data / "condambigqa" / "condambigqa_sample20.json"
-    _, card = scorecard(pytester, "--ambig-suite=condambigqa", f"--ambig-data={path}", "--ambig-system=oracle")
+    _, card = scorecard(
+        pytester, "--ambig-suite=condambigqa", f"--ambig-data={path}", "--ambig-system=oracle"
+    )
     card_ = suite_card(card, "condambigqa")
     assert card_["items"] == 20 and not card_["is_sample"] and card_["source"] == str(path)
     assert Path(card_["source"]).exists()

@@ -17,7 +17,12 @@ ASQA_ITEM = {
     "sample_id": "-42",
     "ambiguous_question": "Who sang the song?",
     "qa_pairs": [
-        {"question": "Who sang it in 1964?", "short_answers": ["Simon & Garfunkel"], "context": "c1", "wikipage": "A"},
+        {
+            "question": "Who sang it in 1964?",
+            "short_answers": ["Simon & Garfunkel"],
+            "context": "c1",
+            "wikipage": "A",
+        },
         {"question": "Who sang it in 2016?", "short_answers": ["Dami Im"], "context": "c2", "wikipage": "B"},
     ],
     "wikipages": [],
@@ -86,8 +91,20 @@ def test_asqa_alce_docs_become_passages(tmp_path):
         "question": "Who sang the song?",
         "answer": "Simon & Garfunkel and Dami Im.",
         "docs": [
-            {"id": "11", "title": "Sounds", "text": "Simon & Garfunkel recorded it.", "score": 0.9, "answers_found": [1, 0]},
-            {"id": "12", "title": "Dami", "text": "Dami Im sang at Eurovision.", "score": 0.8, "answers_found": [0, 1]},
+            {
+                "id": "11",
+                "title": "Sounds",
+                "text": "Simon & Garfunkel recorded it.",
+                "score": 0.9,
+                "answers_found": [1, 0],
+            },
+            {
+                "id": "12",
+                "title": "Dami",
+                "text": "Dami Im sang at Eurovision.",
+                "score": 0.8,
+                "answers_found": [0, 1],
+            },
         ],
     }
     (item,) = load("asqa", write(tmp_path, "asqa_eval_gtr_top100.json", [alce])).items
@@ -101,8 +118,16 @@ def test_condambigqa_fragments_and_gold_citations(tmp_path):
         "id": "u1",
         "question": "When did the US leave the gold standard?",
         "properties": [
-            {"condition": "Domestic", "groundtruth": "1933", "citations": [{"title": "2. Gold", "text": "x"}]},
-            {"condition": "International", "groundtruth": "1971", "citations": [{"title": "Untitled", "text": "y"}]},
+            {
+                "condition": "Domestic",
+                "groundtruth": "1933",
+                "citations": [{"title": "2. Gold", "text": "x"}],
+            },
+            {
+                "condition": "International",
+                "groundtruth": "1971",
+                "citations": [{"title": "Untitled", "text": "y"}],
+            },
         ],
         "ctxs": [{"title": "A", "text": "a", "score": 1.5}, {"title": "Gold", "text": "b", "score": 1.2}],
     }
@@ -126,8 +151,12 @@ def test_march_field_mapping(tmp_path):
         "passages": [{"id": "p1", "title": "Elbrus", "text": "Elbrus is in Russia."}],
     }
     fields = {
-        "id": "qid", "question": "query", "ambiguity_type": "type", "interpretations": "clarifications",
-        "interpretations.question": "clarified", "interpretations.short_answers": "answers",
+        "id": "qid",
+        "question": "query",
+        "ambiguity_type": "type",
+        "interpretations": "clarifications",
+        "interpretations.question": "clarified",
+        "interpretations.short_answers": "answers",
     }
     (item,) = load("march", write(tmp_path, "m.json", [raw]), fields=fields).items
     assert item.id == "m1" and item.ambiguity_type == "constraint"  # MIRAGE's "general"
@@ -153,15 +182,21 @@ def test_march_bad_files_name_file_and_line(tmp_path, text, message):
 
 def _march(item_id: str, kind: str = "semantic", **extra) -> dict:
     return {
-        "id": item_id, "question": "q?", "ambiguity_type": kind, "long_answer": "a",
-        "interpretations": [{"question": "q1?", "short_answers": ["a"]}], **extra,
+        "id": item_id,
+        "question": "q?",
+        "ambiguity_type": kind,
+        "long_answer": "a",
+        "interpretations": [{"question": "q1?", "short_answers": ["a"]}],
+        **extra,
     }
 
 
 def test_march_semantic_errors(tmp_path):
     with pytest.raises(DataError, match=r"m.json:\d+: duplicate item id 'x' \(first at .*m.json:2\)"):
         load("march", write(tmp_path, "m.json", [_march("x"), _march("x")]))
-    with pytest.raises(DataError, match=r"ambiguity_type 'lexical' is not one of semantic, syntactic, constraint"):
+    with pytest.raises(
+        DataError, match=r"ambiguity_type 'lexical' is not one of semantic, syntactic, constraint"
+    ):
         load("march", write(tmp_path, "m.json", [_march("x", "lexical")]))
     bad = _march("y")
     bad["interpretations"][0]["passage_ids"] = ["p9"]
@@ -197,7 +232,11 @@ def test_stratified_sample_keeps_proportions_and_order():
     assert chosen != stratified_sample(items, 10, seed=4)
 
 
-@given(st.lists(st.sampled_from([*AMBIGUITY_TYPES, None]), min_size=1, max_size=60), st.integers(1, 70), st.integers(0, 5))
+@given(
+    st.lists(st.sampled_from([*AMBIGUITY_TYPES, None]), min_size=1, max_size=60),
+    st.integers(1, 70),
+    st.integers(0, 5),
+)
 def test_stratified_sample_size_and_membership(kinds, limit, seed):
     items = _items(kinds)
     chosen = stratified_sample(items, limit, seed)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -42,7 +41,10 @@ def test_to_answer_accepts_the_contract():
         ({"text": 1}, "without a string 'text'"),
         ({"text": "t", "citations": "F1"}, "'citations' as str, expected a list"),
         ({"text": "t", "is_ambiguous": "yes"}, "'is_ambiguous' as str, expected bool"),
-        ({"text": "t", "interpretations": [{"answer": "a", "question": 3}]}, r"interpretations\[0\].question as int"),
+        (
+            {"text": "t", "interpretations": [{"answer": "a", "question": 3}]},
+            r"interpretations\[0\].question as int",
+        ),
         ({"text": "t", "metadata": []}, "'metadata' as list, expected a dict"),
     ],
 )
@@ -105,7 +107,9 @@ def test_from_object_rejects_unusable_callables():
 
 def test_load_system_builtins_and_modules(tmp_path):
     assert load_system("oracle", tmp_path).label == "oracle baseline (pytest_ambigqa.baselines:oracle)"
-    (tmp_path / "my_qa_mod.py").write_text("class Bot:\n    def answer(self, question):\n        return 'hi'\nbot = Bot()\n")
+    (tmp_path / "my_qa_mod.py").write_text(
+        "class Bot:\n    def answer(self, question):\n        return 'hi'\nbot = Bot()\n"
+    )
     assert load_system("my_qa_mod:bot.answer", tmp_path).answer(ITEM, None).text == "hi"
     with pytest.raises(pytest.UsageError, match="module 'my_qa_mod' has no attribute 'nope'"):
         load_system("my_qa_mod:nope", tmp_path)
@@ -135,4 +139,8 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
     assert low <= sum(values) / len(values) <= high
     assert (low, high) == bootstrap_interval(values, seed=7)
     assert bootstrap_interval([0.3] * 5, seed=1) == (0.3, 0.3)
-    assert stable_seed(0, "march", "str_em") == stable_seed(0, "march", "str_em") != stable_seed(1, "march", "str_em")
+    assert (
+        stable_seed(0, "march", "str_em")
+        == stable_seed(0, "march", "str_em")
+        != stable_seed(1, "march", "str_em")
+    )

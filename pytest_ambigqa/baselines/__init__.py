@@ -63,9 +63,7 @@ def lexical(question: str, passages: list[Passage]) -> Answer:
         idf = sum(math.log(1 + len(candidates) / (1 + frequency[t])) for t in query & (terms | title))
         return idf / math.sqrt(1 + len(terms))
 
-    ranked = sorted(
-        enumerate(candidates), key=lambda c: (-score(c[1][2], c[1][3]), c[0])
-    )
+    ranked = sorted(enumerate(candidates), key=lambda c: (-score(c[1][2], c[1][3]), c[0]))
     chosen: list[tuple[Passage, str]] = []
     used: set[str] = set()
     for _, (passage, sentence, terms, title) in ranked:

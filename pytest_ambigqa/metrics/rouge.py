@@ -41,7 +41,4 @@ def rouge_lsum(prediction: str, references: Sequence[str]) -> float:
     if not references:
         raise ValueError("ROUGE-Lsum needs at least one reference")
     hypothesis = sentence_lines(prediction)
-    return max(
-        _scorer().score(sentence_lines(ref), hypothesis)["rougeLsum"].fmeasure
-        for ref in references
-    )
+    return max(_scorer().score(sentence_lines(ref), hypothesis)["rougeLsum"].fmeasure for ref in references)

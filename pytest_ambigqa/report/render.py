@@ -67,7 +67,12 @@ def _table(rows: list[list[str]], align: str, indent: str = "  ") -> list[str]:
     """Columns padded to width; ``align`` has one ``l`` or ``r`` per column."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return [
-        (indent + "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, align))).rstrip()
+        (
+            indent
+            + "  ".join(
+                c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, align, strict=True)
+            )
+        ).rstrip()
         for row in rows
     ]
 
@@ -85,11 +90,15 @@ def terminal_lines(card: Scorecard) -> list[str]:
             if s.mean is None:
                 rows.append([METRICS[metric].label, "n/a", s.reason or "", "", paper])
             else:
-                rows.append([METRICS[metric].label, _score(s), _interval(s), f"{s.n}/{s.n + s.unscored}", paper])
+                rows.append(
+                    [METRICS[metric].label, _score(s), _interval(s), f"{s.n}/{s.n + s.unscored}", paper]
+                )
         lines += _table(rows, "lrlrl")
         if suite.slices:
             shown = [m for m in suite.metrics if any(sl.metrics[m].mean is not None for sl in suite.slices)]
-            papers = next((m for m in shown if any(m in r for r in published.rows(suite.name, "semantic"))), None)
+            papers = next(
+                (m for m in shown if any(m in r for r in published.rows(suite.name, "semantic"))), None
+            )
             rows = [["ambiguity type", "items", *(METRICS[m].label for m in shown)]]
             if papers:
                 rows[0].append(f"papers {METRICS[papers].label}")
@@ -112,7 +121,13 @@ def markdown(card: Scorecard) -> str:
     out = ["# ambigqa scorecard", ""]
     out += [line.strip() and f"- {line.strip()}" for line in _system_lines(card)]
     for suite in card.suites:
-        out += ["", f"## {suite.title}", "", f"{_source_line(suite)}; errors {suite.errors}, missing {suite.missing}.", ""]
+        out += [
+            "",
+            f"## {suite.title}",
+            "",
+            f"{_source_line(suite)}; errors {suite.errors}, missing {suite.missing}.",
+            "",
+        ]
         out += [f"Data: `{suite.source}` (sha256 `{suite.sha256}`)", ""]
         out += ["| metric | score | 95% CI | scored | papers |", "|---|---:|---|---:|---|"]
         setting = MAIN_SETTING.get(suite.name, "")
@@ -127,7 +142,9 @@ def markdown(card: Scorecard) -> str:
             out.append("| type | items | " + " | ".join(METRICS[m].label for m in shown) + " |")
             out.append("|---|---:|" + "---:|" * len(shown))
             for sl in suite.slices:
-                out.append(f"| {sl.name} | {sl.items} | " + " | ".join(_score(sl.metrics[m]) for m in shown) + " |")
+                out.append(
+                    f"| {sl.name} | {sl.items} | " + " | ".join(_score(sl.metrics[m]) for m in shown) + " |"
+                )
         rows = published.rows(suite.name, MAIN_SETTING.get(suite.name))
         metrics = [m for m in suite.metrics if any(m in r for r in rows)]
         if rows and metrics:
@@ -135,7 +152,11 @@ def markdown(card: Scorecard) -> str:
             out.append("| method / model | " + " | ".join(METRICS[m].label for m in metrics) + " |")
             out.append("|---|" + "---:|" * len(metrics))
             for r in rows:
-                out.append(f"| {_row_label(r)} | " + " | ".join(f"{r[m]:g}" if m in r else "" for m in metrics) + " |")
+                out.append(
+                    f"| {_row_label(r)} | "
+                    + " | ".join(f"{r[m]:g}" if m in r else "" for m in metrics)
+                    + " |"
+                )
         errored = [r for r in card.results if r.suite == suite.name and r.status != "ok"]
         if errored:
             out += ["", "Items without an answer:", ""]

@@ -78,7 +78,11 @@ class Scorecard:
                     **{k: v for k, v in asdict(card).items() if k not in ("metrics", "slices")},
                     "metrics": {m: asdict(s) for m, s in card.metrics.items()},
                     "slices": [
-                        {"name": s.name, "items": s.items, "metrics": {m: asdict(v) for m, v in s.metrics.items()}}
+                        {
+                            "name": s.name,
+                            "items": s.items,
+                            "metrics": {m: asdict(v) for m, v in s.metrics.items()},
+                        }
                         for s in card.slices
                     ],
                     "published": published.rows(card.name),
@@ -101,8 +105,13 @@ def summarize(metric: str, results: Sequence[ItemResult], seed: int, *scope: str
     low, high = bootstrap_interval(values, stable_seed(seed, *scope, metric))
     mean = sum(values) / len(values)
     return MetricSummary(
-        metric, len(values), len(results) - len(values), reason,
-        mean * spec.factor, low * spec.factor, high * spec.factor,
+        metric,
+        len(values),
+        len(results) - len(values),
+        reason,
+        mean * spec.factor,
+        low * spec.factor,
+        high * spec.factor,
     )
 
 
@@ -110,8 +119,13 @@ def missing_result(loaded: LoadedSuite, item_key: str, scorers: Scorers) -> Item
     item = next(i for i in loaded.items if i.key == item_key)
     scores, unscored = loaded.suite.failed_scores(scorers, MISSING)
     return ItemResult(
-        suite=item.suite, item_id=item.id, status="missing", ambiguity_type=item.ambiguity_type,
-        scores=scores, unscored=unscored, error=MISSING,
+        suite=item.suite,
+        item_id=item.id,
+        status="missing",
+        ambiguity_type=item.ambiguity_type,
+        scores=scores,
+        unscored=unscored,
+        error=MISSING,
     )
 
 
@@ -134,9 +148,7 @@ def build(
         keys = [i.key for i in suite.items if wanted is None or i.key in wanted or i.key in results]
         if not keys:
             continue
-        suite_results = [
-            results[k] if k in results else missing_result(suite, k, scorers) for k in keys
-        ]
+        suite_results = [results[k] if k in results else missing_result(suite, k, scorers) for k in keys]
         ordered.extend(suite_results)
         metrics = {m: summarize(m, suite_results, seed, suite.suite.name) for m in suite.suite.metrics}
         slices = []
@@ -145,9 +157,14 @@ def build(
                 part = [r for r in suite_results if r.ambiguity_type == kind]
                 if part:
                     slices.append(
-                        Slice(kind, len(part), {
-                            m: summarize(m, part, seed, suite.suite.name, kind) for m in suite.suite.metrics
-                        })
+                        Slice(
+                            kind,
+                            len(part),
+                            {
+                                m: summarize(m, part, seed, suite.suite.name, kind)
+                                for m in suite.suite.metrics
+                            },
+                        )
                     )
         cards.append(
             SuiteCard(

@@ -13,7 +13,7 @@ from ..metrics.rouge import rouge_lsum
 from ..metrics.text import strip_alce_citations
 from ..schema import AmbigItem, Answer, Interpretation, Passage
 from .base import LoadOptions, Scorers, Scores, Suite, long_form_scores
-from .records import DataError, Record, read_records, parse_json
+from .records import DataError, Record, parse_json, read_records
 
 _SPLITS = ("train", "dev", "test")
 
@@ -103,7 +103,7 @@ def _item(rec: Record, default_id: str | None = None) -> AmbigItem:
 def _labelled_docs(docs: list[Record], passages: tuple[Passage, ...], pair: int) -> tuple[str, ...]:
     """ALCE docs flag, per qa_pair, whether they contain its answer (``answers_found``)."""
     found = []
-    for doc, passage in zip(docs, passages):
+    for doc, passage in zip(docs, passages, strict=True):
         flags = doc.data.get("answers_found")
         if isinstance(flags, list) and pair < len(flags) and flags[pair]:
             found.append(passage.id)

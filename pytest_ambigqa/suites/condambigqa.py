@@ -20,8 +20,14 @@ class CondAmbigQA(Suite):
     name = "condambigqa"
     title = "CondAmbigQA"
     metrics = (
-        "condition", "answer", "citation", "combined", "balanced",
-        "answer_count", "count_diff", "length",
+        "condition",
+        "answer",
+        "citation",
+        "combined",
+        "balanced",
+        "answer_count",
+        "count_diff",
+        "length",
     )
     sample_file = "condambigqa_sample.json"
 

@@ -182,7 +182,9 @@ class Record:
         if type(value) is list:
             return value
         value = self.raw(field)
-        raise DataError(f"{self.where}: field '{self._key(field)}' must be a list, got {type(value).__name__}")
+        raise DataError(
+            f"{self.where}: field '{self._key(field)}' must be a list, got {type(value).__name__}"
+        )
 
     def strings(self, field: str, *, required: bool = True, nonempty: bool = False) -> tuple[str, ...]:
         values = self.array(field, required=required)
