@@ -88,10 +88,11 @@ class AmbigRun:
         self.anchor = _anchor_directory(config)
         self.results: dict[str, ItemResult] = {}
         self.expected: set[str] | None = None
-        self._systems: dict[int, System] = {}
+        self._systems: dict[int, tuple[Any, System]] = {}
         self._used: dict[str, dict[str, Any]] = {}
         self._started = time.time()
         self.scorecard: Scorecard | None = None
+        self._unmet: str | None = None  # a gate that cannot be evaluated, or a report not written
 
     def _load(self, name: str) -> LoadedSuite:
         options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields)
@@ -136,13 +137,14 @@ class AmbigRun:
 
     def system_for(self, obj: Any) -> System:
         """The :class:`System` for an ``ambig_system`` fixture value (wrapped once)."""
-        system = self._systems.get(id(obj))
-        if system is None:
-            try:
-                system = from_object(obj)
-            except TypeError as exc:
-                pytest.fail(f"ambig_system fixture: {exc}", pytrace=False)
-            self._systems[id(obj)] = system
+        known = self._systems.get(id(obj))
+        if known is not None:
+            return known[1]
+        try:
+            system = from_object(obj)
+        except TypeError as exc:
+            pytest.fail(f"ambig_system fixture: {exc}", pytrace=False)
+        self._systems[id(obj)] = (obj, system)  # holding obj keeps its id from being reused
         return system
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
@@ -151,17 +153,7 @@ class AmbigRun:
         try:
             answer = system.answer(item, self.cfg.timeout)
         except SystemFailure as exc:
-            scores, unscored = suite.failed_scores(self.scorers, "system error")
-            return ItemResult(
-                suite=item.suite,
-                item_id=item.id,
-                status="error",
-                ambiguity_type=item.ambiguity_type,
-                scores=scores,
-                unscored=unscored,
-                error=str(exc),
-                duration=time.perf_counter() - started,
-            )
+            return suite.failed_result(item, self.scorers, "error", str(exc), time.perf_counter() - started)
         duration = time.perf_counter() - started
         scores, unscored = suite.score(item, answer, self.scorers)
         return ItemResult(
@@ -196,6 +188,12 @@ class AmbigRun:
         if hasattr(self.config, "workerinput") or self.config.option.collectonly:
             return  # an xdist worker (the controller reports), or nothing ran
         if not self.results and not self.expected:
+            if self.cfg.fail_under and session.exitstatus in (
+                pytest.ExitCode.OK,
+                pytest.ExitCode.NO_TESTS_COLLECTED,
+            ):
+                self._unmet = "gate FAILED: no benchmark items ran, so --ambig-fail-under cannot be met"
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         used = list(self._used.values()) or [self.describe(self.default_system)]
         system = used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
@@ -214,8 +212,11 @@ class AmbigRun:
         )
         self.scorecard = dataclasses.replace(card, shortfalls=shortfalls)
         if self.cfg.report_dir is not None:
-            self._write_reports(self.scorecard)
-        if shortfalls and session.exitstatus == pytest.ExitCode.OK:
+            try:
+                self._write_reports(self.scorecard)
+            except OSError as exc:
+                self._unmet = f"ambigqa: could not write the scorecard to {self.cfg.report_dir}: {exc}"
+        if (shortfalls or self._unmet) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _write_reports(self, card: Scorecard) -> None:
@@ -229,12 +230,14 @@ class AmbigRun:
             tmp.replace(directory / name)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self._unmet:
+            terminalreporter.write_line(self._unmet, red=True)
         if self.scorecard is None:
             return
         terminalreporter.write_sep("=", "ambigqa scorecard")
         for line in render.terminal_lines(self.scorecard):
             terminalreporter.write_line(line, red=line.startswith("gate FAILED"))
-        if self.cfg.report_dir is not None:
+        if self.cfg.report_dir is not None and not self._unmet:
             terminalreporter.write_line(f"scorecard written to {self.cfg.report_dir}")
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:

@@ -276,6 +276,10 @@ def test_report_files(pytester):
     markdown = (pytester.path / "report" / "scorecard.md").read_text()
     assert "| STR-EM | 100.0 |" in markdown and "| Condition | n/a | n/a: no judge configured |" in markdown
     result.stdout.fnmatch_lines(["scorecard written to *report"])
+    (pytester.path / "taken").write_text("a file, not a directory")
+    blocked = pytester.runpytest("--ambig-suite=march", "--ambig-report=taken/sub")
+    assert blocked.ret == 1
+    blocked.stdout.fnmatch_lines(["ambigqa: could not write the scorecard to *taken/sub: *"])
 
 
 def test_fail_under_gates(pytester):
@@ -293,6 +297,9 @@ def test_fail_under_gates(pytester):
         "--ambig-fail-under=str_em=100",
     )
     assert lower.ret == 0  # the oracle's interval is [100, 100]
+    nothing = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=str_em=5", "-k", "no_such_item")
+    assert nothing.ret == 1
+    nothing.stdout.fnmatch_lines(["gate FAILED: no benchmark items ran, so --ambig-fail-under cannot be met"])
     na = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=disambig_f1=10")
     assert na.ret == 1
     na.stdout.fnmatch_lines(["gate FAILED: march disambig_f1: n/a (no reader configured), cannot meet 10"])

@@ -115,20 +115,6 @@ def summarize(metric: str, results: Sequence[ItemResult], seed: int, *scope: str
     )
 
 
-def missing_result(loaded: LoadedSuite, item_key: str, scorers: Scorers) -> ItemResult:
-    item = next(i for i in loaded.items if i.key == item_key)
-    scores, unscored = loaded.suite.failed_scores(scorers, MISSING)
-    return ItemResult(
-        suite=item.suite,
-        item_id=item.id,
-        status="missing",
-        ambiguity_type=item.ambiguity_type,
-        scores=scores,
-        unscored=unscored,
-        error=MISSING,
-    )
-
-
 def build(
     loaded: Iterable[LoadedSuite],
     results: Mapping[str, ItemResult],
@@ -145,10 +131,12 @@ def build(
     cards: list[SuiteCard] = []
     ordered: list[ItemResult] = []
     for suite in loaded:
-        keys = [i.key for i in suite.items if wanted is None or i.key in wanted or i.key in results]
-        if not keys:
+        chosen = [i for i in suite.items if wanted is None or i.key in wanted or i.key in results]
+        if not chosen:
             continue
-        suite_results = [results[k] if k in results else missing_result(suite, k, scorers) for k in keys]
+        suite_results = [
+            results.get(i.key) or suite.suite.failed_result(i, scorers, "missing", MISSING) for i in chosen
+        ]
         ordered.extend(suite_results)
         metrics = {m: summarize(m, suite_results, seed, suite.suite.name) for m in suite.suite.metrics}
         slices = []

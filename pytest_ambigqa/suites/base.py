@@ -13,7 +13,7 @@ from typing import Any
 from ..metrics import METRICS, NOT_CONFIGURED
 from ..metrics.coverage import str_em, str_em_hits, str_hit
 from ..metrics.text import word_count
-from ..schema import AmbigItem, Answer
+from ..schema import AmbigItem, Answer, ItemResult, Status
 from .records import DataError, read_text
 
 Scores = tuple[dict[str, float], dict[str, str]]
@@ -91,9 +91,12 @@ class Suite:
     def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scores:
         raise NotImplementedError
 
-    def failed_scores(self, scorers: Scorers, reason: str) -> Scores:
-        """Scores of an item the system failed on: 0 for correctness, else unscored."""
+    def failed_result(
+        self, item: AmbigItem, scorers: Scorers, status: Status, error: str, duration: float = 0.0
+    ) -> ItemResult:
+        """An item with no answer: 0 for correctness metrics, the others unscored."""
         unscored = scorers.unavailable(self.metrics)
+        reason = "system error" if status == "error" else error
         scores = {}
         for name in self.metrics:
             if name in unscored:
@@ -102,7 +105,16 @@ class Suite:
                 scores[name] = 0.0
             else:
                 unscored[name] = reason
-        return scores, unscored
+        return ItemResult(
+            suite=item.suite,
+            item_id=item.id,
+            status=status,
+            ambiguity_type=item.ambiguity_type,
+            scores=scores,
+            unscored=unscored,
+            error=error,
+            duration=duration,
+        )
 
 
 def long_form_scores(item: AmbigItem, text: str) -> dict[str, float]:
