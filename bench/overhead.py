@@ -24,6 +24,7 @@ def main() -> None:
         for suite in ("march", "asqa", "condambigqa"):
             data = scaled(suite, N, directory)
             out = directory / f"{suite}.times.json"
+            run_pytest([f"--ambig-suite={suite}", f"--ambig-data={data}", "--co"], directory)  # warm-up
             wall = run_pytest(
                 ["-p", "_timing", f"--ambig-suite={suite}", f"--ambig-data={data}", "--ambig-system=oracle"],
                 directory,

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from .assertions import assert_ambig
+from typing import Any
+
 from .schema import AmbigItem, Answer, GeneratedInterpretation, Interpretation, ItemResult, Passage
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that loading the plugin (which imports this package) stays cheap.
+    if name == "assert_ambig":
+        from .assertions import assert_ambig
+
+        return assert_ambig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AmbigItem",

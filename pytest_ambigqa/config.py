@@ -9,12 +9,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .metrics import METRICS
+from .schema import AmbigItem
 from .suites import SUITES
+
+if TYPE_CHECKING:
+    from .run import AmbigRun
+
+RUN_KEY: pytest.StashKey[AmbigRun] = pytest.StashKey()  # the session's run, when a suite is selected
+ITEM_KEY: pytest.StashKey[AmbigItem] = pytest.StashKey()  # the benchmark item of a builtin test
 
 GATE_MODES = ("mean", "lower-ci")
 DEFAULT_TIMEOUT = 300.0

@@ -1,14 +1,20 @@
-"""pytest hooks and fixtures of pytest-ambigqa; each delegates to :class:`run.AmbigRun`."""
+"""pytest hooks and fixtures of pytest-ambigqa; each delegates to :class:`run.AmbigRun`.
+
+Only the options are loaded for every pytest run; the rest is imported when a suite is
+selected, so an idle plugin costs a project's test runs next to nothing.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .config import add_options, read_run_config
-from .run import ITEM_KEY, RUN_KEY, AmbigRun, properties
+from .config import ITEM_KEY, RUN_KEY, add_options, read_run_config
 from .schema import AmbigItem, ItemResult
+
+if TYPE_CHECKING:
+    from .run import AmbigRun
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -18,6 +24,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     cfg = read_run_config(config)
     if cfg.suites:
+        from .run import AmbigRun
+
         run = AmbigRun(config, cfg)
         config.stash[RUN_KEY] = run
         config.pluginmanager.register(run, "ambigqa-run")
@@ -59,7 +67,10 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
     run = _run(request)
     system = run.system_for(ambig_system)
     result = run.evaluate(ambig_item, system)
-    request.node.user_properties.extend(properties(result, run.describe(system)))
+    # Added at teardown, so only the final report carries them (to the xdist controller
+    # and into JUnit XML), not all three; a node finalizer runs even after a setup error.
+    properties = run.properties(result, system)
+    request.node.addfinalizer(lambda: request.node.user_properties.extend(properties))
     if result.status == "error":
         pytest.fail(f"ambigqa {result.key}: {result.error}", pytrace=False)
     return result

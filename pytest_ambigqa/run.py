@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from .assertions import explain
-from .config import RunConfig
+from .config import ITEM_KEY, RUN_KEY, RunConfig
 from .report import gates, render
 from .report.scorecard import Scorecard, build
 from .schema import AmbigItem, ItemResult
@@ -32,7 +32,6 @@ RESULT_PROPERTY = "ambigqa.result"
 SYSTEM_PROPERTY = "ambigqa.system"
 COLLECTOR_NAME = "ambigqa"
 TEST_NAME = "test_ambig"
-ITEM_KEY = pytest.StashKey[AmbigItem]()
 _VERSIONED = ("pytest-ambigqa", "pytest", "pytest-xdist", "rouge-score", "nltk", "numpy")
 
 
@@ -182,6 +181,18 @@ class AmbigRun:
     def describe(self, system: System) -> dict[str, Any]:
         return system.describe() | {"default": self.system_is_default and system is self.default_system}
 
+    def properties(self, result: ItemResult, system: System) -> list[tuple[str, object]]:
+        """What a test report carries to the controller and to JUnit ``<properties>``:
+        readable scores, then the full records of the result and of the system."""
+        props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
+        props += [(f"ambigqa.{m}", round(v, 6)) for m, v in result.scores.items()]
+        props += [(f"ambigqa.{m}", f"n/a: {reason}") for m, reason in result.unscored.items()]
+        if result.error:
+            props.append(("ambigqa.error", result.error))
+        props.append((RESULT_PROPERTY, json.dumps(result.to_dict(), ensure_ascii=False)))
+        props.append((SYSTEM_PROPERTY, json.dumps(self.describe(system), ensure_ascii=False)))
+        return props
+
     # -- the end ------------------------------------------------------------------------
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -251,22 +262,6 @@ class AmbigRun:
             else self.default_system.label
         )
         return [f"ambigqa: {suites}; system: {system}"]
-
-
-RUN_KEY = pytest.StashKey[AmbigRun]()
-
-
-def properties(result: ItemResult, system: dict[str, Any]) -> list[tuple[str, object]]:
-    """What a test report carries to the controller and to JUnit ``<properties>``:
-    readable scores, then the full records of the result and of the system."""
-    props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
-    props += [(f"ambigqa.{m}", round(v, 6)) for m, v in result.scores.items()]
-    props += [(f"ambigqa.{m}", f"n/a: {reason}") for m, reason in result.unscored.items()]
-    if result.error:
-        props.append(("ambigqa.error", result.error))
-    props.append((RESULT_PROPERTY, json.dumps(result.to_dict(), ensure_ascii=False)))
-    props.append((SYSTEM_PROPERTY, json.dumps(system, ensure_ascii=False)))
-    return props
 
 
 def _key_of(nodeid: str) -> str:

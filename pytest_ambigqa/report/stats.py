@@ -5,8 +5,6 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-import numpy as np
-
 RESAMPLES = 1000
 LEVEL = 0.95
 _CHUNK_CELLS = 2_000_000  # bound memory: resample matrices of at most this many cells
@@ -22,6 +20,8 @@ def bootstrap_interval(values: Sequence[float], seed: int) -> tuple[float, float
 
     Deterministic for a given seed and value order, so serial and xdist runs agree.
     """
+    import numpy as np  # only the controller builds a scorecard; workers never need it
+
     data = np.asarray(values, dtype=float)
     n = len(data)
     if n == 0:
