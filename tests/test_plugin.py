@@ -274,7 +274,7 @@ def test_report_files(pytester):
         "high": None,
     }
     markdown = (pytester.path / "report" / "scorecard.md").read_text()
-    assert "| STR-EM | 100.0 |" in markdown and "| Condition | n/a | n/a: no judge configured |" in markdown
+    assert "| STR-EM | 100.0 |" in markdown and "| Condition | n/a | no judge configured |" in markdown
     result.stdout.fnmatch_lines(["scorecard written to *report"])
     (pytester.path / "taken").write_text("a file, not a directory")
     blocked = pytester.runpytest("--ambig-suite=march", "--ambig-report=taken/sub")

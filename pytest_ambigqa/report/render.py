@@ -25,12 +25,12 @@ def _score(s: MetricSummary) -> str:
 
 def _interval(s: MetricSummary) -> str:
     if s.mean is None:
-        return f"n/a: {s.reason}"
+        return s.reason or ""
     return f"[{_num(s.low, s.metric)}, {_num(s.high, s.metric)}]"
 
 
 def _row_label(row: dict[str, Any]) -> str:
-    return f"{row.get('method') or row.get('setting')} / {row['model']}"
+    return f"{row['method']} / {row['model']}" if row.get("method") else row["model"]
 
 
 def paper_range(suite: str, metric: str, setting: str) -> str:
@@ -86,13 +86,16 @@ def terminal_lines(card: Scorecard) -> list[str]:
         lines.append(f"  errors {suite.errors}, missing {suite.missing}")
         rows = [["metric", "score", "95% CI", "scored", "papers"]]
         for metric, s in suite.metrics.items():
-            paper = paper_range(suite.name, metric, setting)
-            if s.mean is None:
-                rows.append([METRICS[metric].label, "n/a", s.reason or "", "", paper])
-            else:
-                rows.append(
-                    [METRICS[metric].label, _score(s), _interval(s), f"{s.n}/{s.n + s.unscored}", paper]
-                )
+            scored = f"{s.n}/{s.n + s.unscored}" if s.n else ""
+            rows.append(
+                [
+                    METRICS[metric].label,
+                    _score(s),
+                    _interval(s),
+                    scored,
+                    paper_range(suite.name, metric, setting),
+                ]
+            )
         lines += _table(rows, "lrlrl")
         if suite.slices:
             shown = [m for m in suite.metrics if any(sl.metrics[m].mean is not None for sl in suite.slices)]
@@ -148,7 +151,7 @@ def markdown(card: Scorecard) -> str:
         rows = published.rows(suite.name, MAIN_SETTING.get(suite.name))
         metrics = [m for m in suite.metrics if any(m in r for r in rows)]
         if rows and metrics:
-            out += ["", f"Published ({rows[0]['source']}):", ""]
+            out += ["", f"<details><summary>Published ({rows[0]['source']})</summary>", ""]
             out.append("| method / model | " + " | ".join(METRICS[m].label for m in metrics) + " |")
             out.append("|---|" + "---:|" * len(metrics))
             for r in rows:
@@ -157,6 +160,7 @@ def markdown(card: Scorecard) -> str:
                     + " | ".join(f"{r[m]:g}" if m in r else "" for m in metrics)
                     + " |"
                 )
+            out += ["", "</details>"]
         errored = [r for r in card.results if r.suite == suite.name and r.status != "ok"]
         if errored:
             out += ["", "Items without an answer:", ""]
