@@ -16,6 +16,7 @@ import pytest
 from .metrics import METRICS
 from .schema import AmbigItem
 from .suites import SUITES
+from .suites.march import FIELDS as MARCH_FIELDS
 
 if TYPE_CHECKING:
     from .run import AmbigRun
@@ -25,22 +26,6 @@ ITEM_KEY: pytest.StashKey[AmbigItem] = pytest.StashKey()  # the benchmark item o
 
 GATE_MODES = ("mean", "lower-ci")
 DEFAULT_TIMEOUT = 300.0
-MARCH_FIELDS = (
-    "id",
-    "question",
-    "ambiguity_type",
-    "hops",
-    "long_answer",
-    "interpretations",
-    "passages",
-    "interpretations.question",
-    "interpretations.short_answers",
-    "interpretations.passage_ids",
-    "passages.id",
-    "passages.title",
-    "passages.text",
-)
-
 # (option, metavar, help, default); the ini name is the option without dashes, "_" for "-".
 OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("--ambig-suite", "NAMES", f"benchmark suites to run, comma-separated: {', '.join(SUITES)}", None),
@@ -194,7 +179,7 @@ def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Pa
                 "--ambig-data: with several suites, name each file as SUITE=PATH "
                 f"(suites: {', '.join(suites)})"
             )
-        return {suites[0]: base / text}
+        return {suites[0]: base / Path(text).expanduser()}
     data = {}
     for suite, path in _pairs("--ambig-data", text):
         suite = suite.lower()
@@ -202,7 +187,7 @@ def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Pa
             raise pytest.UsageError(
                 f"--ambig-data: suite '{suite}' is not selected by --ambig-suite ({', '.join(suites)})"
             )
-        data[suite] = base / path
+        data[suite] = base / Path(path).expanduser()
     return data
 
 
@@ -285,7 +270,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         seed=_number("--ambig-seed", _value(config, "--ambig-seed") or "0", kind=int),
         system=_value(config, "--ambig-system"),
         timeout=timeout or None,
-        report_dir=base / report if report else None,
+        report_dir=base / Path(report).expanduser() if report else None,
         fail_under=fail_under,
         gate=gate,
         item_min=_thresholds("--ambig-item-min", _value(config, "--ambig-item-min"), suites, item_scale=True),

@@ -12,6 +12,22 @@ from ..schema import AMBIGUITY_TYPES, AmbigItem, Answer, Interpretation, Passage
 from .base import LoadOptions, Scorers, Scores, Suite, long_form_scores
 from .records import DataError, Record, read_records
 
+# Our field names, as --ambig-march-fields maps them (nested ones as "<list>.<field>").
+FIELDS = (
+    "id",
+    "question",
+    "ambiguity_type",
+    "hops",
+    "long_answer",
+    "interpretations",
+    "passages",
+    "interpretations.question",
+    "interpretations.short_answers",
+    "interpretations.passage_ids",
+    "passages.id",
+    "passages.title",
+    "passages.text",
+)
 # MIRAGE (seeds/001), MARCH's earlier version, calls the constraint type "general".
 _TYPE_ALIASES = {"general": "constraint"}
 
