@@ -11,8 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 pytest_plugins = ["pytester"]
+
+# A shared 2-core machine makes per-example timings meaningless; keep the properties, drop the deadline.
+settings.register_profile("ambigqa", deadline=None)
+settings.load_profile("ambigqa")
 
 SHARED_DATA = Path(os.environ.get("AMBIGQA_SHARED_DATA", Path(__file__).parent.parent / "shared" / "data"))
 
