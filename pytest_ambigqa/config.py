@@ -18,6 +18,8 @@ from .schema import AmbigItem
 from .suites import SUITES
 from .suites.march import FIELDS as MARCH_FIELDS
 
+RETRIEVERS = ("bm25", "dense", "hybrid", "none")
+
 if TYPE_CHECKING:
     from .run import AmbigRun
 
@@ -61,6 +63,23 @@ OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
         "field names of a MARCH file that spells them differently",
         None,
     ),
+    (
+        "--ambig-corpus",
+        "PATH",
+        "retrieval corpus: JSON Lines {id, title, text}, or a directory of them",
+        None,
+    ),
+    ("--ambig-retriever", "KIND", f"retriever over the corpus: {', '.join(RETRIEVERS)}", "bm25"),
+    ("--ambig-top-k", "K", "passages per query for the retriever and the evidence report", "10"),
+    ("--ambig-embedder", "NAME|PATH", "sentence-transformers model for dense retrieval", None),
+    ("--ambig-cache-dir", "DIR", "where indexes are kept (default: inside pytest's cache directory)", None),
+    (
+        "--ambig-retrieval-report",
+        None,
+        "report recall@k of each interpretation's gold passages, from the original question and "
+        "from its clarified question",
+        None,
+    ),
 )
 
 
@@ -71,9 +90,14 @@ def _ini_name(option: str) -> str:
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("ambigqa", "ambiguous-question benchmarks (pytest-ambigqa)")
     for option, metavar, help_text, default in OPTIONS:
+        name = _ini_name(option)
+        if metavar is None:  # a flag
+            group.addoption(option, dest=name, action="store_true", default=None, help=help_text)
+            parser.addini(name, help_text, type="bool", default=False)
+            continue
         shown = f" (default: {default})" if default is not None else ""
-        group.addoption(option, dest=_ini_name(option), metavar=metavar, default=None, help=help_text + shown)
-        parser.addini(_ini_name(option), help_text, default=default)
+        group.addoption(option, dest=name, metavar=metavar, default=None, help=help_text + shown)
+        parser.addini(name, help_text, default=default)
 
 
 @dataclass(frozen=True)
@@ -102,6 +126,12 @@ class RunConfig:
     item_min: tuple[Threshold, ...] = ()
     max_error_rate: float | None = None
     march_fields: dict[str, str] = field(default_factory=dict)
+    corpus: Path | None = None
+    retriever: str = "bm25"
+    top_k: int = 10
+    embedder: str | None = None
+    cache_dir: Path | None = None
+    retrieval_report: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it (the system spec is redacted)."""
@@ -120,6 +150,11 @@ class RunConfig:
             "item_min": [str(t) for t in self.item_min],
             "max_error_rate": self.max_error_rate,
             "march_fields": dict(self.march_fields),
+            "corpus": str(self.corpus) if self.corpus else None,
+            "retriever": self.retriever,
+            "top_k": self.top_k,
+            "embedder": self.embedder,
+            "retrieval_report": self.retrieval_report,
         }
 
 
@@ -128,6 +163,8 @@ def _value(config: pytest.Config, option: str) -> str | None:
     value = config.getoption(name)
     if value is None:
         value = config.getini(name)
+    if isinstance(value, bool):  # a flag
+        return "yes" if value else None
     if isinstance(value, list):  # ini values can arrive as lines
         value = ",".join(value)
     value = value.strip() if isinstance(value, str) else value
@@ -251,6 +288,11 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     timeout = _number("--ambig-timeout", _value(config, "--ambig-timeout") or "0", low=0)
     max_error_rate = _value(config, "--ambig-max-error-rate")
     report = _value(config, "--ambig-report")
+    corpus = _value(config, "--ambig-corpus")
+    cache_dir = _value(config, "--ambig-cache-dir")
+    retriever = (_value(config, "--ambig-retriever") or "bm25").lower()
+    if retriever not in RETRIEVERS:
+        raise pytest.UsageError(f"--ambig-retriever: '{retriever}' is not one of {', '.join(RETRIEVERS)}")
     fail_under = _thresholds(
         "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False
     )
@@ -278,4 +320,10 @@ def read_run_config(config: pytest.Config) -> RunConfig:
             _number("--ambig-max-error-rate", max_error_rate, low=0, high=1) if max_error_rate else None
         ),
         march_fields=_march_fields(_value(config, "--ambig-march-fields")),
+        corpus=base / Path(corpus).expanduser() if corpus else None,
+        retriever=retriever,
+        top_k=_number("--ambig-top-k", _value(config, "--ambig-top-k") or "10", kind=int, low=1),
+        embedder=_value(config, "--ambig-embedder"),
+        cache_dir=base / Path(cache_dir).expanduser() if cache_dir else None,
+        retrieval_report=_value(config, "--ambig-retrieval-report") is not None,
     )

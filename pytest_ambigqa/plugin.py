@@ -61,6 +61,25 @@ def ambig_system(request: pytest.FixtureRequest) -> Any:
     return _run(request).default_system
 
 
+@pytest.fixture(scope="session")
+def ambig_corpus(request: pytest.FixtureRequest):
+    """The retrieval corpus: the selected suites' passages, or ``--ambig-corpus``."""
+    return _run(request).corpus
+
+
+@pytest.fixture(scope="session")
+def ambig_retriever(request: pytest.FixtureRequest):
+    """The ``--ambig-retriever`` over the corpus: ``retriever(query, k)``, ``retriever.batch(...)``."""
+    run = _run(request)
+    if run.cfg.retriever == "none":
+        pytest.skip("no retriever configured (--ambig-retriever=none)")
+    try:
+        run.check_retriever_for(None)
+    except pytest.UsageError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    return run.retriever()
+
+
 @pytest.fixture
 def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_system: Any) -> ItemResult:
     """Ask the system about the item and score it; a failing system makes this test an error."""

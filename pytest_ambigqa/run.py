@@ -20,10 +20,14 @@ from typing import Any
 
 import pytest
 
+from . import retrieval
 from .assertions import explain
 from .config import ITEM_KEY, RUN_KEY, RunConfig
 from .report import gates, render
 from .report.scorecard import Scorecard, build
+from .retrieval import Retriever
+from .retrieval.corpus import Corpus, load_corpus, suite_corpus
+from .retrieval.evidence import evidence_recall
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Scorers, stratified_sample
 from .systems import System, SystemFailure, from_object, load_system
@@ -77,11 +81,17 @@ class AmbigRun:
         self.config = config
         self.cfg = cfg
         self.scorers = Scorers()
-        self.loaded = [self._load(name) for name in cfg.suites]
+        pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
+        self.loaded = [self._load(name, pools) for name in cfg.suites]
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
+        self.corpus = self._corpus([item for pool in pools for item in pool])
+        self._retriever: Retriever | None = None
         search_dir = Path(config.invocation_params.dir)
         self.default_system = load_system(cfg.system or "lexical", search_dir)
         self.system_is_default = cfg.system is None
+        self.check_retriever_for(self.default_system)
+        if cfg.retrieval_report:
+            self.check_retriever_for(None)
         if cfg.report_dir is not None and cfg.report_dir.exists() and not cfg.report_dir.is_dir():
             raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
         self.anchor = _anchor_directory(config)
@@ -93,17 +103,63 @@ class AmbigRun:
         self.scorecard: Scorecard | None = None
         self._unmet: str | None = None  # a gate that cannot be evaluated, or a report not written
 
-    def _load(self, name: str) -> LoadedSuite:
+    def _load(self, name: str, pools: list[tuple[AmbigItem, ...]]) -> LoadedSuite:
         options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields)
         try:
             loaded = SUITES[name].load(self.cfg.data.get(name), options)
         except DataError as exc:
             raise pytest.UsageError(f"--ambig-data ({name}): {exc}") from None
+        pools.append(loaded.items)
         if self.cfg.limit is not None:
             loaded = dataclasses.replace(
                 loaded, items=stratified_sample(loaded.items, self.cfg.limit, self.cfg.seed)
             )
         return loaded
+
+    # -- retrieval ----------------------------------------------------------------------
+
+    def _corpus(self, items: list[AmbigItem]) -> Corpus:
+        if self.cfg.corpus is None:
+            return suite_corpus(items, self.cfg.suites)
+        try:
+            return load_corpus(self.cfg.corpus)
+        except DataError as exc:
+            raise pytest.UsageError(f"--ambig-corpus: {exc}") from None
+
+    def check_retriever_for(self, system: System | None) -> None:
+        """Fail early when a retriever is needed (by ``system``, or the report if None) but unusable."""
+        if system is not None and "retriever" not in system.inputs:
+            return
+        who = f"the system '{system.label}'" if system else "--ambig-retrieval-report"
+        if self.cfg.retriever == "none":
+            if system is None or system.requires_retriever:
+                raise pytest.UsageError(f"{who} needs a retriever, but --ambig-retriever=none")
+            return
+        if not len(self.corpus):
+            raise pytest.UsageError(
+                f"{who} needs a retriever, but the corpus ({self.corpus.source}) has no passages; "
+                "give one with --ambig-corpus"
+            )
+        problem = retrieval.unavailable(self.cfg.retriever, self.cfg.embedder)
+        if problem:
+            raise pytest.UsageError(f"{who}: {problem}")
+
+    def retriever(self) -> Retriever | None:
+        """The configured retriever, opened (or built once per machine) on first use."""
+        if self._retriever is None and self.cfg.retriever != "none":
+            self._retriever = retrieval.open_retriever(
+                self.cfg.retriever, self.corpus, self.cache_dir(), self.cfg.embedder
+            )
+        return self._retriever
+
+    def cache_dir(self) -> Path:
+        if self.cfg.cache_dir is not None:
+            return self.cfg.cache_dir
+        cache = getattr(self.config, "cache", None)
+        if cache is not None:
+            return Path(cache.mkdir("ambigqa"))
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        return Path(base) / "pytest-ambigqa"
 
     # -- collection ---------------------------------------------------------------------
 
@@ -141,18 +197,24 @@ class AmbigRun:
             return known[1]
         try:
             system = from_object(obj)
-        except TypeError as exc:
+            self.check_retriever_for(system)
+        except (TypeError, pytest.UsageError) as exc:
             pytest.fail(f"ambig_system fixture: {exc}", pytrace=False)
         self._systems[id(obj)] = (obj, system)  # holding obj keeps its id from being reused
         return system
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         suite = SUITES[item.suite]
+        retriever = self.retriever() if "retriever" in system.inputs else None
+        evidence = None
+        if self.cfg.retrieval_report:
+            evidence = evidence_recall(item, self.corpus, self.retriever(), self.cfg.top_k)
         started = time.perf_counter()
         try:
-            answer = system.answer(item, self.cfg.timeout)
+            answer = system.answer(item, self.cfg.timeout, retriever)
         except SystemFailure as exc:
-            return suite.failed_result(item, self.scorers, "error", str(exc), time.perf_counter() - started)
+            failed = suite.failed_result(item, self.scorers, "error", str(exc), time.perf_counter() - started)
+            return dataclasses.replace(failed, evidence=evidence)
         duration = time.perf_counter() - started
         scores, unscored = suite.score(item, answer, self.scorers)
         return ItemResult(
@@ -164,6 +226,7 @@ class AmbigRun:
             unscored=unscored,
             answer=answer,
             duration=duration,
+            evidence=evidence,
         )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -217,6 +280,7 @@ class AmbigRun:
             system=system,
             config=self.cfg.to_dict(),
             versions=_versions(),
+            retrieval=self._retrieval_info(),
         )
         shortfalls = gates.shortfalls(
             card.suites, self.cfg.fail_under, self.cfg.gate, self.cfg.max_error_rate
@@ -229,6 +293,17 @@ class AmbigRun:
                 self._unmet = f"ambigqa: could not write the scorecard to {self.cfg.report_dir}: {exc}"
         if (shortfalls or self._unmet) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _retrieval_info(self) -> dict[str, Any] | None:
+        if not self.cfg.retrieval_report:
+            return None
+        return {
+            "retriever": self.cfg.retriever,
+            "k": self.cfg.top_k,
+            "corpus": self.corpus.source,
+            "passages": len(self.corpus),
+            "embedder": self.cfg.embedder,
+        }
 
     def _write_reports(self, card: Scorecard) -> None:
         directory = self.cfg.report_dir
@@ -261,7 +336,13 @@ class AmbigRun:
             if self.system_is_default
             else self.default_system.label
         )
-        return [f"ambigqa: {suites}; system: {system}"]
+        lines = [f"ambigqa: {suites}; system: {system}"]
+        if self.cfg.retriever != "none":
+            lines.append(
+                f"ambigqa retrieval: {self.cfg.retriever} top-{self.cfg.top_k} over {len(self.corpus)} "
+                f"passages ({self.corpus.source}); indexes in {self.cache_dir()}"
+            )
+        return lines
 
 
 def _key_of(nodeid: str) -> str:

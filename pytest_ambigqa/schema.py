@@ -130,6 +130,7 @@ class ItemResult:
     error: str | None = None
     answer: Answer | None = None
     duration: float = 0.0
+    evidence: dict[str, float] | None = None  # retrieval recall of gold passages, see retrieval/evidence.py
 
     @property
     def key(self) -> str:
@@ -153,4 +154,5 @@ class ItemResult:
             error=data.get("error"),
             answer=Answer.from_dict(answer) if answer else None,
             duration=float(data.get("duration") or 0.0),
+            evidence=data.get("evidence"),
         )

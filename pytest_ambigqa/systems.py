@@ -30,6 +30,7 @@ from .schema import AmbigItem, Answer, GeneratedInterpretation
 BUILTIN = {
     "oracle": "pytest_ambigqa.baselines:oracle",
     "lexical": "pytest_ambigqa.baselines:lexical",
+    "retrieval": "pytest_ambigqa.baselines:retrieval",
 }
 INPUTS = ("question", "passages", "retriever", "item", "conditions")
 GOLD_INPUTS = ("item", "conditions")  # inputs that reveal gold answers: an upper bound, not a score
@@ -69,11 +70,12 @@ class System:
 
     label: str
     inputs: tuple[str, ...]
-    call: Callable[[AmbigItem, float | None], Any]  # (item, timeout) -> raw output
+    call: Callable[[AmbigItem, float | None, Any], Any]  # (item, timeout, retriever) -> raw output
+    requires_retriever: bool = False  # declares `retriever` without a default
 
-    def answer(self, item: AmbigItem, timeout: float | None) -> Answer:
+    def answer(self, item: AmbigItem, timeout: float | None, retriever: Any = None) -> Answer:
         try:
-            raw = self.call(item, timeout)
+            raw = self.call(item, timeout, retriever)
         except SystemFailure:
             raise
         except Exception as exc:  # the user's code: any failure is this item's error
@@ -159,12 +161,7 @@ def from_object(obj: Any, label: str | None = None) -> System:
         params = {"question": inspect.Parameter("question", inspect.Parameter.POSITIONAL_OR_KEYWORD)}
     accepts_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
     retriever = params.get("retriever")
-    if retriever is not None and retriever.default is retriever.empty:
-        raise TypeError(
-            f"the system '{name}' requires a 'retriever', and this version provides none yet; "
-            "give it a default"
-        )
-    declared = [n for n in INPUTS if n in params and n != "retriever"]
+    declared = [n for n in INPUTS if n in params]
     # `question` always goes in: by name, or to the first positional parameter otherwise.
     free = [
         p.name
@@ -177,14 +174,21 @@ def from_object(obj: Any, label: str | None = None) -> System:
     if "question" not in declared:
         declared.insert(0, "question")
 
-    def invoke(item: AmbigItem, timeout: float | None) -> Any:
-        kwargs = {name: _input(item, name) for name in declared}
+    def invoke(item: AmbigItem, timeout: float | None, retriever: Any) -> Any:
+        kwargs = {name: _input(item, name) for name in declared if name != "retriever"}
+        if "retriever" in declared and retriever is not None:  # else its default applies
+            kwargs["retriever"] = retriever
         if question_positional:
             question = kwargs.pop("question")
             return _run(lambda: obj(question, **kwargs), timeout)
         return _run(lambda: obj(**kwargs), timeout)
 
-    return System(label=name, inputs=tuple(declared), call=invoke)
+    return System(
+        label=name,
+        inputs=tuple(declared),
+        call=invoke,
+        requires_retriever=retriever is not None and retriever.default is retriever.empty,
+    )
 
 
 def _run(thunk: Callable[[], Any], timeout: float | None) -> Any:
@@ -248,7 +252,7 @@ def _http_system(url: str) -> System:
         host = parts.hostname + (f":{parts.port}" if parts.port else "")
         url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
 
-    def invoke(item: AmbigItem, timeout: float | None) -> Any:
+    def invoke(item: AmbigItem, timeout: float | None, retriever: Any) -> Any:
         payload: dict[str, Any] = {"question": item.question, "id": item.id}
         if item.passages:
             payload["passages"] = [

@@ -68,6 +68,19 @@ def test_from_object_passes_only_declared_inputs():
     assert from_object(lambda **kw: str(sorted(kw))).answer(ITEM, None).text == "['question']"
 
 
+def test_retriever_is_passed_when_there_is_one():
+    seen = []
+
+    def answer(question, retriever=None):
+        seen.append(retriever)
+        return "x"
+
+    system = from_object(answer)
+    system.answer(ITEM, None, retriever=None)  # none configured: the default applies
+    system.answer(ITEM, None, retriever="R")
+    assert seen == [None, "R"]
+
+
 def test_from_object_instantiates_classes_and_awaits_coroutines():
     class System:
         def __call__(self, question):
@@ -100,9 +113,9 @@ def test_from_object_rejects_unusable_callables():
         from_object(42)
     with pytest.raises(TypeError, match="takes no 'question' argument"):
         from_object(lambda *, item: "x")
-    with pytest.raises(TypeError, match="requires a 'retriever'"):
-        from_object(lambda question, retriever: "x")
-    assert from_object(lambda question, retriever=None: "x").inputs == ("question",)
+    assert from_object(lambda question, retriever: "x").requires_retriever
+    optional = from_object(lambda question, retriever=None: "x")
+    assert optional.inputs == ("question", "retriever") and not optional.requires_retriever
 
 
 def test_load_system_builtins_and_modules(tmp_path):

@@ -1,13 +1,15 @@
 """Reference systems that need no model, so every suite can be run and checked offline.
 
 ``--ambig-system=oracle`` answers with the gold long answer (an upper bound that checks
-the pipeline); ``--ambig-system=lexical`` extracts sentences from the item's passages.
+the pipeline); ``--ambig-system=lexical`` extracts sentences from the item's passages;
+``--ambig-system=retrieval`` does the same over what the retriever finds in the corpus.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 
 from ..metrics.text import normalize_answer, split_sentences
 from ..schema import AmbigItem, Answer, GeneratedInterpretation, Passage
@@ -20,6 +22,8 @@ _STOPWORDS = frozenset(
     one ones first last name named called""".split()
 )
 MAX_SENTENCES = 3
+PER_QUERY = 5  # passages the retrieval baseline takes for each of its queries
+_SPLIT_WORDS = frozenset("of by in on at to for from with that which who whom whose where when as".split())
 
 
 def oracle(question: str, item: AmbigItem) -> Answer:
@@ -39,6 +43,36 @@ def oracle(question: str, item: AmbigItem) -> Answer:
 
 def _terms(text: str) -> list[str]:
     return [t for t in normalize_answer(text).split() if t not in _STOPWORDS]
+
+
+def sub_phrases(question: str) -> list[str]:
+    """The question cut at prepositions and relative words, in the spirit of TreeRare's
+    sub-phrase retrieval (seeds/002 section 5.1) without a parser: "the manufacturer of the
+    Mustang" also searches "manufacturer" and "mustang" on their own."""
+    phrases, current = [], []
+    for word in normalize_answer(question).split():
+        if word in _SPLIT_WORDS:
+            phrases.append(current)
+            current = []
+        elif word not in _STOPWORDS:
+            current.append(word)
+    phrases.append(current)
+    return [" ".join(p) for p in phrases if p]
+
+
+def retrieval(question: str, retriever) -> Answer:
+    """Retrieve for the question and each of its sub-phrases, then answer like ``lexical``.
+
+    Passages keep their best rank across queries; an answer built from the corpus rather
+    than from the item's own passages shows what retrieval alone can reach.
+    """
+    queries = [question, *(p for p in sub_phrases(question) if p != normalize_answer(question))]
+    merged: dict[str, Passage] = {}
+    for hits in retriever.batch(queries, PER_QUERY):
+        for passage in hits:
+            merged.setdefault(passage.id, passage)
+    answer = lexical(question, list(merged.values()))
+    return replace(answer, metadata={**answer.metadata, "queries": queries, "retrieved": list(merged)})
 
 
 def lexical(question: str, passages: list[Passage]) -> Answer:

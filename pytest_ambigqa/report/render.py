@@ -14,9 +14,11 @@ MAIN_SETTING = {"march": "all", "asqa": "dev", "condambigqa": "main"}
 
 
 def _num(value: float | None, metric: str) -> str:
+    """Percentages and lengths with one decimal, 0-1 and 0-5 scores with three."""
     if value is None:
         return "n/a"
-    return f"{value:.3f}" if METRICS[metric].factor == 1 and metric not in ("length",) else f"{value:.1f}"
+    spec = METRICS.get(metric)  # evidence recall is a percentage without a metric entry
+    return f"{value:.3f}" if spec is not None and spec.factor == 1 and metric != "length" else f"{value:.1f}"
 
 
 def _score(s: MetricSummary) -> str:
@@ -111,6 +113,8 @@ def terminal_lines(card: Scorecard) -> list[str]:
                     row.append(paper_range(suite.name, papers, sl.name).split(" (")[0])
                 rows.append(row)
             lines += [""] + _table(rows, "lr" + "r" * len(shown) + "l")
+        if suite.evidence:
+            lines += [""] + _evidence_lines(card, suite)
         missing = [r.key for r in card.results if r.suite == suite.name and r.status == "missing"]
         if missing:
             more = f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""
@@ -118,6 +122,33 @@ def terminal_lines(card: Scorecard) -> list[str]:
     lines.append("")
     lines += [f"gate FAILED: {s}" for s in card.shortfalls]
     return lines
+
+
+def _evidence_title(card: Scorecard) -> str:
+    info = card.retrieval or {}
+    return (
+        f"evidence coverage: recall@{info.get('k')} of gold passages, {info.get('retriever')} over "
+        f"{info.get('passages')} passages ({info.get('corpus')})"
+    )
+
+
+def _evidence_rows(suite: SuiteCard) -> list[list[str]]:
+    return [
+        [
+            e.name,
+            str(e.items),
+            _score(e.original),
+            _interval(e.original),
+            _score(e.clarified),
+            _interval(e.clarified),
+        ]
+        for e in suite.evidence
+    ]
+
+
+def _evidence_lines(card: Scorecard, suite: SuiteCard) -> list[str]:
+    header = ["slice", "items", "original question", "95% CI", "clarified questions", "95% CI"]
+    return ["  " + _evidence_title(card)] + _table([header, *_evidence_rows(suite)], "lrrlrl")
 
 
 def markdown(card: Scorecard) -> str:
@@ -148,6 +179,11 @@ def markdown(card: Scorecard) -> str:
                 out.append(
                     f"| {sl.name} | {sl.items} | " + " | ".join(_score(sl.metrics[m]) for m in shown) + " |"
                 )
+        if suite.evidence:
+            out += ["", f"{_evidence_title(card)[0].upper()}{_evidence_title(card)[1:]}:", ""]
+            out += ["| slice | items | original question | 95% CI | clarified questions | 95% CI |"]
+            out += ["|---|---:|---:|---|---:|---|"]
+            out += ["| " + " | ".join(row) + " |" for row in _evidence_rows(suite)]
         rows = published.rows(suite.name, MAIN_SETTING.get(suite.name))
         metrics = [m for m in suite.metrics if any(m in r for r in rows)]
         if rows and metrics:

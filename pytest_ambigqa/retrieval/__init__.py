@@ -1,0 +1,105 @@
+"""Retrievers over the suite corpus: BM25, dense, and their reciprocal-rank fusion.
+
+Every retriever is called as ``retriever(query, k=10) -> list[Passage]`` (best first,
+each passage with its ``score``) and ``retriever.batch(queries, k)``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from ..schema import Passage
+from .cache import IndexCache, fingerprint
+from .corpus import Corpus
+from .ranking import RRF_K, reciprocal_rank_fusion, to_passages
+
+FUSION_DEPTH = 100  # how deep each list goes into the fusion
+
+
+class Retriever(Protocol):
+    name: str
+    corpus: Corpus
+
+    def __call__(self, query: str, k: int = 10) -> list[Passage]: ...
+
+    def batch(self, queries: Sequence[str], k: int = 10) -> list[list[Passage]]: ...
+
+
+class HybridRetriever:
+    """Reciprocal-rank fusion (k = 60) of the BM25 and dense rankings."""
+
+    name = "hybrid"
+
+    def __init__(self, bm25, dense) -> None:
+        self.bm25, self.dense, self.corpus = bm25, dense, bm25.corpus
+
+    def batch(self, queries: Sequence[str], k: int = 10) -> list[list[Passage]]:
+        depth = max(k, FUSION_DEPTH)
+        dense = self.dense.rankings(queries, depth)
+        out = []
+        for query, dense_ranking in zip(queries, dense, strict=True):
+            lists = [[i for i, _ in self.bm25.ranking(query, depth)], [i for i, _ in dense_ranking]]
+            out.append(to_passages(self.corpus, reciprocal_rank_fusion(lists, RRF_K)[:k]))
+        return out
+
+    def __call__(self, query: str, k: int = 10) -> list[Passage]:
+        return self.batch([query], k)[0]
+
+
+_NEEDS = {"bm25": ("rank_bm25",), "dense": ("faiss", "sentence_transformers")}
+_NEEDS["hybrid"] = _NEEDS["bm25"] + _NEEDS["dense"]
+
+
+def unavailable(kind: str, embedder: str | None) -> str | None:
+    """Why retriever ``kind`` cannot run here (a message naming the option), or None.
+
+    Cheap: looks for the packages and the model files without importing torch.
+    """
+    missing = [m for m in _NEEDS[kind] if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"--ambig-retriever={kind} needs {', '.join(missing)}: pip install 'pytest-ambigqa[retrieval]'"
+    if kind in ("dense", "hybrid"):
+        from .dense import ModelNotFound, resolve_model
+
+        try:
+            resolve_model(embedder)
+        except ModelNotFound as exc:
+            return f"--ambig-embedder: {exc}"
+    return None
+
+
+def open_retriever(kind: str, corpus: Corpus, cache_dir: Path, embedder: str | None) -> Retriever:
+    """Load (or build once, under the cache lock) the index of ``kind`` for ``corpus``."""
+    cache = IndexCache(cache_dir)
+    corpus_key = corpus.sha256
+    bm25 = dense = None
+    if kind in ("bm25", "hybrid"):
+        from . import bm25 as bm25_module
+
+        key = fingerprint("bm25", corpus_key, bm25_module.K1, bm25_module.B, sorted(bm25_module.STOPWORDS))
+        bm25 = cache.get(
+            "bm25",
+            key,
+            lambda d: bm25_module.build_bm25(corpus, d),
+            lambda d: bm25_module.BM25Retriever(corpus, d),
+        )
+    if kind in ("dense", "hybrid"):
+        from . import dense as dense_module
+
+        path = dense_module.resolve_model(embedder)
+        model = dense_module.Embedder(path)
+        key = fingerprint("dense", corpus_key, dense_module.model_fingerprint(path), dense_module.FLAT_LIMIT)
+        dense = cache.get(
+            "dense",
+            key,
+            lambda d: dense_module.build_dense(corpus, model, d),
+            lambda d: dense_module.DenseRetriever(corpus, d, model),
+        )
+    if kind == "bm25":
+        return bm25
+    if kind == "dense":
+        return dense
+    return HybridRetriever(bm25, dense)
