@@ -168,3 +168,23 @@ def test_empty_corpus_is_a_usage_error(pytester, shared_data):
             "give one with --ambig-corpus"
         ]
     )
+
+
+def test_bm25_runs_never_import_torch(pytester):
+    pytester.makeconftest(
+        """
+        import sys
+        def pytest_sessionfinish(session):
+            heavy = sorted(m for m in ("torch", "sentence_transformers", "faiss", "transformers") if m in sys.modules)
+            print("HEAVY", heavy)
+        """
+    )
+    pytester.makepyfile(mysys=USES_RETRIEVER)
+    result = pytester.runpytest_subprocess(
+        "--ambig-suite=march",
+        "--ambig-system=mysys:answer",
+        "--ambig-retrieval-report",
+        "-s",
+    )
+    result.assert_outcomes(passed=len(MARCH))
+    result.stdout.fnmatch_lines(["*HEAVY []"])
