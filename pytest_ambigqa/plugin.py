@@ -73,11 +73,13 @@ def ambig_retriever(request: pytest.FixtureRequest):
     run = _run(request)
     if run.cfg.retriever == "none":
         pytest.skip("no retriever configured (--ambig-retriever=none)")
+    from .run import RetrieverUnavailable
+
     try:
         run.check_retriever_for(None)
-    except pytest.UsageError as exc:
-        pytest.fail(str(exc), pytrace=False)
-    return run.retriever()
+        return run.retriever()
+    except (pytest.UsageError, RetrieverUnavailable) as exc:
+        pytest.fail(f"ambigqa: {exc}", pytrace=False)
 
 
 @pytest.fixture

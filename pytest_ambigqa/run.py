@@ -76,6 +76,10 @@ def _test_ambig(ambig_result: ItemResult, request: pytest.FixtureRequest) -> Non
         pytest.fail(explain(item, ambig_result.answer, failures), pytrace=False)
 
 
+class RetrieverUnavailable(Exception):
+    """The configured retriever could not be opened (model, index or corpus trouble)."""
+
+
 class AmbigRun:
     def __init__(self, config: pytest.Config, cfg: RunConfig) -> None:
         self.config = config
@@ -86,6 +90,7 @@ class AmbigRun:
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
         self.corpus = self._corpus([item for pool in pools for item in pool])
         self._retriever: Retriever | None = None
+        self._retriever_error: str | None = None
         search_dir = Path(config.invocation_params.dir)
         self.default_system = load_system(cfg.system or "lexical", search_dir)
         self.system_is_default = cfg.system is None
@@ -145,11 +150,22 @@ class AmbigRun:
             raise pytest.UsageError(f"{who}: {problem}")
 
     def retriever(self) -> Retriever | None:
-        """The configured retriever, opened (or built once per machine) on first use."""
+        """The configured retriever, opened (or built once per machine) on first use.
+
+        If it cannot be opened, every item that needs it errors with the same one-line reason.
+        """
         if self._retriever is None and self.cfg.retriever != "none":
-            self._retriever = retrieval.open_retriever(
-                self.cfg.retriever, self.corpus, self.cache_dir(), self.cfg.embedder
-            )
+            if self._retriever_error is None:
+                try:
+                    self._retriever = retrieval.open_retriever(
+                        self.cfg.retriever, self.corpus, self.cache_dir(), self.cfg.embedder
+                    )
+                except Exception as exc:  # a model or index that will not load: say so, once per item
+                    self._retriever_error = f"{type(exc).__name__}: {exc}"
+            if self._retriever is None:
+                raise RetrieverUnavailable(
+                    f"cannot open the {self.cfg.retriever} retriever: {self._retriever_error}"
+                )
         return self._retriever
 
     def cache_dir(self) -> Path:
@@ -205,10 +221,13 @@ class AmbigRun:
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         suite = SUITES[item.suite]
-        retriever = self.retriever() if "retriever" in system.inputs else None
-        evidence = None
-        if self.cfg.retrieval_report:
-            evidence = evidence_recall(item, self.corpus, self.retriever(), self.cfg.top_k)
+        try:
+            retriever = self.retriever() if "retriever" in system.inputs else None
+            evidence = None
+            if self.cfg.retrieval_report:
+                evidence = evidence_recall(item, self.corpus, self.retriever(), self.cfg.top_k)
+        except RetrieverUnavailable as exc:
+            return suite.failed_result(item, self.scorers, "error", str(exc))
         started = time.perf_counter()
         try:
             answer = system.answer(item, self.cfg.timeout, retriever)

@@ -188,3 +188,21 @@ def test_bm25_runs_never_import_torch(pytester):
     )
     result.assert_outcomes(passed=len(MARCH))
     result.stdout.fnmatch_lines(["*HEAVY []"])
+
+
+def test_a_retriever_that_cannot_open_fails_each_item_with_one_line(pytester):
+    empty = [{"id": "a", "title": "", "text": "... !!!"}]  # no word to index
+    pytester.path.joinpath("corpus.jsonl").write_text(json.dumps(empty[0]))
+    pytester.makepyfile(mysys=USES_RETRIEVER)
+    result, card = run(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-system=mysys:answer",
+        "--ambig-corpus=corpus.jsonl",
+        "--ambig-limit=2",
+    )
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        ["*ambigqa march-*: cannot open the bm25 retriever: ValueError: no passage has a word to index"] * 2
+    )
+    assert card["suites"][0]["errors"] == 2 and card["suites"][0]["missing"] == 0
