@@ -52,11 +52,14 @@ def assert_ambig(answer: Any, item: AmbigItem, **thresholds: float) -> dict[str,
         normalised = to_answer(answer)
     except SystemFailure as exc:
         pytest.fail(f"ambigqa {item.key}: {exc}", pytrace=False)
-    scores, unscored = suite.score(item, normalised, Scorers())
+    scored = suite.score(item, normalised, Scorers())
+    scores, unscored = scored.scores, scored.unscored
     failures = []
     for metric, expected in thresholds.items():
         if metric in unscored:
             failures.append(f"{metric}: expected >= {expected:g}, but it is n/a ({unscored[metric]})")
+        elif metric not in scores:
+            failures.append(f"{metric}: expected >= {expected:g}, but it is only a suite score")
         elif scores[metric] < expected:
             failures.append(
                 f"{metric} ({METRICS[metric].label}): expected >= {expected:g}, got {scores[metric]:.3g}"

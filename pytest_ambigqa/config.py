@@ -19,6 +19,7 @@ from .suites import SUITES
 from .suites.march import FIELDS as MARCH_FIELDS
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "none")
+CONDAMBIGQA_SETTINGS = ("main", "gold-conditions", "no-conditions")
 
 if TYPE_CHECKING:
     from .run import AmbigRun
@@ -73,6 +74,32 @@ OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("--ambig-top-k", "K", "passages per query for the retriever and the evidence report", "10"),
     ("--ambig-embedder", "NAME|PATH", "sentence-transformers model for dense retrieval", None),
     ("--ambig-cache-dir", "DIR", "where indexes are kept (default: inside pytest's cache directory)", None),
+    (
+        "--ambig-reader",
+        "PATH|NAME|llm|none",
+        "reader for Disambig-F1: a QA model directory or cache name, or llm",
+        None,
+    ),
+    ("--ambig-judge", "MODEL", "LLM judge model, on an OpenAI-compatible server", None),
+    ("--ambig-judge-base-url", "URL", "the judge server (default: $OPENAI_BASE_URL, else OpenAI)", None),
+    ("--ambig-judge-timeout", "SECONDS", "per judge request", "60"),
+    ("--ambig-judge-retries", "N", "retries on 429, 5xx and timeouts (exponential backoff)", "4"),
+    ("--ambig-judge-reasks", "N", "times an invalid JSON reply is asked again", "2"),
+    ("--ambig-judge-concurrency", "N", "judge requests in flight at once, per process", "4"),
+    ("--ambig-judge-price", "IN,OUT", "$ per million prompt and completion tokens, for the cost line", None),
+    ("--ambig-judge-samples", "K", "judge each output K times with distinct seeds (judge variance)", "1"),
+    (
+        "--ambig-max-unscored-rate",
+        "R",
+        "fail the run if more than this fraction of a metric's items is unscored",
+        None,
+    ),
+    (
+        "--ambig-condambigqa-setting",
+        "SETTING",
+        f"CondAmbigQA protocol: {', '.join(CONDAMBIGQA_SETTINGS)} (gold-conditions passes them on)",
+        "main",
+    ),
     (
         "--ambig-retrieval-report",
         None,
@@ -132,9 +159,20 @@ class RunConfig:
     embedder: str | None = None
     cache_dir: Path | None = None
     retrieval_report: bool = False
+    reader: str | None = None
+    judge: str | None = None
+    judge_base_url: str | None = None
+    judge_timeout: float = 60.0
+    judge_retries: int = 4
+    judge_reasks: int = 2
+    judge_concurrency: int = 4
+    judge_price: tuple[float, float] | None = None
+    judge_samples: int = 1
+    max_unscored_rate: float | None = None
+    condambigqa_setting: str = "main"
 
     def to_dict(self) -> dict[str, Any]:
-        """The configuration as reports record it (the system spec is redacted)."""
+        """The configuration as reports record it (URLs redacted; keys are never in it)."""
         from .systems import redact
 
         return {
@@ -155,6 +193,13 @@ class RunConfig:
             "top_k": self.top_k,
             "embedder": self.embedder,
             "retrieval_report": self.retrieval_report,
+            "reader": self.reader,
+            "judge": self.judge,
+            "judge_base_url": redact(self.judge_base_url) if self.judge_base_url else None,
+            "judge_samples": self.judge_samples,
+            "judge_price": list(self.judge_price) if self.judge_price else None,
+            "max_unscored_rate": self.max_unscored_rate,
+            "condambigqa_setting": self.condambigqa_setting,
         }
 
 
@@ -247,6 +292,8 @@ def _thresholds(
             )
         value = _number(option, raw)
         spec = METRICS[metric]
+        if item_scale and spec.derived:
+            raise pytest.UsageError(f"{option}: {metric} is computed for a whole suite, not per item")
         if item_scale and spec.item_range:
             low, high = spec.item_range
             if not low <= value <= high:
@@ -260,6 +307,16 @@ def _thresholds(
                 )
         out.append(Threshold(suite, metric, value))
     return tuple(out)
+
+
+def _price(text: str | None) -> tuple[float, float] | None:
+    if not text:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2:
+        raise pytest.UsageError(f"--ambig-judge-price: expected IN,OUT ($ per million tokens), got '{text}'")
+    price_in, price_out = (_number("--ambig-judge-price", p, low=0) for p in parts)
+    return price_in, price_out
 
 
 def _march_fields(text: str | None) -> dict[str, str]:
@@ -290,6 +347,17 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     report = _value(config, "--ambig-report")
     corpus = _value(config, "--ambig-corpus")
     cache_dir = _value(config, "--ambig-cache-dir")
+    max_unscored = _value(config, "--ambig-max-unscored-rate")
+    reader = _value(config, "--ambig-reader")
+    if reader is not None and reader.lower() == "none":
+        reader = None
+    if reader is not None and reader.lower() == "llm" and not _value(config, "--ambig-judge"):
+        raise pytest.UsageError("--ambig-reader=llm: the LLM reader is the judge model; set --ambig-judge")
+    setting = (_value(config, "--ambig-condambigqa-setting") or "main").lower()
+    if setting not in CONDAMBIGQA_SETTINGS:
+        raise pytest.UsageError(
+            f"--ambig-condambigqa-setting: '{setting}' is not one of {', '.join(CONDAMBIGQA_SETTINGS)}"
+        )
     retriever = (_value(config, "--ambig-retriever") or "bm25").lower()
     if retriever not in RETRIEVERS:
         raise pytest.UsageError(f"--ambig-retriever: '{retriever}' is not one of {', '.join(RETRIEVERS)}")
@@ -326,4 +394,27 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         embedder=_value(config, "--ambig-embedder"),
         cache_dir=base / Path(cache_dir).expanduser() if cache_dir else None,
         retrieval_report=_value(config, "--ambig-retrieval-report") is not None,
+        reader=reader,
+        judge=_value(config, "--ambig-judge"),
+        judge_base_url=_value(config, "--ambig-judge-base-url"),
+        judge_timeout=_number(
+            "--ambig-judge-timeout", _value(config, "--ambig-judge-timeout") or "60", low=0.001
+        ),
+        judge_retries=_number(
+            "--ambig-judge-retries", _value(config, "--ambig-judge-retries") or "4", kind=int, low=0
+        ),
+        judge_reasks=_number(
+            "--ambig-judge-reasks", _value(config, "--ambig-judge-reasks") or "2", kind=int, low=0
+        ),
+        judge_concurrency=_number(
+            "--ambig-judge-concurrency", _value(config, "--ambig-judge-concurrency") or "4", kind=int, low=1
+        ),
+        judge_price=_price(_value(config, "--ambig-judge-price")),
+        judge_samples=_number(
+            "--ambig-judge-samples", _value(config, "--ambig-judge-samples") or "1", kind=int, low=1
+        ),
+        max_unscored_rate=(
+            _number("--ambig-max-unscored-rate", max_unscored, low=0, high=1) if max_unscored else None
+        ),
+        condambigqa_setting=setting,
     )

@@ -6,6 +6,7 @@ selected, so an idle plugin costs a project's test runs next to nothing.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,6 +16,11 @@ from .schema import AmbigItem, ItemResult
 
 if TYPE_CHECKING:
     from .run import AmbigRun
+
+# deepeval (our G-Eval judge) phones home and reads .env files unless told not to. Set before
+# any test imports it, and inherited by xdist workers; a value the user set is kept.
+os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
+os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

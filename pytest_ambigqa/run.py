@@ -9,6 +9,7 @@ gathers them and builds the scorecard, gates and reports.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import platform
@@ -23,6 +24,8 @@ import pytest
 from . import retrieval
 from .assertions import explain
 from .config import ITEM_KEY, RUN_KEY, RunConfig
+from .judge import Judge, JudgeSettings, LLMReader
+from .metrics.reader import HFReader, resolve_reader_path
 from .report import gates, render
 from .report.scorecard import Scorecard, build
 from .retrieval import Retriever
@@ -84,7 +87,10 @@ class AmbigRun:
     def __init__(self, config: pytest.Config, cfg: RunConfig) -> None:
         self.config = config
         self.cfg = cfg
-        self.scorers = Scorers()
+        self.judge = self._judge()
+        self.scorers = Scorers(
+            reader=self._reader(), judge=self.judge, condambigqa_setting=cfg.condambigqa_setting
+        )
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
@@ -120,6 +126,50 @@ class AmbigRun:
                 loaded, items=stratified_sample(loaded.items, self.cfg.limit, self.cfg.seed)
             )
         return loaded
+
+    # -- models -------------------------------------------------------------------------
+
+    def _judge(self) -> Judge | None:
+        if not self.cfg.judge:
+            return None
+        needs = ["openai"] + (["deepeval"] if "condambigqa" in self.cfg.suites else [])
+        missing = [m for m in needs if importlib.util.find_spec(m) is None]
+        if missing:
+            raise pytest.UsageError(
+                f"--ambig-judge needs {', '.join(missing)}: pip install 'pytest-ambigqa[judge]'"
+            )
+        price = self.cfg.judge_price or (None, None)
+        settings = JudgeSettings(
+            model=self.cfg.judge,
+            base_url=self.cfg.judge_base_url,
+            seed=self.cfg.seed,
+            timeout=self.cfg.judge_timeout,
+            max_retries=self.cfg.judge_retries,
+            max_reasks=self.cfg.judge_reasks,
+            concurrency=self.cfg.judge_concurrency,
+            price_in=price[0],
+            price_out=price[1],
+        )
+        return Judge(settings, self.cache_dir(), samples=self.cfg.judge_samples)
+
+    def _reader(self):
+        spec = self.cfg.reader
+        if spec is None or not {"march", "asqa"} & set(self.cfg.suites):
+            return None
+        if spec.lower() == "llm":
+            return LLMReader(self.judge)
+        missing = [m for m in ("transformers", "torch") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise pytest.UsageError(
+                f"--ambig-reader needs {', '.join(missing)}: pip install 'pytest-ambigqa[reader]'"
+            )
+        path = resolve_reader_path(spec)
+        if path is None:
+            raise pytest.UsageError(
+                f"--ambig-reader: '{spec}' is neither a model directory nor a model in the local "
+                "Hugging Face cache (nothing is downloaded)"
+            )
+        return HFReader(path)
 
     # -- retrieval ----------------------------------------------------------------------
 
@@ -228,24 +278,28 @@ class AmbigRun:
                 evidence = evidence_recall(item, self.corpus, self.retriever(), self.cfg.top_k)
         except RetrieverUnavailable as exc:
             return suite.failed_result(item, self.scorers, "error", str(exc))
+        gold_conditions = self.cfg.condambigqa_setting == "gold-conditions"
+        extras = {"retriever": retriever, "conditions": item.conditions if gold_conditions else []}
         started = time.perf_counter()
         try:
-            answer = system.answer(item, self.cfg.timeout, retriever)
+            answer = system.answer(item, self.cfg.timeout, extras)
         except SystemFailure as exc:
             failed = suite.failed_result(item, self.scorers, "error", str(exc), time.perf_counter() - started)
             return dataclasses.replace(failed, evidence=evidence)
         duration = time.perf_counter() - started
-        scores, unscored = suite.score(item, answer, self.scorers)
+        scored = suite.score(item, answer, self.scorers)
         return ItemResult(
             suite=item.suite,
             item_id=item.id,
             status="ok",
             ambiguity_type=item.ambiguity_type,
-            scores=scores,
-            unscored=unscored,
+            scores=scored.scores,
+            unscored=scored.unscored,
             answer=answer,
             duration=duration,
             evidence=evidence,
+            samples=scored.samples,
+            usage=scored.usage,
         )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -261,7 +315,10 @@ class AmbigRun:
             self._used.setdefault(system["label"], system)
 
     def describe(self, system: System) -> dict[str, Any]:
-        return system.describe() | {"default": self.system_is_default and system is self.default_system}
+        gold_conditions = self.cfg.condambigqa_setting == "gold-conditions"
+        return system.describe(gold_conditions) | {
+            "default": self.system_is_default and system is self.default_system
+        }
 
     def properties(self, result: ItemResult, system: System) -> list[tuple[str, object]]:
         """What a test report carries to the controller and to JUnit ``<properties>``:
@@ -300,9 +357,15 @@ class AmbigRun:
             config=self.cfg.to_dict(),
             versions=_versions(),
             retrieval=self._retrieval_info(),
+            judge=self.judge.describe() if self.judge else None,
+            item_min=self.cfg.item_min,
         )
         shortfalls = gates.shortfalls(
-            card.suites, self.cfg.fail_under, self.cfg.gate, self.cfg.max_error_rate
+            card.suites,
+            self.cfg.fail_under,
+            self.cfg.gate,
+            self.cfg.max_error_rate,
+            self.cfg.max_unscored_rate,
         )
         self.scorecard = dataclasses.replace(card, shortfalls=shortfalls)
         if self.cfg.report_dir is not None:

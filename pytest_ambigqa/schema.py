@@ -131,6 +131,8 @@ class ItemResult:
     answer: Answer | None = None
     duration: float = 0.0
     evidence: dict[str, float] | None = None  # retrieval recall of gold passages, see retrieval/evidence.py
+    samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
+    usage: dict[str, Any] | None = None  # what the judge calls for this item cost
 
     @property
     def key(self) -> str:
@@ -155,4 +157,6 @@ class ItemResult:
             answer=Answer.from_dict(answer) if answer else None,
             duration=float(data.get("duration") or 0.0),
             evidence=data.get("evidence"),
+            samples={k: [float(x) for x in v] for k, v in (data.get("samples") or {}).items()},
+            usage=data.get("usage"),
         )

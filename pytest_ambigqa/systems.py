@@ -17,7 +17,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,7 +33,7 @@ BUILTIN = {
     "retrieval": "pytest_ambigqa.baselines:retrieval",
 }
 INPUTS = ("question", "passages", "retriever", "item", "conditions")
-GOLD_INPUTS = ("item", "conditions")  # inputs that reveal gold answers: an upper bound, not a score
+GOLD_INPUTS = ("item",)  # inputs that reveal gold answers: an upper bound, not a score
 ANSWER_FIELDS = (
     "text",
     "interpretations",
@@ -70,27 +70,33 @@ class System:
 
     label: str
     inputs: tuple[str, ...]
-    call: Callable[[AmbigItem, float | None, Any], Any]  # (item, timeout, retriever) -> raw output
+    call: Callable[[AmbigItem, float | None, Mapping[str, Any]], Any]  # (item, timeout, extras) -> output
     requires_retriever: bool = False  # declares `retriever` without a default
 
-    def answer(self, item: AmbigItem, timeout: float | None, retriever: Any = None) -> Answer:
+    def answer(
+        self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any] | None = None
+    ) -> Answer:
+        """``extras`` are the run's inputs: ``retriever`` (None: none) and ``conditions``."""
         try:
-            raw = self.call(item, timeout, retriever)
+            raw = self.call(item, timeout, extras or {})
         except SystemFailure:
             raise
         except Exception as exc:  # the user's code: any failure is this item's error
             raise SystemFailure(f"system raised {type(exc).__name__}: {exc}") from exc
         return to_answer(raw)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, gold_conditions: bool = False) -> dict[str, Any]:
+        gold = GOLD_INPUTS + (("conditions",) if gold_conditions else ())
         return {
             "label": self.label,
             "inputs": list(self.inputs),
-            "gold_inputs": [i for i in self.inputs if i in GOLD_INPUTS],
+            "gold_inputs": [i for i in self.inputs if i in gold],
         }
 
 
-def _input(item: AmbigItem, name: str) -> Any:
+def _input(item: AmbigItem, name: str, extras: Mapping[str, Any]) -> Any:
+    if name in extras:
+        return extras[name]
     if name == "question":
         return item.question
     if name == "passages":
@@ -98,7 +104,7 @@ def _input(item: AmbigItem, name: str) -> Any:
     if name == "item":
         return item
     if name == "conditions":
-        return item.conditions
+        return []
     raise AssertionError(name)
 
 
@@ -174,10 +180,10 @@ def from_object(obj: Any, label: str | None = None) -> System:
     if "question" not in declared:
         declared.insert(0, "question")
 
-    def invoke(item: AmbigItem, timeout: float | None, retriever: Any) -> Any:
-        kwargs = {name: _input(item, name) for name in declared if name != "retriever"}
-        if "retriever" in declared and retriever is not None:  # else its default applies
-            kwargs["retriever"] = retriever
+    def invoke(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
+        kwargs = {name: _input(item, name, extras) for name in declared if name != "retriever"}
+        if "retriever" in declared and extras.get("retriever") is not None:  # else its default applies
+            kwargs["retriever"] = extras["retriever"]
         if question_positional:
             question = kwargs.pop("question")
             return _run(lambda: obj(question, **kwargs), timeout)
@@ -252,7 +258,7 @@ def _http_system(url: str) -> System:
         host = parts.hostname + (f":{parts.port}" if parts.port else "")
         url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
 
-    def invoke(item: AmbigItem, timeout: float | None, retriever: Any) -> Any:
+    def invoke(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
         payload: dict[str, Any] = {"question": item.question, "id": item.id}
         if item.passages:
             payload["passages"] = [

@@ -44,7 +44,7 @@ def test_str_em_matches_every_official_per_pair_result(shared_data, asqa_items):
 def test_suite_item_str_em_equals_official_item_score(shared_data, asqa_items):
     for output in official_outputs(shared_data):
         item = asqa_items[output["sample_id"]]
-        scores, _ = SUITES["asqa"].score(item, Answer(text=output["output"]), Scorers())
+        scores = SUITES["asqa"].score(item, Answer(text=output["output"]), Scorers()).scores
         official = output["automatic_correctness_scores"]
         assert scores["str_em"] == pytest.approx(sum(official) / len(official))
         assert scores["str_hit"] == float(all(official))

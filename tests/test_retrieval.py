@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from pytest_ambigqa.baselines import retrieval as retrieval_baseline
 from pytest_ambigqa.baselines import sub_phrases
+from pytest_ambigqa.errors import AmbigQAWarning
 from pytest_ambigqa.retrieval import open_retriever, unavailable
 from pytest_ambigqa.retrieval.bm25 import tokenize
-from pytest_ambigqa.retrieval.cache import BUILD_LOG, AmbigQAWarning
+from pytest_ambigqa.retrieval.cache import BUILD_LOG
 from pytest_ambigqa.retrieval.corpus import load_corpus, suite_corpus
 from pytest_ambigqa.retrieval.evidence import evidence_recall, gold_ids
 from pytest_ambigqa.retrieval.ranking import reciprocal_rank_fusion, top

@@ -76,8 +76,8 @@ def test_retriever_is_passed_when_there_is_one():
         return "x"
 
     system = from_object(answer)
-    system.answer(ITEM, None, retriever=None)  # none configured: the default applies
-    system.answer(ITEM, None, retriever="R")
+    system.answer(ITEM, None, {"retriever": None})  # none configured: the default applies
+    system.answer(ITEM, None, {"retriever": "R"})
     assert seen == [None, "R"]
 
 

@@ -13,44 +13,80 @@ from dataclasses import dataclass
 class MetricSpec:
     name: str
     label: str
-    factor: float  # item scale -> printed suite scale
-    correctness: bool  # an errored item counts as 0 (else it is unscored)
-    higher_is_better: bool | None
-    item_range: tuple[float, float] | None  # for validating --ambig-item-min
     source: str
+    factor: float = 1  # item scale -> printed suite scale
+    correctness: bool = True  # an errored item counts as 0 (else it is unscored)
+    higher_is_better: bool | None = True
+    item_range: tuple[float, float] | None = (0, 1)  # for validating --ambig-item-min; None: not per item
     needs: str | None = None  # "reader" or "judge": a model the metric cannot do without
+    derived: tuple[str, str] | None = None  # suite-level geometric mean of these two metrics' means
+
+
+def _percent(name: str, label: str, source: str, needs: str | None = None) -> MetricSpec:
+    return MetricSpec(name, label, source, factor=100, needs=needs)
+
+
+def _judge(name: str, label: str, source: str, scale: float = 1) -> MetricSpec:
+    return MetricSpec(name, label, source, needs="judge", item_range=(0, scale))
 
 
 METRICS: dict[str, MetricSpec] = {
     m.name: m
     for m in (
-        MetricSpec("str_em", "STR-EM", 100, True, True, (0, 1), "ASQA/ALCE exact presence of short answers"),
-        MetricSpec("str_hit", "STR-Hit", 100, True, True, (0, 1), "ALCE: every short answer present"),
+        _percent("str_em", "STR-EM", "ASQA/ALCE exact presence of short answers"),
+        _percent("str_hit", "STR-Hit", "ALCE: every short answer present"),
+        _percent("rouge_lsum", "ROUGE-Lsum", "ASQA/ALCE rougeLsum F, max over annotations"),
+        _percent("disambig_f1", "Disambig-F1", "ASQA/MARCH reader token F1", needs="reader"),
+        _percent("disambig_em", "Disambig-EM", "ASQA reader exact match", needs="reader"),
+        _percent("disambig_hit", "Disambig-Hit", "ASQA: every interpretation an exact match", needs="reader"),
         MetricSpec(
-            "rouge_lsum", "ROUGE-Lsum", 100, True, True, (0, 1), "ASQA/ALCE rougeLsum F, max over annotations"
+            "dr",
+            "DR",
+            "ASQA: sqrt(Disambig-F1 x ROUGE-Lsum) of the suite means",
+            factor=100,
+            needs="reader",
+            item_range=None,
+            derived=("disambig_f1", "rouge_lsum"),
+        ),
+        _judge("judge", "LLM judge", "MARCH Table 9, mean of the 4 criteria, 0-5", scale=5),
+        _judge("judge_relevance", "Judge: relevance", "MARCH Table 9 criterion, 0-5", scale=5),
+        _judge("judge_faithfulness", "Judge: faithfulness", "MARCH Table 9 criterion, 0-5", scale=5),
+        _judge("judge_informativeness", "Judge: informativeness", "MARCH Table 9 criterion, 0-5", scale=5),
+        _judge("judge_correctness", "Judge: correctness", "MARCH Table 9 criterion, 0-5", scale=5),
+        _judge("condition", "Condition", "CondAmbigQA G-Eval condition score"),
+        _judge("answer", "Answer", "CondAmbigQA G-Eval answer score"),
+        MetricSpec("citation", "Citation", "CondAmbigQA eq. (1) citation precision, pooled per item"),
+        _judge("citation_matched", "Citation (matched)", "CondAmbigQA eq. (1) per matched pair (Table 2)"),
+        _judge("combined", "Combined", "CondAmbigQA Table 2 combined score"),
+        _judge("balanced", "Balanced", "CondAmbigQA count-balanced answer score"),
+        MetricSpec(
+            "answer_count",
+            "Answers",
+            "CondAmbigQA: generated pairs",
+            correctness=False,
+            higher_is_better=None,
+            item_range=None,
         ),
         MetricSpec(
-            "disambig_f1", "Disambig-F1", 100, True, True, (0, 1), "ASQA/MARCH reader token F1", "reader"
-        ),
-        MetricSpec("dr", "DR", 100, True, True, (0, 1), "ASQA: sqrt(Disambig-F1 x ROUGE-Lsum)", "reader"),
-        MetricSpec(
-            "judge", "LLM judge", 1, True, True, (0, 5), "MARCH Table 9, mean of 4 criteria, 0-5", "judge"
-        ),
-        MetricSpec(
-            "condition", "Condition", 1, True, True, (0, 1), "CondAmbigQA G-Eval condition score", "judge"
-        ),
-        MetricSpec("answer", "Answer", 1, True, True, (0, 1), "CondAmbigQA G-Eval answer score", "judge"),
-        MetricSpec("citation", "Citation", 1, True, True, (0, 1), "CondAmbigQA eq. (1) citation precision"),
-        MetricSpec(
-            "combined", "Combined", 1, True, True, (0, 1), "CondAmbigQA Table 2 combined score", "judge"
+            "count_diff",
+            "Count diff",
+            "CondAmbigQA: generated - gold pairs",
+            correctness=False,
+            higher_is_better=None,
+            item_range=None,
         ),
         MetricSpec(
-            "balanced", "Balanced", 1, True, True, (0, 1), "CondAmbigQA count-balanced answer score", "judge"
+            "length",
+            "Length",
+            "words in the long answer",
+            correctness=False,
+            higher_is_better=None,
+            item_range=None,
         ),
-        MetricSpec("answer_count", "Answers", 1, False, None, None, "CondAmbigQA: generated pairs"),
-        MetricSpec("count_diff", "Count diff", 1, False, None, None, "CondAmbigQA: generated - gold pairs"),
-        MetricSpec("length", "Length", 1, False, None, None, "words in the long answer"),
     )
 }
 
-NOT_CONFIGURED = {"reader": "no reader configured", "judge": "no judge configured"}
+NOT_CONFIGURED = {
+    "reader": "no reader configured (--ambig-reader)",
+    "judge": "no judge configured (--ambig-judge)",
+}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config import Threshold
-from ..metrics import METRICS
+from ..metrics import METRICS, NOT_CONFIGURED
 from .scorecard import SuiteCard
 
 
@@ -14,6 +14,7 @@ def shortfalls(
     fail_under: Sequence[Threshold],
     gate: str,
     max_error_rate: float | None,
+    max_unscored_rate: float | None = None,
 ) -> list[str]:
     """One line per failed gate, naming suite, metric, score and threshold."""
     lines = []
@@ -29,6 +30,18 @@ def shortfalls(
             value, what = (s.low, "lower 95% CI") if gate == "lower-ci" else (s.mean, "mean")
             if value < t.value:
                 lines.append(f"{card.name} {t.metric} ({label}) {what} {value:.2f} < {t.value:g}")
+        if max_unscored_rate is not None and card.items:
+            # Metrics a configured model could not score, grouped when they share a cause.
+            groups: dict[tuple[int, str | None], list[str]] = {}
+            for metric, s in card.metrics.items():
+                unconfigured = s.n == 0 and s.reason in NOT_CONFIGURED.values()
+                if METRICS[metric].needs and not unconfigured and s.unscored / card.items > max_unscored_rate:
+                    groups.setdefault((s.unscored, s.reason), []).append(metric)
+            for (unscored, reason), metrics in groups.items():
+                lines.append(
+                    f"{card.name} {', '.join(metrics)}: {unscored} of {card.items} items unscored "
+                    f"({unscored / card.items:.0%}) > {max_unscored_rate:g}: {reason}"
+                )
         if max_error_rate is not None and card.items:
             rate = (card.errors + card.missing) / card.items
             if rate > max_error_rate:

@@ -79,8 +79,47 @@ def _table(rows: list[list[str]], align: str, indent: str = "  ") -> list[str]:
     ]
 
 
+def _judge_lines(card: Scorecard) -> list[str]:
+    judge = card.judge
+    if not judge:
+        return []
+    usage = judge["usage"]
+    templates = ", ".join(f"{k} {v}" for k, v in judge["templates"].items())
+    fingerprints = ", ".join(usage["fingerprints"]) or "none reported"
+    cost = (
+        f"${usage['cost']:.4f}"
+        if judge["prices_per_million"][0] is not None
+        else "no prices given (--ambig-judge-price)"
+    )
+    samples = (
+        f", {judge['samples']} samples per judgement (seeds from {judge['seed']})"
+        if judge["samples"] > 1
+        else ""
+    )
+    return [
+        f"judge: {judge['model']} at {judge['base_url']}{samples}",
+        f"  templates {templates}; system fingerprints: {fingerprints}",
+        f"  requests {usage['requests']} (+{usage['cached']} from cache), retries {usage['retries']}, "
+        f"re-asked {usage['reasks']}, tokens {usage['prompt_tokens']:,} in / "
+        f"{usage['completion_tokens']:,} out, cost {cost}",
+    ]
+
+
+def _variance_lines(suite: SuiteCard) -> list[str]:
+    lines = []
+    for v in suite.variance.values():
+        line = (
+            f"  judge variance, {METRICS[v.metric].label}: mean spread {_num(v.mean_spread, v.metric)}, "
+            f"max {_num(v.max_spread, v.metric)}, all samples agree on {v.agreement:.0%} of {v.items} items"
+        )
+        if v.straddling:
+            line += f"; straddling --ambig-item-min: {', '.join(v.straddling)}"
+        lines.append(line)
+    return lines
+
+
 def terminal_lines(card: Scorecard) -> list[str]:
-    lines = _system_lines(card)
+    lines = _system_lines(card) + _judge_lines(card)
     for suite in card.suites:
         setting = MAIN_SETTING.get(suite.name, "")
         lines += ["", _source_line(suite)]
@@ -113,6 +152,8 @@ def terminal_lines(card: Scorecard) -> list[str]:
                     row.append(paper_range(suite.name, papers, sl.name).split(" (")[0])
                 rows.append(row)
             lines += [""] + _table(rows, "lr" + "r" * len(shown) + "l")
+        if suite.variance:
+            lines += [""] + _variance_lines(suite)
         if suite.evidence:
             lines += [""] + _evidence_lines(card, suite)
         missing = [r.key for r in card.results if r.suite == suite.name and r.status == "missing"]
@@ -153,7 +194,7 @@ def _evidence_lines(card: Scorecard, suite: SuiteCard) -> list[str]:
 
 def markdown(card: Scorecard) -> str:
     out = ["# ambigqa scorecard", ""]
-    out += [line.strip() and f"- {line.strip()}" for line in _system_lines(card)]
+    out += [line.strip() and f"- {line.strip()}" for line in _system_lines(card) + _judge_lines(card)]
     for suite in card.suites:
         out += [
             "",
@@ -179,6 +220,8 @@ def markdown(card: Scorecard) -> str:
                 out.append(
                     f"| {sl.name} | {sl.items} | " + " | ".join(_score(sl.metrics[m]) for m in shown) + " |"
                 )
+        if suite.variance:
+            out += [""] + [f"- {line.strip()}" for line in _variance_lines(suite)]
         if suite.evidence:
             out += ["", f"{_evidence_title(card)[0].upper()}{_evidence_title(card)[1:]}:", ""]
             out += ["| slice | items | original question | 95% CI | clarified questions | 95% CI |"]

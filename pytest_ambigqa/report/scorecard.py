@@ -12,6 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
+from ..judge.client import Usage
 from ..metrics import METRICS
 from ..schema import AMBIGUITY_TYPES, ItemResult
 from ..suites import LoadedSuite, Scorers
@@ -51,6 +54,18 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Variance:
+    """How much K judge samples of one metric disagree, over a suite's items."""
+
+    metric: str
+    items: int
+    mean_spread: float  # mean over items of (max - min) of the samples, item scale
+    max_spread: float
+    agreement: float  # share of items whose samples are all equal
+    straddling: list[str]  # items whose samples fall on both sides of an --ambig-item-min
+
+
+@dataclass(frozen=True)
 class SuiteCard:
     name: str
     title: str
@@ -64,6 +79,7 @@ class SuiteCard:
     metrics: dict[str, MetricSummary]
     slices: list[Slice] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
+    variance: dict[str, Variance] = field(default_factory=dict)  # judge metrics sampled K > 1 times
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,7 @@ class Scorecard:
     results: list[ItemResult]
     versions: dict[str, str]
     retrieval: dict[str, Any] | None = None  # retriever, k and corpus of the evidence report
+    judge: dict[str, Any] | None = None  # model, templates, usage and cost of the judge
     shortfalls: list[str] = field(default_factory=list)
 
     def to_json(self, duration: float | None = None) -> dict[str, Any]:
@@ -83,9 +100,14 @@ class Scorecard:
             "config": self.config,
             "versions": self.versions,
             "retrieval": self.retrieval,
+            "judge": self.judge,
             "suites": [
                 {
-                    **{k: v for k, v in asdict(card).items() if k not in ("metrics", "slices", "evidence")},
+                    **{
+                        k: v
+                        for k, v in asdict(card).items()
+                        if k not in ("metrics", "slices", "evidence", "variance")
+                    },
                     "metrics": {m: asdict(s) for m, s in card.metrics.items()},
                     "slices": [
                         {
@@ -96,6 +118,7 @@ class Scorecard:
                         for s in card.slices
                     ],
                     "evidence": [asdict(e) for e in card.evidence],
+                    "variance": {m: asdict(v) for m, v in card.variance.items()},
                     "published": published.rows(card.name),
                 }
                 for card in self.suites
@@ -119,12 +142,36 @@ def _summary(
 
 
 def summarize(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
+    spec = METRICS[metric]
+    if spec.derived:
+        return _summarize_derived(metric, results, seed, *scope)
     values = [r.scores[metric] for r in results if metric in r.scores]
     reasons = Counter(r.unscored[metric] for r in results if metric in r.unscored)
     reason = reasons.most_common(1)[0][0] if reasons else None
-    return _summary(
-        metric, values, len(results), reason, METRICS[metric].factor, stable_seed(seed, *scope, metric)
-    )
+    return _summary(metric, values, len(results), reason, spec.factor, stable_seed(seed, *scope, metric))
+
+
+def _summarize_derived(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
+    """A suite-level score built from two metrics' means: DR = sqrt(QA-F1 x ROUGE-Lsum).
+
+    As ASQA's scorer does, on the printed 0-100 scale; the interval resamples items (pairs).
+    """
+    spec = METRICS[metric]
+    a, b = spec.derived
+    pairs = [(r.scores[a], r.scores[b]) for r in results if a in r.scores and b in r.scores]
+    if not pairs:
+        reasons = Counter(r.unscored.get(a) or r.unscored.get(b) for r in results)
+        reason = reasons.most_common(1)[0][0] if reasons else None
+        return MetricSummary(metric, 0, len(results), reason, None, None, None)
+    factor = spec.factor
+
+    def statistic(means: np.ndarray) -> np.ndarray:
+        return np.sqrt(means[..., 0] * factor * means[..., 1] * factor)
+
+    data = np.asarray(pairs, dtype=float)
+    low, high = bootstrap_interval(data, stable_seed(seed, *scope, metric), statistic)
+    value = float(statistic(data.mean(axis=0)))
+    return MetricSummary(metric, len(pairs), len(results) - len(pairs), None, value, low, high)
 
 
 def summarize_evidence(name: str, results: Sequence[ItemResult], seed: int, *scope: str) -> Evidence:
@@ -157,6 +204,8 @@ def build(
     config: dict[str, Any],
     versions: dict[str, str],
     retrieval: dict[str, Any] | None = None,
+    judge: dict[str, Any] | None = None,
+    item_min: Sequence[Any] = (),
 ) -> Scorecard:
     """``expected`` are the item keys selected for this run (None: every loaded item)."""
     wanted = None if expected is None else set(expected)
@@ -199,8 +248,48 @@ def build(
                     for kind, part in parts
                 ],
                 evidence=evidence,
+                variance=_variance(suite_results, name, item_min),
             )
         )
+    if judge is not None:
+        judge = {**judge, "usage": _total_usage(ordered)}
     return Scorecard(
-        system=system, config=config, suites=cards, results=ordered, versions=versions, retrieval=retrieval
+        system=system,
+        config=config,
+        suites=cards,
+        results=ordered,
+        versions=versions,
+        retrieval=retrieval,
+        judge=judge,
     )
+
+
+def _variance(results: Sequence[ItemResult], suite: str, item_min: Sequence[Any]) -> dict[str, Variance]:
+    out = {}
+    metrics = sorted({m for r in results for m, v in r.samples.items() if len(v) > 1})
+    for metric in metrics:
+        sampled = [r for r in results if len(r.samples.get(metric, ())) > 1]
+        spreads = [max(r.samples[metric]) - min(r.samples[metric]) for r in sampled]
+        cuts = [t.value for t in item_min if t.metric == metric and t.suite in (None, suite)]
+        straddling = [
+            r.key
+            for r in sampled
+            if any(min(r.samples[metric]) < cut <= max(r.samples[metric]) for cut in cuts)
+        ]
+        out[metric] = Variance(
+            metric,
+            len(sampled),
+            sum(spreads) / len(spreads),
+            max(spreads),
+            sum(s == 0 for s in spreads) / len(spreads),
+            straddling,
+        )
+    return out
+
+
+def _total_usage(results: Sequence[ItemResult]) -> dict[str, Any]:
+    total = Usage()
+    for r in results:
+        if r.usage:
+            total.add(Usage.from_dict(r.usage))
+    return total.to_dict()

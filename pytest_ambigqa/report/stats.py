@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable
 
 RESAMPLES = 1000
 LEVEL = 0.95
@@ -15,9 +15,11 @@ def stable_seed(seed: int, *parts: str) -> int:
     return zlib.crc32("\x1f".join((str(seed), *parts)).encode("utf-8"))
 
 
-def bootstrap_interval(values: Sequence[float], seed: int) -> tuple[float, float]:
+def bootstrap_interval(values, seed: int, statistic: Callable | None = None) -> tuple[float, float]:
     """The 95% percentile-bootstrap interval of the mean (1000 resamples).
 
+    ``values`` may have a column per quantity, with ``statistic`` mapping resampled column
+    means to the reported number (DR's sqrt of a product); by default, the plain mean.
     Deterministic for a given seed and value order, so serial and xdist runs agree.
     """
     import numpy as np  # only the controller builds a scorecard; workers never need it
@@ -26,14 +28,15 @@ def bootstrap_interval(values: Sequence[float], seed: int) -> tuple[float, float
     n = len(data)
     if n == 0:
         raise ValueError("no values")
-    if n == 1 or np.all(data == data[0]):
+    if statistic is None and (n == 1 or np.all(data == data[0])):
         return float(data[0]), float(data[0])
     rng = np.random.default_rng(seed)
-    means = np.empty(RESAMPLES)
+    stats = np.empty(RESAMPLES)
     step = max(1, _CHUNK_CELLS // n)
     for start in range(0, RESAMPLES, step):
         rows = min(step, RESAMPLES - start)
-        means[start : start + rows] = data[rng.integers(0, n, size=(rows, n))].mean(axis=1)
+        means = data[rng.integers(0, n, size=(rows, n))].mean(axis=1)
+        stats[start : start + rows] = means if statistic is None else statistic(means)
     tail = (1 - LEVEL) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
+    low, high = np.percentile(stats, [tail, 100 - tail])
     return float(low), float(high)

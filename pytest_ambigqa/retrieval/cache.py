@@ -19,13 +19,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from ..errors import AmbigQAWarning
+
 T = TypeVar("T")
 MANIFEST = "manifest.json"
 BUILD_LOG = "builds.log"
-
-
-class AmbigQAWarning(UserWarning):
-    """Something pytest-ambigqa recovered from, that the user should still know about."""
 
 
 def fingerprint(*parts: object) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..metrics.rouge import rouge_lsum
 from ..metrics.text import strip_alce_citations
 from ..schema import AmbigItem, Answer, Interpretation, Passage
-from .base import LoadOptions, Scorers, Scores, Suite, long_form_scores
+from .base import LoadOptions, Scored, Scorers, Suite, add_reader_scores, long_form_scores
 from .records import DataError, Record, parse_json, read_records
 
 _SPLITS = ("train", "dev", "test")
@@ -21,7 +21,16 @@ _SPLITS = ("train", "dev", "test")
 class Asqa(Suite):
     name = "asqa"
     title = "ASQA"
-    metrics = ("str_em", "str_hit", "rouge_lsum", "disambig_f1", "dr", "length")
+    metrics = (
+        "str_em",
+        "str_hit",
+        "rouge_lsum",
+        "disambig_f1",
+        "disambig_em",
+        "disambig_hit",
+        "dr",
+        "length",
+    )
     sample_file = "asqa_sample.json"
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
@@ -34,16 +43,16 @@ class Asqa(Suite):
                 return _official(path, whole, options.split)
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
 
-    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scores:
-        """ALCE removes ``[n]`` citation marks before STR-EM and ROUGE; so do we."""
+    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
+        """ALCE removes ``[n]`` citation marks before STR-EM, ROUGE and the reader; so do we."""
         text = strip_alce_citations(answer.text)
-        scores = long_form_scores(item, text)
-        unscored = scorers.unavailable(self.metrics)
+        scored = Scored(long_form_scores(item, text), scorers.unavailable(self.metrics))
         if item.long_answers:
-            scores["rouge_lsum"] = rouge_lsum(text, item.long_answers)
+            scored.scores["rouge_lsum"] = rouge_lsum(text, item.long_answers)
         else:
-            unscored["rouge_lsum"] = "item has no reference long answer"
-        return scores, unscored
+            scored.unscored["rouge_lsum"] = "item has no reference long answer"
+        add_reader_scores(scored, item, text, scorers)
+        return scored
 
 
 def _official(path: Path, data: dict, split: str) -> list[tuple[str, AmbigItem]]:

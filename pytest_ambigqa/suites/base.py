@@ -10,13 +10,23 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..judge import JudgeUnavailable, Usage
 from ..metrics import METRICS, NOT_CONFIGURED
 from ..metrics.coverage import str_em, str_em_hits, str_hit
+from ..metrics.qa import disambig_scores
 from ..metrics.text import word_count
 from ..schema import AmbigItem, Answer, ItemResult, Status
 from .records import DataError, read_text
 
-Scores = tuple[dict[str, float], dict[str, str]]
+
+@dataclass
+class Scored:
+    """What scoring one answer produced: scores, reasons for the rest, and judge details."""
+
+    scores: dict[str, float] = field(default_factory=dict)
+    unscored: dict[str, str] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
+    usage: dict[str, Any] | None = None  # what the judge calls cost (judge.client.Usage)
 
 
 @dataclass(frozen=True)
@@ -29,12 +39,13 @@ class LoadOptions:
 class Scorers:
     """The model-backed scorers available to this run; None means not configured.
 
-    The extractive reader (Disambig-F1) and the LLM judge plug in here; until they are
-    configured their metrics are reported as n/a with the reason.
+    ``reader`` answers clarified questions from the long answer (Disambig-F1); ``judge``
+    is the LLM judge. Metrics that need a missing one are reported as n/a with the reason.
     """
 
     reader: Any = None
     judge: Any = None
+    condambigqa_setting: str = "main"
 
     def unavailable(self, metrics: Sequence[str]) -> dict[str, str]:
         """The metrics among ``metrics`` that need a model this run does not have."""
@@ -88,7 +99,7 @@ class Suite:
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         raise NotImplementedError
 
-    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scores:
+    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
         raise NotImplementedError
 
     def failed_result(
@@ -99,7 +110,7 @@ class Suite:
         reason = "system error" if status == "error" else error
         scores = {}
         for name in self.metrics:
-            if name in unscored:
+            if name in unscored or METRICS[name].derived:
                 continue
             if METRICS[name].correctness:
                 scores[name] = 0.0
@@ -121,6 +132,40 @@ def long_form_scores(item: AmbigItem, text: str) -> dict[str, float]:
     """STR-EM, STR-Hit and length: the no-model metrics of the long-answer suites."""
     hits = str_em_hits([i.short_answers for i in item.interpretations], text)
     return {"str_em": str_em(hits), "str_hit": str_hit(hits), "length": float(word_count(text))}
+
+
+def add_reader_scores(scored: Scored, item: AmbigItem, text: str, scorers: Scorers) -> None:
+    """Disambig-F1/EM/Hit: the reader answers each clarified question from the long answer."""
+    if scorers.reader is None:
+        return
+    usage = Usage()
+    questions = [i.question or i.condition or item.question for i in item.interpretations]
+    try:
+        predictions = scorers.reader.read(questions, text, usage)
+    except JudgeUnavailable as exc:
+        scored.unscored.update(dict.fromkeys(("disambig_f1", "disambig_em", "disambig_hit"), str(exc)))
+    else:
+        scored.scores.update(disambig_scores(predictions, [i.short_answers for i in item.interpretations]))
+    _add_usage(scored, usage)
+
+
+def add_judgement(scored: Scored, metrics: Sequence[str], judge) -> None:
+    """Run ``judge(usage)`` -> Judgement; a judge that cannot answer leaves ``metrics`` unscored."""
+    usage = Usage()
+    try:
+        judgement = judge(usage)
+    except JudgeUnavailable as exc:
+        scored.unscored.update(dict.fromkeys(metrics, str(exc)))
+    else:
+        scored.scores.update(judgement.means())
+        scored.samples.update(judgement.samples)
+    _add_usage(scored, usage)
+
+
+def _add_usage(scored: Scored, usage: Usage) -> None:
+    total = Usage.from_dict(scored.usage) if scored.usage else Usage()
+    total.add(usage)
+    scored.usage = total.to_dict()
 
 
 def stratified_sample(items: Sequence[AmbigItem], limit: int, seed: int) -> tuple[AmbigItem, ...]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..metrics.conditional import citation_precision, count_difference, fragment_id, gold_fragment
 from ..metrics.text import word_count
 from ..schema import AmbigItem, Answer, Interpretation, Passage
-from .base import LoadOptions, Scorers, Scores, Suite
+from .base import LoadOptions, Scored, Scorers, Suite, add_judgement
 from .records import Record, read_records
 
 
@@ -23,6 +23,7 @@ class CondAmbigQA(Suite):
         "condition",
         "answer",
         "citation",
+        "citation_matched",
         "combined",
         "balanced",
         "answer_count",
@@ -34,22 +35,34 @@ class CondAmbigQA(Suite):
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
 
-    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scores:
-        """Citation precision pools every fragment the answer cites against every gold one.
+    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
+        """Citation precision here pools every fragment the answer cites against every gold one.
 
-        The paper averages it per matched condition-answer pair; matching needs the judge's
-        condition and answer scores, so without a judge the item-level pool is reported.
+        The paper's citation score is the mean over matched condition-answer pairs
+        (``citation_matched``); matching needs the judge's condition and answer scores.
         """
         cited = set(answer.citations).union(*(i.citations for i in answer.interpretations))
         gold = {pid for interp in item.interpretations for pid in interp.passage_ids}
         n = len(answer.interpretations)
-        scores = {
-            "citation": citation_precision(cited, gold),
-            "answer_count": float(n),
-            "count_diff": float(count_difference(n, len(item.interpretations))),
-            "length": float(word_count(answer.text)),
-        }
-        return scores, scorers.unavailable(self.metrics)
+        scored = Scored(
+            {
+                "citation": citation_precision(cited, gold),
+                "answer_count": float(n),
+                "count_diff": float(count_difference(n, len(item.interpretations))),
+                "length": float(word_count(answer.text)),
+            },
+            scorers.unavailable(self.metrics),
+        )
+        if scorers.judge is not None:
+            setting = scorers.condambigqa_setting
+            judged = ["condition", "answer", "citation_matched", "combined", "balanced"]
+            add_judgement(
+                scored, judged, lambda usage: scorers.judge.condambigqa(item, answer, setting, usage)
+            )
+            for metric in judged:
+                if metric not in scored.scores and metric not in scored.unscored:
+                    scored.unscored[metric] = f"not part of the {setting} setting"
+        return scored
 
 
 def _item(rec: Record) -> AmbigItem:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..schema import AMBIGUITY_TYPES, AmbigItem, Answer, Interpretation, Passage
-from .base import LoadOptions, Scorers, Scores, Suite, long_form_scores
+from .base import LoadOptions, Scored, Scorers, Suite, add_judgement, add_reader_scores, long_form_scores
 from .records import DataError, Record, read_records
 
 # Our field names, as --ambig-march-fields maps them (nested ones as "<list>.<field>").
@@ -35,15 +35,32 @@ _TYPE_ALIASES = {"general": "constraint"}
 class March(Suite):
     name = "march"
     title = "MARCH"
-    metrics = ("str_em", "str_hit", "disambig_f1", "judge", "length")
+    metrics = (
+        "str_em",
+        "str_hit",
+        "disambig_f1",
+        "disambig_em",
+        "disambig_hit",
+        "judge",
+        "judge_relevance",
+        "judge_faithfulness",
+        "judge_informativeness",
+        "judge_correctness",
+        "length",
+    )
     sample_file = "march_sample.json"
     sliced_by_type = True
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text, dict(options.fields))]
 
-    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scores:
-        return long_form_scores(item, answer.text), scorers.unavailable(self.metrics)
+    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
+        scored = Scored(long_form_scores(item, answer.text), scorers.unavailable(self.metrics))
+        add_reader_scores(scored, item, answer.text, scorers)
+        if scorers.judge is not None:
+            judged = [m for m in self.metrics if m.startswith("judge")]
+            add_judgement(scored, judged, lambda usage: scorers.judge.march(item, answer.text, usage))
+        return scored
 
 
 def _item(rec: Record) -> AmbigItem:

@@ -1,0 +1,140 @@
+"""CondAmbigQA's condition and answer scores: deepeval G-Eval through our judge client.
+
+The two metrics of CondAmbigQA Table 8 (seeds/004, Appendix D), with their names, criteria
+and evaluation steps, as the released ``evaluator.py`` defines them. deepeval drives G-Eval
+(its prompt, its 0-10 scale, its log-probability weighting when the server returns
+log-probabilities); every model call goes through :class:`JudgeClient`, so the cache,
+retries, JSON checks and cost apply. ``measure`` is called directly, never ``evaluate()``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from typing import Any
+
+from .client import JudgeClient, Usage
+
+# deepeval must not phone home, read the user's .env, or write into the working directory.
+for _name, _value in (
+    ("DEEPEVAL_TELEMETRY_OPT_OUT", "1"),
+    ("DEEPEVAL_DISABLE_DOTENV", "1"),
+    ("DEEPEVAL_DISABLE_LEGACY_KEYFILE", "1"),
+):
+    os.environ.setdefault(_name, _value)
+
+CONDITION = {
+    "name": "Condition Correctness",
+    "criteria": (
+        "Determine whether the actual condition is factually correct based on the expected condition."
+    ),
+    "evaluation_steps": [
+        "Check whether the facts in 'actual condition' contradicts any facts in 'expected condition'.",
+        "Heavily penalize omission of critical details in the condition.",
+        "Ensure that the condition is clear and unambiguous.",
+    ],
+}
+ANSWER = {
+    "name": "Answer Correctness",
+    "criteria": "Determine whether the actual answer is factually correct based on the expected answers.",
+    "evaluation_steps": [
+        "Check whether the facts in 'actual answer' contradicts any facts in 'expected answers'.",
+        "Heavily penalize omission of critical details in the answer.",
+        "Ensure that the answer directly addresses the question without introducing irrelevant information.",
+    ],
+}
+TEMPLATE_HASH = hashlib.sha256(repr((CONDITION, ANSWER)).encode()).hexdigest()[:16]
+
+
+def _check_reason_score(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return "it is not a JSON object"
+    score = data.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 10:
+        return "'score' must be a number from 0 to 10"
+    if not isinstance(data.get("reason"), str):
+        return "'reason' must be a string"
+    return None
+
+
+@lru_cache(maxsize=1)
+def _model_class():
+    from deepeval.models import DeepEvalBaseLLM
+
+    class JudgeModel(DeepEvalBaseLLM):
+        """deepeval's model interface over our client, with one ``Usage`` per item."""
+
+        def __init__(self, client: JudgeClient, seed: int, usage: Usage) -> None:
+            self.client, self.seed, self.usage = client, seed, usage
+            super().__init__(model=client.settings.model)
+
+        def load_model(self):
+            return self
+
+        def get_model_name(self) -> str:
+            return self.client.settings.model
+
+        def supports_log_probs(self) -> bool:
+            return True
+
+        def generate(self, prompt: str, schema=None):
+            data, _ = self.client.chat_json(
+                [{"role": "user", "content": prompt}], _check_any, self.usage, seed=self.seed
+            )
+            return schema(**data) if schema is not None else data
+
+        async def a_generate(self, prompt: str, schema=None):
+            return self.generate(prompt, schema)
+
+        def generate_raw_response(self, prompt: str, top_logprobs: int = 20, **_: Any):
+            from openai.types.chat import ChatCompletion
+
+            _, raw = self.client.chat_json(
+                [{"role": "user", "content": prompt}],
+                _check_reason_score,
+                self.usage,
+                seed=self.seed,
+                logprobs=True,
+                top_logprobs=top_logprobs,
+            )
+            return ChatCompletion.model_validate(raw), 0.0
+
+        async def a_generate_raw_response(self, prompt: str, top_logprobs: int = 20, **kwargs: Any):
+            return self.generate_raw_response(prompt, top_logprobs, **kwargs)
+
+    return JudgeModel
+
+
+def _check_any(data: Any) -> str | None:
+    return None if isinstance(data, dict) else "it is not a JSON object"
+
+
+class GEvalScorer:
+    """Scores (generated, expected) pairs with the two G-Eval metrics, 0-1 each."""
+
+    def __init__(self, client: JudgeClient) -> None:
+        self.client = client
+
+    def score(
+        self, which: dict[str, Any], question: str, actual: str, expected: str, seed: int, usage: Usage
+    ) -> float:
+        from deepeval.metrics import GEval
+        from deepeval.test_case import LLMTestCase
+
+        try:
+            from deepeval.test_case import SingleTurnParams as Params
+        except ImportError:  # deepeval < 4
+            from deepeval.test_case import LLMTestCaseParams as Params
+
+        metric = GEval(
+            name=which["name"],
+            criteria=which["criteria"],
+            evaluation_steps=which["evaluation_steps"],
+            evaluation_params=[Params.INPUT, Params.ACTUAL_OUTPUT, Params.EXPECTED_OUTPUT],
+            model=_model_class()(self.client, seed, usage),
+            async_mode=False,
+            verbose_mode=False,
+        )
+        case = LLMTestCase(input=question, actual_output=actual or "(none)", expected_output=expected)
+        return float(metric.measure(case, _show_indicator=False))

@@ -1,0 +1,185 @@
+"""The judge client against a real local server: cache, retries, re-asks, cost, secrets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import SECRET
+from pytest_ambigqa.judge import Judge, JudgeSettings, JudgeUnavailable, LLMReader, Usage
+from pytest_ambigqa.judge import march as march_judge
+from pytest_ambigqa.judge.cache import CallCache
+from pytest_ambigqa.judge.client import JudgeClient, parse_json
+from pytest_ambigqa.schema import Answer, GeneratedInterpretation
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+MARCH = SUITES["march"].load(None, LoadOptions()).items
+CONDAMBIGQA = SUITES["condambigqa"].load(None, LoadOptions()).items
+
+
+def client(server, tmp_path, **overrides) -> JudgeClient:
+    settings = JudgeSettings(model="judge-m", base_url=server.url, timeout=0.5, **overrides)
+    return JudgeClient(settings, CallCache(tmp_path / "judge.sqlite"))
+
+
+def ask(c: JudgeClient, usage: Usage, text: str = "Score this."):
+    return c.chat_json(
+        [{"role": "system", "content": march_judge.SYSTEM}, {"role": "user", "content": text}],
+        march_judge.check,
+        usage,
+    )
+
+
+def test_reply_is_parsed_checked_and_cached(chat_server, tmp_path):
+    c, usage = client(chat_server, tmp_path), Usage()
+    data, raw = ask(c, usage)
+    assert data == {"relevance": 4, "faithfulness": 5, "informativeness": 3, "correctness": 4}
+    assert raw["system_fingerprint"] == "fp_local" and usage.requests == 1
+    body = chat_server.requests[0]
+    assert body["temperature"] == 0 and body["seed"] == 0 and body["model"] == "judge-m"
+    assert chat_server.headers[0]["authorization"] == f"Bearer {SECRET}"  # the key is used...
+    again = Usage()
+    assert ask(client(chat_server, tmp_path), again)[0] == data  # a new client, the same cache file
+    assert len(chat_server.requests) == 1 and again.cached == 1 and again.requests == 0
+    assert SECRET.encode() not in (tmp_path / "judge.sqlite").read_bytes()  # ...and never stored
+
+
+def test_transient_failures_are_retried(chat_server, tmp_path):
+    chat_server.faults = ["429", "500", "hang"]
+    usage = Usage()
+    data, _ = ask(client(chat_server, tmp_path), usage)
+    assert data["relevance"] == 4
+    assert usage.retries == 3 and len(chat_server.requests) == 4
+
+
+def test_persistent_failure_is_unavailable_not_a_crash(chat_server, tmp_path):
+    chat_server.faults = ["500"] * 10
+    with pytest.raises(JudgeUnavailable, match=r"judge unavailable after 3 attempts: HTTP 500"):
+        ask(client(chat_server, tmp_path, max_retries=2), Usage())
+    chat_server.faults = ["400"]
+    with pytest.raises(JudgeUnavailable, match=r"judge refused the request: HTTP 400"):
+        ask(client(chat_server, tmp_path), Usage(), "another prompt")
+
+
+def test_retry_budget_bounds_the_waiting(chat_server, tmp_path):
+    chat_server.faults = ["hang"] * 10
+    with pytest.raises(JudgeUnavailable, match="APITimeoutError"):
+        ask(client(chat_server, tmp_path, max_retries=10, retry_budget=0.0), Usage())
+    assert len(chat_server.requests) == 1  # no budget left to wait for a retry
+
+
+def test_invalid_json_is_asked_again(chat_server, tmp_path):
+    chat_server.faults = ["invalid"]
+    usage = Usage()
+    data, _ = ask(client(chat_server, tmp_path), usage)
+    assert data["correctness"] == 4 and usage.reasks == 1
+    reask = chat_server.requests[1]["messages"]
+    assert reask[-2] == {"role": "assistant", "content": "this is not JSON"}
+    assert "could not be used: it is not JSON" in reask[-1]["content"]
+    chat_server.faults = ["invalid"] * 3
+    with pytest.raises(JudgeUnavailable, match="still unusable after 3 attempts: it is not JSON"):
+        ask(client(chat_server, tmp_path), Usage(), "a new question")
+
+
+def test_schema_violations_are_asked_again():
+    assert march_judge.check({"relevance": 4, "faithfulness": 5, "informativeness": 3, "correctness": 6}) == (
+        "'correctness' must be an integer from 0 to 5"
+    )
+    assert march_judge.check([]) == "it is not a JSON object"
+    assert parse_json('```json\n{"a": 1}\n```') == {"a": 1}
+
+
+def test_cost_is_summed_from_token_usage(chat_server, tmp_path):
+    usage = Usage()
+    ask(client(chat_server, tmp_path, price_in=2.0, price_out=10.0), usage)
+    assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
+    assert usage.cost == pytest.approx((usage.prompt_tokens * 2 + usage.completion_tokens * 10) / 1e6)
+    total = Usage()
+    total.add(usage)
+    total.add(usage)
+    assert total.cost == pytest.approx(2 * usage.cost) and total.fingerprints == ["fp_local"]
+
+
+def test_corrupt_cache_is_set_aside(tmp_path):
+    path = tmp_path / "judge.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.warns(UserWarning, match="was unreadable"):
+        cache = CallCache(path)
+    cache.put("k", {"a": 1})
+    assert cache.get("k") == {"a": 1} and len(list(tmp_path.glob("judge.sqlite.corrupt-*"))) == 1
+
+
+def judge(server, tmp_path, samples=1) -> Judge:
+    return Judge(JudgeSettings(model="judge-m", base_url=server.url, timeout=5), tmp_path, samples=samples)
+
+
+def test_march_judge_and_samples(chat_server, tmp_path):
+    item = MARCH[0]
+    one = judge(chat_server, tmp_path).march(item, item.long_answers[0], Usage())
+    assert one.means() == {
+        "judge_relevance": 4.0,
+        "judge_faithfulness": 5.0,
+        "judge_informativeness": 3.0,
+        "judge_correctness": 4.0,
+        "judge": 4.0,
+    }
+    prompt = chat_server.requests[0]["messages"][1]["content"]
+    assert item.question in prompt and item.interpretations[0].short_answers[0] in prompt
+    three = judge(chat_server, tmp_path, samples=3).march(item, item.long_answers[0], Usage())
+    assert three.samples["judge_correctness"] == [4.0, 3.0, 4.0]  # seeds 0, 1, 2
+    assert [r["seed"] for r in chat_server.requests] == [0, 1, 2]  # seed 0 came from the cache
+
+
+def test_geval_condambigqa_scores(chat_server, tmp_path):
+    item = CONDAMBIGQA[0]
+    gold = item.interpretations
+    answer = Answer(
+        text="...",
+        interpretations=tuple(
+            GeneratedInterpretation(answer=i.short_answers[0], condition=i.condition, citations=i.passage_ids)
+            for i in gold
+        ),
+    )
+    usage = Usage()
+    result = judge(chat_server, tmp_path).condambigqa(item, answer, "main", usage).means()
+    # G-Eval: 7/10 weighted by the two log-probabilities the server sends (7 and 8).
+    import math
+
+    p7, p8 = math.exp(-0.1), math.exp(-2.5)
+    weighted = (7 * p7 + 8 * p8) / (p7 + p8) / 10
+    assert result["condition"] == pytest.approx(weighted) and result["answer"] == pytest.approx(weighted)
+    assert result["citation_matched"] == 1.0  # the gold citations, matched one to one
+    assert 0 < result["combined"] <= 1 and result["balanced"] == pytest.approx(
+        weighted * (0.6 * weighted + 0.4)
+    )
+    calls = len(chat_server.requests)
+    assert calls == 2 * len(gold) ** 2  # condition and answer, every generated pair x gold property
+    again = judge(chat_server, tmp_path).condambigqa(item, answer, "main", Usage()).means()
+    assert again == result and len(chat_server.requests) == calls  # all from the cache
+    single = Answer(text="...", interpretations=answer.interpretations[:1])
+    few = judge(chat_server, tmp_path).condambigqa(item, single, "main", Usage()).means()
+    assert few["balanced"] == pytest.approx(
+        weighted * (0.6 * weighted + 0.4 * 0.1)
+    )  # one answer, more expected
+    none = (
+        judge(chat_server, tmp_path).condambigqa(item, Answer(text="..."), "no-conditions", Usage()).means()
+    )
+    assert none == {"answer": 0.0, "citation_matched": 0.0, "balanced": 0.0}  # no pairs: 0, not dropped
+
+
+def test_llm_reader_keeps_only_verbatim_spans(chat_server, tmp_path):
+    reader = LLMReader(judge(chat_server, tmp_path))
+    context = "The Ford F-Series is the best-selling pickup truck."
+    assert reader.read(["Which pickup?"], context) == ["The Ford F-Series"]
+    assert reader.read(["Which pickup?"], "  spaced   out  words here") == [
+        ""
+    ]  # "spaced out words" is not verbatim
+
+
+def test_no_request_leaves_loopback(chat_server, tmp_path):
+    import socket
+
+    with pytest.raises(AssertionError, match="network guard"):
+        socket.create_connection(("192.0.2.1", 80), timeout=0.1)
+    assert all(json.dumps(r).find(SECRET) < 0 for r in chat_server.requests)

@@ -1,0 +1,116 @@
+"""Disambig-F1: SQuAD scoring, run_qa-style span decoding, and a tiny QA model built here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ambigqa.metrics import reader as reader_module
+from pytest_ambigqa.metrics.qa import disambig_scores, exact_match, token_f1
+from pytest_ambigqa.metrics.reader import HFReader, decode
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+ITEMS = [i for name in ("march", "asqa") for i in SUITES[name].load(None, LoadOptions()).items]
+words = st.text(alphabet="abcdefgh", min_size=1, max_size=5)
+phrases = st.lists(words, min_size=0, max_size=6).map(" ".join)
+
+
+# -- SQuAD token F1 and EM -----------------------------------------------------------------
+
+
+def test_squad_scores():
+    assert token_f1("the Ford F-Series", "Ford F-Series") == 1.0
+    assert token_f1("Ford trucks", "Ford F-Series") == pytest.approx(0.5)
+    assert token_f1("", "") == 1.0 and token_f1("", "Ford") == 0.0 and token_f1("Ford", "") == 0.0
+    assert exact_match("The  Ford!", "ford") == 1.0
+    scores = disambig_scores(["Ford F-Series", "humbucker"], [["F-Series", "Ford F-Series"], ["single-coil"]])
+    assert scores == {"disambig_f1": 0.5, "disambig_em": 0.5, "disambig_hit": 0.0}
+
+
+@given(phrases, phrases)
+def test_token_f1_properties(a, b):
+    f1 = token_f1(a, b)
+    assert 0 <= f1 <= 1
+    assert f1 == pytest.approx(token_f1(b, a))
+    assert token_f1(a, a) == 1.0
+    assert exact_match(a, b) <= (f1 == 1.0 or not (a.split() and b.split()))
+
+
+@given(phrases, st.lists(phrases, min_size=1, max_size=3), phrases)
+def test_more_aliases_never_lower_the_score(prediction, aliases, extra):
+    base = disambig_scores([prediction], [aliases])
+    more = disambig_scores([prediction], [[*aliases, extra]])
+    assert all(more[k] >= base[k] for k in base)
+
+
+# -- span decoding, as run_qa.py post-processes --------------------------------------------
+
+CONTEXT = "Ford makes the F-Series pickup."
+# tokens: [CLS] q q [SEP] Ford makes the F - Series pickup . [SEP]
+OFFSETS = [
+    None,
+    None,
+    None,
+    None,
+    (0, 4),
+    (5, 10),
+    (11, 14),
+    (15, 16),
+    (16, 17),
+    (17, 23),
+    (24, 30),
+    (30, 31),
+    None,
+]
+
+
+def logits(n: int, **peaks: float) -> np.ndarray:
+    values = np.full(n, -10.0)
+    for index, value in peaks.items():
+        values[int(index[1:])] = value
+    return values
+
+
+def test_decode_best_span_in_the_context():
+    start, end = logits(13, t7=5.0, t1=9.0), logits(13, t9=5.0, t2=9.0)  # tokens 1-2 are the question
+    assert decode(CONTEXT, [(start, end, OFFSETS)]) == "F-Series"
+
+
+def test_decode_null_answer_when_the_null_score_wins():
+    start, end = logits(13, t0=6.0, t7=5.0), logits(13, t0=6.0, t9=5.0)
+    assert decode(CONTEXT, [(start, end, OFFSETS)]) == ""  # null 12 beats span 10
+    start[0], end[0] = 5.0, 5.0  # a tie (null - best = 0) is not above the threshold: the span stays
+    assert decode(CONTEXT, [(start, end, OFFSETS)]) == "F-Series"
+
+
+def test_decode_rejects_long_and_inverted_spans(monkeypatch):
+    # null = 0; the long span scores 10, any other valid span at most 5 - 10 = -5.
+    start, end = logits(13, t0=0.0, t4=5.0), logits(13, t0=0.0, t10=5.0)
+    assert decode(CONTEXT, [(start, end, OFFSETS)]) == "Ford makes the F-Series pickup"
+    monkeypatch.setattr(reader_module, "MAX_ANSWER_TOKENS", 3)
+    assert decode(CONTEXT, [(start, end, OFFSETS)]) == ""  # the long span is out, the null answer wins
+    inverted = logits(13, t0=0.0, t9=5.0), logits(13, t0=0.0, t4=5.0)
+    assert decode(CONTEXT, [(*inverted, OFFSETS)]) == ""
+
+
+def test_decode_across_windows_takes_the_best_span_and_the_smallest_null():
+    first = (logits(13, t0=1.0, t4=2.0), logits(13, t0=1.0, t4=2.0), OFFSETS)  # "Ford", 4
+    second = (logits(13, t0=-3.0, t10=3.0), logits(13, t0=-3.0, t10=3.0), OFFSETS)  # "pickup", 6
+    assert decode(CONTEXT, [first, second]) == "pickup"
+
+
+# -- a tiny extractive QA model, built in the test ----------------------------------------
+
+
+def test_hf_reader_end_to_end(tiny_qa_model):
+    reader = HFReader(tiny_qa_model)
+    item = ITEMS[0]
+    context = " ".join(p.text for p in item.passages) * 3  # long enough for several 384-token windows
+    questions = [i.question for i in item.interpretations]
+    answers = reader.read(questions, context)
+    assert len(answers) == len(questions)
+    assert all(a == "" or a in context for a in answers)
+    assert reader.read(questions, context) == answers  # deterministic
+    assert reader.read([], context) == []
