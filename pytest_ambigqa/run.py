@@ -25,7 +25,8 @@ from . import retrieval
 from .assertions import explain
 from .config import ITEM_KEY, RUN_KEY, RunConfig
 from .judge import Judge, JudgeSettings, LLMReader
-from .metrics.reader import HFReader, resolve_reader_path
+from .local_models import find_local_model
+from .metrics.reader import HFReader
 from .report import gates, render
 from .report.scorecard import Scorecard, build
 from .retrieval import Retriever
@@ -163,7 +164,7 @@ class AmbigRun:
             raise pytest.UsageError(
                 f"--ambig-reader needs {', '.join(missing)}: pip install 'pytest-ambigqa[reader]'"
             )
-        path = resolve_reader_path(spec)
+        path = find_local_model(spec)
         if path is None:
             raise pytest.UsageError(
                 f"--ambig-reader: '{spec}' is neither a model directory nor a model in the local "

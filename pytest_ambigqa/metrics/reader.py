@@ -18,6 +18,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..local_models import offline_transformers
+
 MAX_LENGTH, STRIDE, MAX_ANSWER_TOKENS, N_BEST, NULL_THRESHOLD = 384, 128, 30, 20, 0.0
 
 
@@ -67,15 +69,9 @@ class HFReader:
 
     @cached_property
     def _parts(self) -> tuple[Any, Any]:
-        import os
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        offline_transformers()
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
-        from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
         tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         model = AutoModelForQuestionAnswering.from_pretrained(str(self.path), local_files_only=True)
         model.eval()
@@ -113,16 +109,3 @@ class HFReader:
             ]
             windows[owner].append((starts[i], ends[i], spans))
         return [decode(context, w) for w in windows]
-
-
-def resolve_reader_path(spec: str) -> Path | None:
-    """A model directory for ``--ambig-reader``: a path, or a name in the local HF cache."""
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        return path.resolve()
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(spec, local_files_only=True))
-    except Exception:
-        return None

@@ -11,13 +11,13 @@ index is actually used.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from ..local_models import find_local_model, offline_transformers
 from ..schema import Passage
 from .cache import file_sha256, fingerprint
 from .corpus import Corpus
@@ -49,18 +49,13 @@ def resolve_model(spec: str | None) -> Path:
     """A sentence-transformers model directory: the default, a path, or a cached hub name."""
     if spec is None:
         return default_model_path()
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        return path.resolve()
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(spec, local_files_only=True))
-    except Exception:
+    path = find_local_model(spec)
+    if path is None:
         raise ModelNotFound(
             f"'{spec}' is neither a model directory nor a model in the local Hugging Face cache "
             "(nothing is downloaded)"
-        ) from None
+        )
+    return path
 
 
 def model_fingerprint(path: Path) -> str:
@@ -77,13 +72,7 @@ class Embedder:
 
     @cached_property
     def model(self):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
+        offline_transformers()
         from sentence_transformers import SentenceTransformer
 
         return SentenceTransformer(str(self.path), device="cpu")
