@@ -40,15 +40,16 @@ def _copy(record: dict, key: str, i: int) -> dict:
 def run_pytest(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     """Wall-clock seconds of one pytest process (asserting it succeeded).
 
-    Measured as on a user's machine: Python's bytecode cache is left on (this sandbox
-    sets PYTHONDONTWRITEBYTECODE=1, which makes pytest re-rewrite every plugin module in
-    every process and run), and Hypothesis's pytest plugin, there only because our test
-    extra installs it, is not loaded.
+    Measured as on a user's machine: Python's bytecode cache is left on (this sandbox sets
+    PYTHONDONTWRITEBYTECODE=1, which makes pytest re-rewrite every plugin module in every
+    process and run); Hypothesis's pytest plugin, there only because our test extra installs
+    it, is not loaded; nor is deepeval's, as the README advises (2-4 s per process).
     """
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
+    quiet = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:deepeval", "-p", "no:asyncio"]
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", *args],
+        [sys.executable, "-m", "pytest", *quiet, "-q", *args],
         cwd=cwd,
         env={**environ, **(env or {})},
         capture_output=True,

@@ -6,6 +6,7 @@ wins. Anything malformed is a :class:`pytest.UsageError` naming the option.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,31 @@ OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
         f"CondAmbigQA protocol: {', '.join(CONDAMBIGQA_SETTINGS)} (gold-conditions passes them on)",
         "main",
     ),
+    ("--ambig-concurrency", "N", "system (and judge) calls in flight ahead of the tests, per process", "1"),
+    (
+        "--ambig-rate",
+        "REQ_PER_S",
+        "cap on system calls per second, across all xdist workers of the machine",
+        None,
+    ),
+    (
+        "--ambig-resume",
+        None,
+        "reuse stored answers; ask the system only for items without one (or with an error)",
+        None,
+    ),
+    (
+        "--ambig-rescore",
+        "SCORECARD",
+        "score the answers saved in a scorecard.json again, without a system",
+        None,
+    ),
+    (
+        "--ambig-shard",
+        "I/N",
+        "run shard I of N (balanced per ambiguity type); merge with `pytest-ambigqa merge`",
+        None,
+    ),
     (
         "--ambig-retrieval-report",
         None,
@@ -170,6 +196,11 @@ class RunConfig:
     judge_samples: int = 1
     max_unscored_rate: float | None = None
     condambigqa_setting: str = "main"
+    concurrency: int = 1
+    rate: float | None = None
+    resume: bool = False
+    rescore: Path | None = None
+    shard: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it (URLs redacted; keys are never in it)."""
@@ -200,6 +231,11 @@ class RunConfig:
             "judge_price": list(self.judge_price) if self.judge_price else None,
             "max_unscored_rate": self.max_unscored_rate,
             "condambigqa_setting": self.condambigqa_setting,
+            "concurrency": self.concurrency,
+            "rate": self.rate,
+            "resume": self.resume,
+            "rescore": str(self.rescore) if self.rescore else None,
+            "shard": list(self.shard) if self.shard else None,
         }
 
 
@@ -273,7 +309,7 @@ def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Pa
     return data
 
 
-def _thresholds(
+def parse_thresholds(
     option: str, text: str | None, suites: tuple[str, ...], *, item_scale: bool
 ) -> tuple[Threshold, ...]:
     if not text:
@@ -332,12 +368,37 @@ def _march_fields(text: str | None) -> dict[str, str]:
     return fields
 
 
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    number, sep, count = text.partition("/")
+    try:
+        shard = int(number), int(count)
+    except ValueError:
+        shard = (0, 0)
+    if not sep or not 1 <= shard[0] <= shard[1]:
+        raise pytest.UsageError(f"--ambig-shard: expected I/N with 1 <= I <= N, got '{text}'")
+    return shard
+
+
+def _saved_suites(path: Path) -> tuple[str, ...]:
+    """The suites of a saved scorecard, for ``--ambig-rescore`` without ``--ambig-suite``."""
+    try:
+        return tuple(json.loads(path.read_text(encoding="utf-8"))["config"]["suites"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
+
+
 def read_run_config(config: pytest.Config) -> RunConfig:
     """Read and check every ambigqa option; no suite selected gives ``suites == ()``."""
-    suites = _suites(_value(config, "--ambig-suite"))
+    base = Path(config.invocation_params.dir)
+    rescore_arg = _value(config, "--ambig-rescore")
+    rescore = base / Path(rescore_arg).expanduser() if rescore_arg else None
+    suites = _suites(
+        _value(config, "--ambig-suite") or (",".join(_saved_suites(rescore)) if rescore else None)
+    )
     if not suites:
         return RunConfig(suites=())
-    base = Path(config.invocation_params.dir)
     gate = (_value(config, "--ambig-gate") or "mean").lower()
     if gate not in GATE_MODES:
         raise pytest.UsageError(f"--ambig-gate: '{gate}' is not one of {', '.join(GATE_MODES)}")
@@ -348,6 +409,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     corpus = _value(config, "--ambig-corpus")
     cache_dir = _value(config, "--ambig-cache-dir")
     max_unscored = _value(config, "--ambig-max-unscored-rate")
+    rate = _value(config, "--ambig-rate")
     reader = _value(config, "--ambig-reader")
     if reader is not None and reader.lower() == "none":
         reader = None
@@ -361,7 +423,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     retriever = (_value(config, "--ambig-retriever") or "bm25").lower()
     if retriever not in RETRIEVERS:
         raise pytest.UsageError(f"--ambig-retriever: '{retriever}' is not one of {', '.join(RETRIEVERS)}")
-    fail_under = _thresholds(
+    fail_under = parse_thresholds(
         "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False
     )
     for t in fail_under:
@@ -383,7 +445,9 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         report_dir=base / Path(report).expanduser() if report else None,
         fail_under=fail_under,
         gate=gate,
-        item_min=_thresholds("--ambig-item-min", _value(config, "--ambig-item-min"), suites, item_scale=True),
+        item_min=parse_thresholds(
+            "--ambig-item-min", _value(config, "--ambig-item-min"), suites, item_scale=True
+        ),
         max_error_rate=(
             _number("--ambig-max-error-rate", max_error_rate, low=0, high=1) if max_error_rate else None
         ),
@@ -417,4 +481,11 @@ def read_run_config(config: pytest.Config) -> RunConfig:
             _number("--ambig-max-unscored-rate", max_unscored, low=0, high=1) if max_unscored else None
         ),
         condambigqa_setting=setting,
+        concurrency=_number(
+            "--ambig-concurrency", _value(config, "--ambig-concurrency") or "1", kind=int, low=1
+        ),
+        rate=_number("--ambig-rate", rate, low=0.001) if rate else None,
+        resume=_value(config, "--ambig-resume") is not None,
+        rescore=rescore,
+        shard=_shard(_value(config, "--ambig-shard")),
     )

@@ -93,7 +93,7 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
     """Ask the system about the item and score it; a failing system makes this test an error."""
     run = _run(request)
     system = run.system_for(ambig_system)
-    result = run.evaluate(ambig_item, system)
+    result = run.result_for(ambig_item, system)
     # Added at teardown, so only the final report carries them (to the xdist controller
     # and into JUnit XML), not all three; a node finalizer runs even after a setup error.
     properties = run.properties(result, system)

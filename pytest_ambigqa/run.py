@@ -13,7 +13,9 @@ import importlib.util
 import json
 import os
 import platform
+import threading
 import time
+import uuid
 from collections.abc import Generator
 from importlib import metadata
 from pathlib import Path
@@ -22,18 +24,22 @@ from typing import Any
 import pytest
 
 from . import retrieval
+from .answers import FILE as ANSWERS_FILE
+from .answers import AnswerStore, answer_key
 from .assertions import explain
 from .config import ITEM_KEY, RUN_KEY, RunConfig
 from .judge import Judge, JudgeSettings, LLMReader
 from .local_models import find_local_model
 from .metrics.reader import HFReader
+from .pool import Prefetcher
 from .report import gates, render
 from .report.scorecard import Scorecard, build
+from .rescore import load_saved
 from .retrieval import Retriever
 from .retrieval.corpus import Corpus, load_corpus, suite_corpus
 from .retrieval.evidence import evidence_recall
-from .schema import AmbigItem, ItemResult
-from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Scorers, stratified_sample
+from .schema import AmbigItem, Answer, ItemResult
+from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Scorers, shard, stratified_sample
 from .systems import System, SystemFailure, from_object, load_system
 
 RESULT_PROPERTY = "ambigqa.result"
@@ -92,15 +98,26 @@ class AmbigRun:
         self.scorers = Scorers(
             reader=self._reader(), judge=self.judge, condambigqa_setting=cfg.condambigqa_setting
         )
+        self.rescore = load_saved(cfg.rescore) if cfg.rescore else None
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
+        self._by_key = {item.key: item for item in self.items}
         self.corpus = self._corpus([item for pool in pools for item in pool])
         self._retriever: Retriever | None = None
         self._retriever_error: str | None = None
+        self._lock = threading.RLock()
+        self._store: AnswerStore | None = None
+        self._pool: Prefetcher | None = None
+        self._order: list[str] = []  # keys of the builtin items in the order this process runs them
+        worker = getattr(config, "workerinput", None)
+        self.run_id = worker["ambigqa_run"] if worker and "ambigqa_run" in worker else uuid.uuid4().hex
         search_dir = Path(config.invocation_params.dir)
-        self.default_system = load_system(cfg.system or "lexical", search_dir)
-        self.system_is_default = cfg.system is None
+        if self.rescore is not None:
+            self.default_system = self.rescore.system(cfg.rescore)
+        else:
+            self.default_system = load_system(cfg.system or "lexical", search_dir)
+        self.system_is_default = cfg.system is None and self.rescore is None
         self.check_retriever_for(self.default_system)
         if cfg.retrieval_report:
             self.check_retriever_for(None)
@@ -122,11 +139,14 @@ class AmbigRun:
         except DataError as exc:
             raise pytest.UsageError(f"--ambig-data ({name}): {exc}") from None
         pools.append(loaded.items)
+        items = loaded.items
+        if self.rescore is not None:
+            items = tuple(i for i in items if i.key in self.rescore.answers)
         if self.cfg.limit is not None:
-            loaded = dataclasses.replace(
-                loaded, items=stratified_sample(loaded.items, self.cfg.limit, self.cfg.seed)
-            )
-        return loaded
+            items = stratified_sample(items, self.cfg.limit, self.cfg.seed)
+        if self.cfg.shard is not None:
+            items = shard(items, *self.cfg.shard)
+        return dataclasses.replace(loaded, items=items)
 
     # -- models -------------------------------------------------------------------------
 
@@ -205,6 +225,10 @@ class AmbigRun:
 
         If it cannot be opened, every item that needs it errors with the same one-line reason.
         """
+        with self._lock:
+            return self._open_retriever()
+
+    def _open_retriever(self) -> Retriever | None:
         if self._retriever is None and self.cfg.retriever != "none":
             if self._retriever_error is None:
                 try:
@@ -246,7 +270,13 @@ class AmbigRun:
             metafunc.parametrize("ambig_item", self.items, ids=[i.key for i in self.items])
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.expected = {item.stash[ITEM_KEY].key for item in session.items if ITEM_KEY in item.stash}
+        self._order = [item.stash[ITEM_KEY].key for item in session.items if ITEM_KEY in item.stash]
+        self.expected = set(self._order)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist controller: every worker shares this run's id, so they share its answers."""
+        node.workerinput["ambigqa_run"] = self.run_id
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -270,6 +300,15 @@ class AmbigRun:
         self._systems[id(obj)] = (obj, system)  # holding obj keeps its id from being reused
         return system
 
+    def result_for(self, item: AmbigItem, system: System) -> ItemResult:
+        """The item's result: from the pool when it runs ahead, else evaluated now."""
+        if self.cfg.concurrency > 1 and self._pool is None:
+            self._pool = Prefetcher(lambda i: self.evaluate(i, system), self.cfg.concurrency)
+            ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
+            self._pool.start([self._by_key[k] for k in ahead])
+        result = self._pool.result(item) if self._pool is not None else None
+        return result if result is not None else self.evaluate(item, system)
+
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         suite = SUITES[item.suite]
         try:
@@ -282,12 +321,11 @@ class AmbigRun:
         gold_conditions = self.cfg.condambigqa_setting == "gold-conditions"
         extras = {"retriever": retriever, "conditions": item.conditions if gold_conditions else []}
         started = time.perf_counter()
-        try:
-            answer = system.answer(item, self.cfg.timeout, extras)
-        except SystemFailure as exc:
-            failed = suite.failed_result(item, self.scorers, "error", str(exc), time.perf_counter() - started)
-            return dataclasses.replace(failed, evidence=evidence)
+        answer, error, cached = self._answer(item, system, extras)
         duration = time.perf_counter() - started
+        if answer is None:
+            failed = suite.failed_result(item, self.scorers, "error", error, duration)
+            return dataclasses.replace(failed, evidence=evidence, cached=cached)
         scored = suite.score(item, answer, self.scorers)
         return ItemResult(
             suite=item.suite,
@@ -301,7 +339,49 @@ class AmbigRun:
             evidence=evidence,
             samples=scored.samples,
             usage=scored.usage,
+            index=item.index,
+            cached=cached,
         )
+
+    def _answer(
+        self, item: AmbigItem, system: System, extras: dict[str, Any]
+    ) -> tuple[Answer | None, str, bool]:
+        """(answer, error, from the store): each item is asked once per run across processes."""
+        if self.rescore is not None:  # saved answers, no system at all
+            return _outcome(lambda: system.answer(item, self.cfg.timeout, extras)) + (True,)
+        store = self.store()
+        key = answer_key(system.label, self._config_fingerprint(system), item)
+        pools = self.cfg.concurrency > 1  # pools of several processes may race for an item: claim it
+        while pools or self.cfg.resume:
+            stored = store.done(key, self.run_id, self.cfg.resume)
+            if stored is not None:
+                state, payload = stored
+                return (Answer.from_dict(payload), "", True) if state == "ok" else (None, payload, True)
+            if not pools or store.claim(key, self.run_id):
+                break
+            time.sleep(0.02)  # another process is asking; its answer will be stored
+        if self.cfg.rate:
+            time.sleep(store.reserve_slot(self.cfg.rate))
+        answer, error = _outcome(lambda: system.answer(item, self.cfg.timeout, extras))
+        store.put(key, self.run_id, "ok" if answer else "error", answer.to_dict() if answer else error)
+        return answer, error, False
+
+    def store(self) -> AnswerStore:
+        with self._lock:
+            if self._store is None:
+                self._store = AnswerStore(self.cache_dir() / ANSWERS_FILE)
+            return self._store
+
+    def _config_fingerprint(self, system: System) -> str:
+        """What, besides the item and the system, shapes an answer: the inputs this run gives."""
+        parts: dict[str, Any] = {"setting": self.cfg.condambigqa_setting}
+        if "retriever" in system.inputs:
+            parts |= {
+                "retriever": self.cfg.retriever,
+                "corpus": self.corpus.sha256,
+                "embedder": self.cfg.embedder,
+            }
+        return json.dumps(parts, sort_keys=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown":
@@ -336,6 +416,8 @@ class AmbigRun:
     # -- the end ------------------------------------------------------------------------
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self._pool is not None:
+            self._pool.stop()  # -x, --maxfail, Ctrl-C: nothing new starts; stored answers stay
         if hasattr(self.config, "workerinput") or self.config.option.collectonly:
             return  # an xdist worker (the controller reports), or nothing ran
         if not self.results and not self.expected:
@@ -453,3 +535,10 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             found[name] = "not installed"
     return found
+
+
+def _outcome(call) -> tuple[Answer | None, str]:
+    try:
+        return call(), ""
+    except SystemFailure as exc:
+        return None, str(exc)

@@ -6,7 +6,7 @@ metrics, systems and reports agree on one vocabulary.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 AMBIGUITY_TYPES = ("semantic", "syntactic", "constraint")
@@ -50,6 +50,7 @@ class AmbigItem:
     passages: tuple[Passage, ...] = ()
     ambiguity_type: str | None = None
     hops: int | None = None
+    index: int = 0  # position in its data file: the order every report keeps
 
     @property
     def key(self) -> str:
@@ -84,7 +85,24 @@ class Answer:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # By hand rather than dataclasses.asdict, which deep-copies: this runs for every item.
+        return {
+            "text": self.text,
+            "interpretations": [
+                {
+                    "answer": i.answer,
+                    "question": i.question,
+                    "condition": i.condition,
+                    "citations": list(i.citations),
+                }
+                for i in self.interpretations
+            ],
+            "citations": list(self.citations),
+            "is_ambiguous": self.is_ambiguous,
+            "ambiguity_type": self.ambiguity_type,
+            "clarifying_question": self.clarifying_question,
+            "metadata": self.metadata,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Answer:
@@ -133,13 +151,15 @@ class ItemResult:
     evidence: dict[str, float] | None = None  # retrieval recall of gold passages, see retrieval/evidence.py
     samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
     usage: dict[str, Any] | None = None  # what the judge calls for this item cost
+    index: int = 0  # the item's position in its data file
+    cached: bool = False  # the answer came from the response store, not from the system
 
     @property
     def key(self) -> str:
         return f"{self.suite}-{self.item_id}"
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["answer"] = self.answer.to_dict() if self.answer else None
         return data
 
@@ -159,4 +179,6 @@ class ItemResult:
             evidence=data.get("evidence"),
             samples={k: [float(x) for x in v] for k, v in (data.get("samples") or {}).items()},
             usage=data.get("usage"),
+            index=int(data.get("index") or 0),
+            cached=bool(data.get("cached")),
         )

@@ -12,6 +12,7 @@ import base64
 import importlib
 import inspect
 import json
+import queue
 import sys
 import threading
 import urllib.error
@@ -201,24 +202,50 @@ def _run(thunk: Callable[[], Any], timeout: float | None) -> Any:
     """Call the system, await it if it is async, and cut it off after ``timeout`` seconds."""
     if timeout is None:
         result = thunk()
-        return _await(result, None) if inspect.isawaitable(result) else result
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = thunk()
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name="ambigqa-system", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)")
-    if "error" in box:
-        raise box["error"]
-    result = box["result"]
+    else:
+        result = _Caller.mine().call(thunk, timeout)
     return _await(result, timeout) if inspect.isawaitable(result) else result
+
+
+class _Caller:
+    """A daemon thread that makes the system calls of one calling thread, one at a time.
+
+    A call that outlives its timeout is abandoned with its thread (a daemon never blocks
+    exit), and the caller gets a fresh one; otherwise the thread is reused, call after call.
+    """
+
+    _local = threading.local()
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="ambigqa-system", daemon=True).start()
+
+    @classmethod
+    def mine(cls) -> _Caller:
+        caller = getattr(cls._local, "caller", None)
+        if caller is None:
+            caller = cls._local.caller = cls()
+        return caller
+
+    def _loop(self) -> None:
+        while True:
+            thunk, box, done = self._jobs.get()
+            try:
+                box["result"] = thunk()
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+            done.set()
+
+    def call(self, thunk: Callable[[], Any], timeout: float) -> Any:
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        self._jobs.put((thunk, box, done))
+        if not done.wait(timeout):
+            self._local.caller = None  # this thread is stuck in the system: leave it behind
+            raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)")
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
 
 
 class _Loop:

@@ -50,6 +50,7 @@ class CallCache:
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute(SCHEMA)
         db.execute("SELECT count(*) FROM calls").fetchone()  # reads the file: corruption shows here
         return db

@@ -62,6 +62,10 @@ def _system_lines(card: Scorecard) -> list[str]:
         lines.append(f"  receives: {', '.join(system['inputs'])}")
     if system.get("gold_inputs"):
         lines.append(f"  gold inputs ({', '.join(system['gold_inputs'])}): scores are an upper bound")
+    stored = sum(r.cached for r in card.results)
+    if stored:
+        asked = sum(not r.cached and r.status != "missing" for r in card.results)
+        lines.append(f"  answers: {stored} from the response store, {asked} asked now")
     return lines
 
 

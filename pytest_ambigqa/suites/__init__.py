@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from .asqa import Asqa
-from .base import LoadedSuite, LoadOptions, Scorers, Suite, stratified_sample
+from .base import LoadedSuite, LoadOptions, Scorers, Suite, shard, stratified_sample
 from .condambigqa import CondAmbigQA
 from .march import March
 from .records import DataError
 
 SUITES: dict[str, Suite] = {s.name: s for s in (March(), CondAmbigQA(), Asqa())}
 
-__all__ = ["SUITES", "DataError", "LoadOptions", "LoadedSuite", "Scorers", "Suite", "stratified_sample"]
+__all__ = [
+    "SUITES",
+    "DataError",
+    "LoadOptions",
+    "LoadedSuite",
+    "Scorers",
+    "Suite",
+    "shard",
+    "stratified_sample",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from collections.abc import Mapping, Sequence
@@ -93,7 +94,7 @@ class Suite:
                 raise DataError(f"{where}: duplicate item id '{item.id}' (first at {seen[item.id]})")
             seen[item.id] = where
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        items = tuple(item for _, item in parsed)
+        items = tuple(dataclasses.replace(item, index=n) for n, (_, item) in enumerate(parsed))
         return LoadedSuite(self, items, str(path), digest, is_sample, len(items))
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
@@ -125,6 +126,7 @@ class Suite:
             unscored=unscored,
             error=error,
             duration=duration,
+            index=item.index,
         )
 
 
@@ -168,6 +170,26 @@ def _add_usage(scored: Scored, usage: Usage) -> None:
     scored.usage = total.to_dict()
 
 
+def _strata(items: Sequence[AmbigItem]) -> dict[str | None, list[int]]:
+    strata: dict[str | None, list[int]] = {}
+    for index, item in enumerate(items):
+        strata.setdefault(item.ambiguity_type, []).append(index)
+    return strata
+
+
+def shard(items: Sequence[AmbigItem], number: int, count: int) -> tuple[AmbigItem, ...]:
+    """Shard ``number`` (1-based) of ``count``: every count-th item of each ambiguity type.
+
+    Items are dealt round the shards type after type (carrying on where the last type
+    stopped), so shards differ by at most one item; they partition the items, in file order.
+    """
+    chosen, dealt = [], 0
+    for members in _strata(items).values():
+        chosen += [i for j, i in enumerate(members) if (dealt + j) % count == number - 1]
+        dealt += len(members)
+    return tuple(items[i] for i in sorted(chosen))
+
+
 def stratified_sample(items: Sequence[AmbigItem], limit: int, seed: int) -> tuple[AmbigItem, ...]:
     """``limit`` items drawn per ambiguity type in proportion to its share (largest remainder).
 
@@ -176,9 +198,7 @@ def stratified_sample(items: Sequence[AmbigItem], limit: int, seed: int) -> tupl
     """
     if limit >= len(items):
         return tuple(items)
-    strata: dict[str | None, list[int]] = {}
-    for index, item in enumerate(items):
-        strata.setdefault(item.ambiguity_type, []).append(index)
+    strata = _strata(items)
     quotas = {k: limit * len(v) / len(items) for k, v in strata.items()}
     counts = {k: int(q) for k, q in quotas.items()}
     by_remainder = sorted(strata, key=lambda k: -(quotas[k] - counts[k]))  # stable: file order breaks ties

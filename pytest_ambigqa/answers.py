@@ -1,0 +1,176 @@
+"""The response store: every system answer, content-addressed, in SQLite under the cache dir.
+
+An answer's key is a hash of the system (its spec), the inputs the run gives it (config
+fingerprint), the item id and the item's content, so a changed item or system never
+reuses an old answer. Rows also say which run wrote them: without ``--ambig-resume`` a run
+only reads its own rows; with it, any stored answer that is not an error is reused.
+
+The same table coordinates the pools of xdist workers: a process *claims* an item before
+asking the system, so each item is asked once per run, whichever worker gets there first.
+A claim whose process has died is taken over. Each write is one SQLite transaction, so a
+crash leaves whole rows; a corrupt file is set aside with a warning and the run goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from .errors import AmbigQAWarning
+from .schema import AmbigItem
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    key TEXT NOT NULL,
+    run TEXT NOT NULL,
+    state TEXT NOT NULL,            -- claimed | ok | error
+    payload TEXT,                   -- the Answer (ok) or the error message (error)
+    pid INTEGER NOT NULL,
+    updated REAL NOT NULL,
+    PRIMARY KEY (key, run)
+);
+CREATE INDEX IF NOT EXISTS answers_by_key ON answers (key, state, updated);
+CREATE TABLE IF NOT EXISTS rate (id INTEGER PRIMARY KEY CHECK (id = 1), next REAL NOT NULL);
+"""
+FILE = "answers.sqlite"
+
+
+def item_fingerprint(item: AmbigItem) -> str:
+    """The item's content: its id alone must not reuse an answer when the data changed."""
+    blob = json.dumps(
+        [
+            item.suite,
+            item.id,
+            item.question,
+            [p.text for p in item.passages],
+            [i.condition for i in item.interpretations],
+        ]
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def answer_key(system: str, config: str, item: AmbigItem) -> str:
+    return hashlib.sha256(
+        f"{system}\x1f{config}\x1f{item.key}\x1f{item_fingerprint(item)}".encode()
+    ).hexdigest()
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class AnswerStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}-{os.getpid()}")
+            try:
+                self.path.replace(aside)
+            except FileNotFoundError:  # another worker set it aside first
+                pass
+            warnings.warn(
+                AmbigQAWarning(
+                    f"answer cache {self.path} was unreadable ({exc}); "
+                    f"set aside as {aside.name}, starting afresh"
+                ),
+                stacklevel=3,
+            )
+            return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        # An answer survives a crash of the process (WAL); only a power cut may lose the last few.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(SCHEMA)
+        db.execute("SELECT count(*) FROM answers").fetchone()  # reads the file: corruption shows here
+        return db
+
+    def _execute(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def done(self, key: str, run: str, resume: bool) -> tuple[str, Any] | None:
+        """("ok", answer dict) or ("error", message) already stored for this run (or any run, resuming)."""
+        rows = self._execute(
+            "SELECT state, payload FROM answers WHERE key = ? AND run = ? AND state != 'claimed'", (key, run)
+        )
+        if not rows and resume:
+            rows = self._execute(
+                "SELECT state, payload FROM answers WHERE key = ? AND state = 'ok' "
+                "ORDER BY updated DESC LIMIT 1",
+                (key,),
+            )
+        if not rows:
+            return None
+        state, payload = rows[0]
+        return state, json.loads(payload) if state == "ok" else payload
+
+    def claim(self, key: str, run: str) -> bool:
+        """True if this process may ask the system: nobody claimed it this run, or the claimant died."""
+        now, pid = time.time(), os.getpid()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute(
+                    "SELECT state, pid FROM answers WHERE key = ? AND run = ?", (key, run)
+                ).fetchone()
+                if row is not None and (row[0] != "claimed" or _alive(row[1])):
+                    return False
+                self._db.execute(
+                    "INSERT OR REPLACE INTO answers (key, run, state, payload, pid, updated) "
+                    "VALUES (?, ?, 'claimed', NULL, ?, ?)",
+                    (key, run, pid, now),
+                )
+                return True
+            finally:
+                self._db.execute("COMMIT")
+
+    def claimant_alive(self, key: str, run: str) -> bool:
+        rows = self._execute("SELECT state, pid FROM answers WHERE key = ? AND run = ?", (key, run))
+        return bool(rows) and rows[0][0] == "claimed" and _alive(rows[0][1])
+
+    def put(self, key: str, run: str, state: str, payload: Any) -> None:
+        text = json.dumps(payload) if state == "ok" else str(payload)
+        self._execute(
+            "INSERT OR REPLACE INTO answers (key, run, state, payload, pid, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (key, run, state, text, os.getpid(), time.time()),
+        )
+
+    def reserve_slot(self, rate: float) -> float:
+        """Seconds to wait before the next request, so all processes together keep to ``rate``/s."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                now = time.time()
+                row = self._db.execute("SELECT next FROM rate WHERE id = 1").fetchone()
+                start = max(now, row[0]) if row else now
+                self._db.execute(
+                    "INSERT OR REPLACE INTO rate (id, next) VALUES (1, ?)", (start + 1.0 / rate,)
+                )
+            finally:
+                self._db.execute("COMMIT")
+        return start - now

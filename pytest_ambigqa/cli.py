@@ -1,0 +1,132 @@
+"""``pytest-ambigqa merge``: one scorecard from the shards of a CI matrix.
+
+    pytest-ambigqa merge shard1/scorecard.json shard2/scorecard.json -o merged
+
+The shards' per-item results are put back in file order and the scorecard, intervals and
+gates are rebuilt exactly as one run over all items would build them: same numbers, same
+exit code (1 when a gate fails or an item errored, failed its --ambig-item-min or is missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .config import parse_thresholds
+from .report import gates, render
+from .report.scorecard import build
+from .schema import AmbigItem, ItemResult
+from .suites import SUITES, LoadedSuite, Scorers
+
+# Config fields that may differ between shards of one run.
+_PER_SHARD = ("shard",)
+
+
+class MergeError(Exception):
+    pass
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MergeError(f"{path}: not a readable scorecard.json ({exc})") from None
+
+
+def _same(cards: list[dict[str, Any]], paths: list[Path], what: str, get) -> None:
+    first = get(cards[0])
+    for card, path in zip(cards[1:], paths[1:], strict=True):
+        if get(card) != first:
+            raise MergeError(f"{path}: its {what} differs from {paths[0]}'s; these are not shards of one run")
+
+
+def merge(paths: list[Path], out: Path) -> int:
+    cards = [_read(p) for p in paths]
+    _same(
+        cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in _PER_SHARD}
+    )
+    _same(cards, paths, "data", lambda c: [(s["name"], s["sha256"]) for s in c["suites"]])
+    _same(cards, paths, "system", lambda c: c["system"]["label"])
+    results: dict[str, ItemResult] = {}
+    for card, path in zip(cards, paths, strict=True):
+        for raw in card["items"]:
+            result = ItemResult.from_dict(raw)
+            if result.key in results:
+                raise MergeError(f"{path}: item {result.key} is in two shards")
+            results[result.key] = result
+    config = {**cards[0]["config"], "shard": None}
+    suites = config["suites"]
+    info = {s["name"]: s for card in cards for s in card["suites"]}
+    loaded = []
+    for name in suites:
+        if name not in info:
+            continue
+        mine = sorted((r for r in results.values() if r.suite == name), key=lambda r: r.index)
+        stubs = tuple(
+            AmbigItem(name, r.item_id, "", (), ambiguity_type=r.ambiguity_type, index=r.index) for r in mine
+        )
+        s = info[name]
+        loaded.append(
+            LoadedSuite(SUITES[name], stubs, s["source"], s["sha256"], s["is_sample"], s["items_in_file"])
+        )
+    item_min = parse_thresholds(
+        "--ambig-item-min", ",".join(config["item_min"]), tuple(suites), item_scale=True
+    )
+    card = build(
+        loaded,
+        results,
+        None,
+        Scorers(),
+        config["seed"],
+        system=cards[0]["system"],
+        config=config,
+        versions=cards[0]["versions"],
+        retrieval=cards[0].get("retrieval"),
+        judge=cards[0].get("judge"),
+        item_min=item_min,
+    )
+    fail_under = parse_thresholds(
+        "--ambig-fail-under", ",".join(config["fail_under"]), tuple(suites), item_scale=False
+    )
+    shortfalls = gates.shortfalls(
+        card.suites, fail_under, config["gate"], config["max_error_rate"], config.get("max_unscored_rate")
+    )
+    card = dataclasses.replace(card, shortfalls=shortfalls)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scorecard.json").write_text(
+        json.dumps(card.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    (out / "scorecard.md").write_text(render.markdown(card), encoding="utf-8")
+    print("\n".join(render.terminal_lines(card)))
+    failed_items = [
+        r.key for r in card.results if r.status != "ok" or gates.item_shortfalls(r.scores, r.suite, item_min)
+    ]
+    if failed_items:
+        shown = ", ".join(failed_items[:10])
+        print(f"{len(failed_items)} item(s) errored, missing or below --ambig-item-min: {shown}")
+    print(f"merged {len(results)} items from {len(paths)} scorecards into {out}")
+    return 1 if shortfalls or failed_items else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pytest-ambigqa", description="pytest-ambigqa tools")
+    commands = parser.add_subparsers(dest="command", required=True)
+    merge_parser = commands.add_parser("merge", help="merge the scorecard.json files of shards into one")
+    merge_parser.add_argument("scorecards", nargs="+", type=Path, metavar="SCORECARD")
+    merge_parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    args = parser.parse_args(argv)
+    try:
+        return merge(args.scorecards, args.output)
+    except (MergeError, pytest.UsageError) as exc:
+        print(f"pytest-ambigqa merge: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

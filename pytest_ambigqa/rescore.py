@@ -1,0 +1,42 @@
+"""``--ambig-rescore``: score the answers a scorecard.json saved, without any system.
+
+The metrics, scorecard and gates are recomputed (a new reader or judge may be configured);
+the answers are replayed as they were saved, errors included. Only the saved items run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .schema import Answer, ItemResult
+from .systems import System, SystemFailure
+
+
+@dataclass(frozen=True)
+class Saved:
+    label: str
+    answers: dict[str, ItemResult]  # by item key
+
+    def system(self, path: Path) -> System:
+        def replay(item, timeout: float | None, extras: Any) -> Answer:
+            saved = self.answers[item.key]
+            if saved.status != "ok" or saved.answer is None:
+                raise SystemFailure(f"{saved.status} in the saved run: {saved.error}")
+            return saved.answer
+
+        return System(label=f"{self.label} (answers saved in {path})", inputs=(), call=replay)
+
+
+def load_saved(path: Path) -> Saved:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        results = [ItemResult.from_dict(item) for item in data["items"]]
+        label = data["system"]["label"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
+    return Saved(label, {r.key: r for r in results})

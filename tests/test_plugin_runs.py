@@ -1,0 +1,217 @@
+"""Fast runs: concurrency, the response store, resume, rescore, shards and merge, clean stops."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_ambigqa.cli import main as cli
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+MARCH = SUITES["march"].load(None, LoadOptions()).items
+
+# A system that logs each call (pid, item, start, end) and sleeps; SLOW_FAIL names an item it fails on.
+LOGGING_SYSTEM = """
+import json, os, time
+LOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.jsonl")
+def answer(question, item):
+    start = time.time()
+    time.sleep(float(os.environ.get("SLEEP", "0")))
+    if item.id == os.environ.get("FAIL_ON"):
+        raise RuntimeError("flaky")
+    with open(LOG, "a") as log:
+        log.write(json.dumps({"pid": os.getpid(), "item": item.id, "start": start, "end": time.time()}) + "\\n")
+    return item.long_answers[0]
+"""
+
+
+def calls(pytester: pytest.Pytester) -> list[dict]:
+    log = pytester.path / "calls.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def run(pytester: pytest.Pytester, *args: str, report: str = "report") -> tuple[pytest.RunResult, dict]:
+    result = pytester.runpytest(
+        "--ambig-suite=march",
+        "--ambig-system=mysys:answer",
+        "--ambig-cache-dir=cache",
+        f"--ambig-report={report}",
+        *args,
+    )
+    path = pytester.path / report / "scorecard.json"
+    return result, json.loads(path.read_text()) if path.exists() else {}
+
+
+def metrics_of(card: dict) -> list:
+    return [
+        (s["name"], s["metrics"], s["slices"], s["items"], s["errors"], s["missing"]) for s in card["suites"]
+    ]
+
+
+@pytest.fixture
+def system(pytester, monkeypatch):
+    pytester.makepyfile(mysys=LOGGING_SYSTEM)
+    monkeypatch.setenv("SLEEP", "0")
+    monkeypatch.delenv("FAIL_ON", raising=False)
+    return pytester
+
+
+def test_concurrency_overlaps_calls_and_keeps_report_order(system, monkeypatch):
+    monkeypatch.setenv("SLEEP", "0.3")
+    serial = system.runpytest(
+        "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=8", "--co", "-q"
+    )
+    result, card = run(system, "--ambig-limit=8", "--ambig-concurrency=4", "-v")
+    result.assert_outcomes(passed=8)
+    spans = sorted((c["start"], c["end"]) for c in calls(system))
+    overlapping = max(sum(s < end and e > start for s, e in spans) for start, end in spans)
+    assert len(spans) == 8 and overlapping >= 3  # calls ran side by side, as the system's own clock shows
+    reported = [line.split(" PASSED")[0] for line in result.outlines if " PASSED" in line]
+    assert reported == [line for line in serial.outlines if "::test_ambig[" in line]
+
+
+def test_each_item_is_asked_once_under_xdist(system):
+    result, card = run(system, "-n", "2", "--ambig-concurrency=3")
+    result.assert_outcomes(passed=len(MARCH))
+    asked = [c["item"] for c in calls(system)]
+    assert sorted(asked) == sorted(i.id for i in MARCH)  # no item asked twice, by either worker's pool
+    assert len({c["pid"] for c in calls(system)}) == 2
+
+
+def test_resume_asks_only_for_what_is_missing(system, monkeypatch):
+    monkeypatch.setenv("FAIL_ON", MARCH[1].id)
+    first, card = run(system)
+    first.assert_outcomes(passed=len(MARCH) - 1, errors=1)
+    assert len(calls(system)) == len(MARCH) - 1
+    monkeypatch.delenv("FAIL_ON")
+    again, resumed = run(system, "--ambig-resume", report="resumed")
+    again.assert_outcomes(passed=len(MARCH))
+    assert [c["item"] for c in calls(system)][len(MARCH) - 1 :] == [MARCH[1].id]  # only the errored one
+    again.stdout.fnmatch_lines([f"  answers: {len(MARCH) - 1} from the response store, 1 asked now"])
+    third, complete = run(system, "--ambig-resume", report="third")
+    assert len(calls(system)) == len(MARCH)  # a complete store: zero calls
+    assert metrics_of(complete) == metrics_of(resumed)
+    fresh, _ = run(system, report="fresh")
+    assert len(calls(system)) == 2 * len(MARCH)  # without --ambig-resume every item is asked again
+
+
+def test_rescore_needs_no_system(system):
+    run(system)[0].assert_outcomes(passed=len(MARCH))
+    (system.path / "mysys.py").unlink()
+    result = system.runpytest(
+        "--ambig-rescore=report/scorecard.json", "--ambig-report=rescored", "--ambig-cache-dir=cache"
+    )
+    result.assert_outcomes(passed=len(MARCH))
+    original = json.loads((system.path / "report" / "scorecard.json").read_text())
+    rescored = json.loads((system.path / "rescored" / "scorecard.json").read_text())
+    assert metrics_of(rescored) == metrics_of(original)
+    assert rescored["system"]["label"].startswith("mysys:answer (answers saved in ")
+    bad = system.runpytest("--ambig-rescore=nothing.json")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["ERROR: --ambig-rescore: *nothing.json is not a readable scorecard.json*"])
+
+
+def collected(pytester, *args):
+    result = pytester.runpytest("--ambig-suite=march,condambigqa,asqa", "--co", "-q", *args)
+    return [line for line in result.outlines if "::test_ambig[" in line]
+
+
+def test_shards_partition_the_items(system):
+    whole = collected(system)
+    shards = [collected(system, f"--ambig-shard={i}/3") for i in (1, 2, 3)]
+    assert sorted(sum(shards, [])) == sorted(whole) and sum(map(len, shards)) == len(whole)
+    assert max(map(len, shards)) - min(map(len, shards)) <= 3  # balanced within each suite and type
+    bad = system.runpytest("--ambig-suite=march", "--ambig-shard=4/3")
+    bad.stderr.fnmatch_lines(["ERROR: --ambig-shard: expected I/N with 1 <= I <= N, got '4/3'"])
+
+
+@pytest.mark.parametrize("gate", ["str_em=50", "str_em=101"])
+def test_merged_shards_equal_one_run(system, gate, capsys):
+    whole, single = run(system, f"--ambig-fail-under={gate}", report="whole")
+    for i in (1, 2):
+        run(system, f"--ambig-fail-under={gate}", f"--ambig-shard={i}/2", report=f"shard{i}")
+    code = cli(
+        [
+            "merge",
+            str(system.path / "shard1/scorecard.json"),
+            str(system.path / "shard2/scorecard.json"),
+            "-o",
+            str(system.path / "merged"),
+        ]
+    )
+    merged = json.loads((system.path / "merged" / "scorecard.json").read_text())
+    assert metrics_of(merged) == metrics_of(single)
+    assert [r["item_id"] for r in merged["items"]] == [r["item_id"] for r in single["items"]]
+    assert merged["gates"] == single["gates"] and code == whole.ret
+    assert "merged 13 items from 2 scorecards" in capsys.readouterr().out
+
+
+def test_merge_refuses_what_is_not_one_run(system, capsys):
+    run(system, "--ambig-shard=1/2", report="a")
+    run(system, "--ambig-shard=1/2", "--ambig-seed=7", report="b")
+    a, b = str(system.path / "a/scorecard.json"), str(system.path / "b/scorecard.json")
+    assert cli(["merge", a, a, "-o", str(system.path / "m")]) == 2
+    assert "is in two shards" in capsys.readouterr().err
+    assert cli(["merge", a, b, "-o", str(system.path / "m")]) == 2
+    assert "its configuration differs" in capsys.readouterr().err
+
+
+def test_corrupt_answer_store_is_set_aside(system):
+    (system.path / "cache").mkdir()
+    (system.path / "cache" / "answers.sqlite").write_bytes(b"garbage, not SQLite" * 500)
+    result, card = run(system, "-W", "default")
+    result.assert_outcomes(passed=len(MARCH))
+    result.stdout.fnmatch_lines(["*answer cache *answers.sqlite was unreadable*set aside*"])
+    assert list((system.path / "cache").glob("answers.sqlite.corrupt-*"))
+
+
+def test_rate_cap_holds_across_workers(system):
+    result, _ = run(system, "-n", "2", "--ambig-concurrency=4", "--ambig-rate=8", "--ambig-limit=10")
+    result.assert_outcomes(passed=10)
+    starts = sorted(c["start"] for c in calls(system))
+    assert len({c["pid"] for c in calls(system)}) == 2
+    assert all(b - a >= 1 / 8 - 0.02 for a, b in zip(starts, starts[1:], strict=False))  # slots, not bursts
+
+
+def test_hung_system_is_cut_without_blocking_the_pool(system, monkeypatch):
+    monkeypatch.setenv("SLEEP", "30")
+    result, card = run(system, "--ambig-limit=4", "--ambig-concurrency=4", "--ambig-timeout=0.5")
+    result.assert_outcomes(errors=4)
+    assert all("timed out after 0.5 s" in r["error"] for r in card["items"])
+
+
+def test_ctrl_c_keeps_finished_answers_for_resume(system, monkeypatch):
+    env = {**os.environ, "SLEEP": "0.4", "PYTEST_ADDOPTS": "-p no:deepeval -p no:asyncio"}
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--ambig-suite=march",
+        "--ambig-system=mysys:answer",
+        "--ambig-cache-dir=cache",
+        "--ambig-concurrency=2",
+        "-q",
+    ]
+    proc = subprocess.Popen(args, cwd=system.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while len(calls(system)) < 4 and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    output = proc.communicate(timeout=60)[0].decode()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+    finished = {c["item"] for c in calls(system)}
+    assert 4 <= len(finished) < len(MARCH)
+    resumed = subprocess.run(
+        [*args, "--ambig-resume"], cwd=system.path, env={**env, "SLEEP": "0"}, capture_output=True
+    )
+    assert resumed.returncode == 0, resumed.stdout.decode()[-2000:]
+    asked_again = [c["item"] for c in calls(system)][len(finished) :]
+    assert not set(asked_again) & finished  # nothing answered before the interrupt was asked again
+    assert set(asked_again) | finished == {i.id for i in MARCH}
