@@ -381,10 +381,13 @@ def _shard(text: str | None) -> tuple[int, int] | None:
     return shard
 
 
-def _saved_suites(path: Path) -> tuple[str, ...]:
-    """The suites of a saved scorecard, for ``--ambig-rescore`` without ``--ambig-suite``."""
+def _saved_config(path: Path) -> dict[str, Any]:
+    """The run config a scorecard saved: ``--ambig-rescore`` reads the same data by default."""
     try:
-        return tuple(json.loads(path.read_text(encoding="utf-8"))["config"]["suites"])
+        saved = json.loads(path.read_text(encoding="utf-8"))["config"]
+        if not isinstance(saved["suites"], list) or not isinstance(saved["data"], dict):
+            raise TypeError("config.suites or config.data has the wrong type")
+        return saved
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
 
@@ -394,9 +397,8 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     base = Path(config.invocation_params.dir)
     rescore_arg = _value(config, "--ambig-rescore")
     rescore = base / Path(rescore_arg).expanduser() if rescore_arg else None
-    suites = _suites(
-        _value(config, "--ambig-suite") or (",".join(_saved_suites(rescore)) if rescore else None)
-    )
+    saved = _saved_config(rescore) if rescore else {}
+    suites = _suites(_value(config, "--ambig-suite") or ",".join(saved.get("suites", ())))
     if not suites:
         return RunConfig(suites=())
     gate = (_value(config, "--ambig-gate") or "mean").lower()
@@ -436,8 +438,9 @@ def read_run_config(config: pytest.Config) -> RunConfig:
             )
     return RunConfig(
         suites=suites,
-        data=_data(_value(config, "--ambig-data"), suites, base),
-        split=_value(config, "--ambig-split") or "dev",
+        data=_data(_value(config, "--ambig-data"), suites, base)
+        or {k: Path(v) for k, v in saved.get("data", {}).items() if k in suites},
+        split=_value(config, "--ambig-split") or saved.get("split") or "dev",
         limit=_number("--ambig-limit", limit, kind=int, low=1) if limit else None,
         seed=_number("--ambig-seed", _value(config, "--ambig-seed") or "0", kind=int),
         system=_value(config, "--ambig-system"),
@@ -451,7 +454,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         max_error_rate=(
             _number("--ambig-max-error-rate", max_error_rate, low=0, high=1) if max_error_rate else None
         ),
-        march_fields=_march_fields(_value(config, "--ambig-march-fields")),
+        march_fields=_march_fields(_value(config, "--ambig-march-fields")) or saved.get("march_fields", {}),
         corpus=base / Path(corpus).expanduser() if corpus else None,
         retriever=retriever,
         top_k=_number("--ambig-top-k", _value(config, "--ambig-top-k") or "10", kind=int, low=1),

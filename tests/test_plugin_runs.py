@@ -103,7 +103,12 @@ def test_resume_asks_only_for_what_is_missing(system, monkeypatch):
 
 def test_rescore_needs_no_system(system):
     run(system)[0].assert_outcomes(passed=len(MARCH))
+    data = system.path / "march.json"  # a run on a data file of its own is rescored on that file
+    data.write_text(json.dumps(json.loads(SUITES["march"].sample_path().read_text())[:3]))
+    run(system, f"--ambig-data={data}", report="own")[0].assert_outcomes(passed=3)
     (system.path / "mysys.py").unlink()
+    own = system.runpytest("--ambig-rescore=own/scorecard.json", "--ambig-cache-dir=cache")
+    own.assert_outcomes(passed=3)
     result = system.runpytest(
         "--ambig-rescore=report/scorecard.json", "--ambig-report=rescored", "--ambig-cache-dir=cache"
     )
