@@ -16,15 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
-from .errors import AmbigQAWarning
 from .schema import AmbigItem
+from .sqlite import open_database
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -78,35 +76,7 @@ class AnswerStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._db = self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            return self._connect()
-        except sqlite3.DatabaseError as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}-{os.getpid()}")
-            try:
-                self.path.replace(aside)
-            except FileNotFoundError:  # another worker set it aside first
-                pass
-            warnings.warn(
-                AmbigQAWarning(
-                    f"answer cache {self.path} was unreadable ({exc}); "
-                    f"set aside as {aside.name}, starting afresh"
-                ),
-                stacklevel=3,
-            )
-            return self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        # An answer survives a crash of the process (WAL); only a power cut may lose the last few.
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(SCHEMA)
-        db.execute("SELECT count(*) FROM answers").fetchone()  # reads the file: corruption shows here
-        return db
+        self._db = open_database(path, SCHEMA, "SELECT count(*) FROM answers", "answer cache")
 
     def _execute(self, sql: str, args: tuple = ()) -> list[tuple]:
         with self._lock:

@@ -1,0 +1,45 @@
+"""The SQLite files the plugin keeps (answers, judge calls): shared by processes, never fatal."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+import warnings
+from pathlib import Path
+
+from .errors import AmbigQAWarning
+
+
+def open_database(path: Path, schema: str, probe: str, what: str) -> sqlite3.Connection:
+    """A connection for any thread, in WAL mode, with ``schema`` applied.
+
+    ``probe`` (a query) reads the file so corruption shows at once; an unreadable file is
+    set aside with a warning naming it, and a fresh one is started: the run goes on.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return _connect(path, schema, probe)
+    except sqlite3.DatabaseError as exc:
+        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}-{os.getpid()}")
+        try:
+            path.replace(aside)
+        except FileNotFoundError:  # another process set it aside first
+            pass
+        warnings.warn(
+            AmbigQAWarning(
+                f"{what} {path} was unreadable ({exc}); set aside as {aside.name}, starting afresh"
+            ),
+            stacklevel=3,
+        )
+        return _connect(path, schema, probe)
+
+
+def _connect(path: Path, schema: str, probe: str) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=60, check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    # A row survives a crash of the process (WAL); only a power cut may lose the last few.
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.executescript(schema)
+    db.execute(probe).fetchone()
+    return db
