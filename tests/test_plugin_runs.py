@@ -181,7 +181,9 @@ def test_rate_cap_holds_across_workers(system):
     result.assert_outcomes(passed=10)
     starts = sorted(c["start"] for c in calls(system))
     assert len({c["pid"] for c in calls(system)}) == 2
-    assert all(b - a >= 1 / 8 - 0.02 for a, b in zip(starts, starts[1:], strict=False))  # slots, not bursts
+    # Slots are 1/8 s apart; a thread may wake a little late, so check what a cap means:
+    # any 9 consecutive calls span about a second (8 gaps), never a burst.
+    assert all(starts[i + 8] - starts[i] >= 1.0 - 0.1 for i in range(len(starts) - 8)), starts
 
 
 def test_hung_system_is_cut_without_blocking_the_pool(system, monkeypatch):
