@@ -12,7 +12,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import CancelledError, Future, wait
 
 from .schema import AmbigItem, ItemResult
 
@@ -56,8 +56,15 @@ class Prefetcher:
         except CancelledError:
             return None
 
-    def stop(self) -> None:
-        """No new evaluations start; those running finish in the background (their answers are kept)."""
+    def stop(self, grace: float = 1.0) -> None:
+        """No new evaluations start; those running get ``grace`` seconds to finish and be stored.
+
+        A call still running after that is left to its daemon thread, so a hung system
+        never holds up the end of the session.
+        """
         self._stopped.set()
         for future in self._futures.values():
             future.cancel()
+        running = [f for f in self._futures.values() if not f.done()]
+        if running:
+            wait(running, timeout=grace)
