@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from ..schema import AmbigItem, Passage
@@ -31,9 +32,9 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.passages)
 
-    @property
+    @cached_property
     def sha256(self) -> str:
-        """A fingerprint of ids and contents: part of every index cache key."""
+        """A fingerprint of ids and contents: part of every index and answer key (computed once)."""
         digest = hashlib.sha256()
         for p in self.passages:
             digest.update(f"{p.id}\x1e{p.title}\x1e{p.text}\x1d".encode())
