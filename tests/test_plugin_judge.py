@@ -41,14 +41,13 @@ def assert_secret_nowhere(pytester: pytest.Pytester, result: pytest.RunResult) -
 
 
 def test_judged_run_then_a_free_rerun(pytester, chat_server):
-    result, card = judged(
-        pytester,
-        chat_server,
+    args = (
         "--ambig-suite=march,condambigqa",
         "--ambig-system=oracle",
         "--ambig-judge-price=2.5,10",
         "--ambig-limit=3",
     )
+    result, card = judged(pytester, chat_server, *args)
     result.assert_outcomes(passed=6)
     result.stdout.fnmatch_lines(
         [
@@ -70,15 +69,7 @@ def test_judged_run_then_a_free_rerun(pytester, chat_server):
     assert usage["requests"] == len(chat_server.requests) > 0 and usage["cost"] > 0
     assert card["judge"]["templates"]["march"] and card["judge"]["model"] == "judge-m"
     requests = len(chat_server.requests)
-    again, card2 = judged(
-        pytester,
-        chat_server,
-        "--ambig-suite=march,condambigqa",
-        "--ambig-system=oracle",
-        "--ambig-judge-price=2.5,10",
-        "--ambig-limit=3",
-        report="again",
-    )
+    again, card2 = judged(pytester, chat_server, *args, report="again")
     again.assert_outcomes(passed=6)
     assert len(chat_server.requests) == requests  # a re-run sends no request
     assert card2["judge"]["usage"]["requests"] == 0 and card2["judge"]["usage"]["cached"] == usage["requests"]
