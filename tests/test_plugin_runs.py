@@ -82,7 +82,8 @@ def test_each_item_is_asked_once_under_xdist(system):
     result.assert_outcomes(passed=len(MARCH))
     asked = [c["item"] for c in calls(system)]
     assert sorted(asked) == sorted(i.id for i in MARCH)  # no item asked twice, by either worker's pool
-    assert len({c["pid"] for c in calls(system)}) == 2
+    # Which worker asks which item is the scheduler's business (one may take them all on a busy
+    # machine): the promise is only that every item is asked exactly once.
 
 
 def test_resume_asks_only_for_what_is_missing(system, monkeypatch):
