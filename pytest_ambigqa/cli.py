@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 
 from .config import parse_thresholds
+from .metrics.profiles import DEFAULT_PROFILE, PROFILES
 from .report import gates, render
 from .report.scorecard import build
 from .schema import AmbigItem, ItemResult
-from .suites import SUITES, LoadedSuite, Scorers
+from .suites import SUITES, LoadedSuite, Protocol, Scorers
+from .suites.march import SETTINGS as MARCH_SETTINGS
 
 # Config fields that may differ between shards of one run.
 _PER_SHARD = ("shard",)
@@ -64,6 +66,7 @@ def merge(paths: list[Path], out: Path) -> int:
     suites = config["suites"]
     info = {s["name"]: s for card in cards for s in card["suites"]}
     loaded = []
+    protocols: dict[str, Protocol] = {}
     for name in suites:
         if name not in info:
             continue
@@ -75,6 +78,8 @@ def merge(paths: list[Path], out: Path) -> int:
         loaded.append(
             LoadedSuite(SUITES[name], stubs, s["source"], s["sha256"], s["is_sample"], s["items_in_file"])
         )
+        if s.get("protocol"):
+            protocols[name] = Protocol(**{**s["protocol"], "notes": tuple(s["protocol"]["notes"])})
     item_min = parse_thresholds(
         "--ambig-item-min", ",".join(config["item_min"]), tuple(suites), item_scale=True
     )
@@ -82,7 +87,11 @@ def merge(paths: list[Path], out: Path) -> int:
         loaded,
         results,
         None,
-        Scorers(),
+        Scorers(
+            condambigqa_setting=config.get("condambigqa_setting") or "main",
+            march_setting=config.get("march_setting") or MARCH_SETTINGS[0],
+            profile=PROFILES[config.get("profile") or DEFAULT_PROFILE],
+        ),
         config["seed"],
         system=cards[0]["system"],
         config=config,
@@ -90,6 +99,7 @@ def merge(paths: list[Path], out: Path) -> int:
         retrieval=cards[0].get("retrieval"),
         judge=cards[0].get("judge"),
         item_min=item_min,
+        protocols=protocols,
     )
     fail_under = parse_thresholds(
         "--ambig-fail-under", ",".join(config["fail_under"]), tuple(suites), item_scale=False

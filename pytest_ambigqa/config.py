@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .metrics import METRICS
+from .metrics.conditional import SETTINGS as CONDAMBIGQA
+from .metrics.profiles import DEFAULT_PROFILE, PROFILES
 from .schema import AmbigItem
 from .suites import SUITES
 from .suites.march import FIELDS as MARCH_FIELDS
+from .suites.march import SETTINGS as MARCH_SETTINGS
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "none")
-CONDAMBIGQA_SETTINGS = ("main", "gold-conditions", "no-conditions")
 
 if TYPE_CHECKING:
     from .run import AmbigRun
@@ -98,8 +101,22 @@ OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
     (
         "--ambig-condambigqa-setting",
         "SETTING",
-        f"CondAmbigQA protocol: {', '.join(CONDAMBIGQA_SETTINGS)} (gold-conditions passes them on)",
+        f"CondAmbigQA protocol (the paper's settings): {', '.join(CONDAMBIGQA)}",
         "main",
+    ),
+    (
+        "--ambig-march-setting",
+        "SETTING",
+        "MARCH protocol: open-retrieval (the papers': a retriever, no passages) or oracle-evidence "
+        "(the gold passages: an upper bound)",
+        MARCH_SETTINGS[0],
+    ),
+    (
+        "--ambig-scorer-profile",
+        "PROFILE",
+        "official scorer the long-answer metrics follow (ASQA, MARCH): alce (ALCE eval.py) or "
+        "asqa (ASQA scoring.py)",
+        DEFAULT_PROFILE,
     ),
     ("--ambig-concurrency", "N", "system (and judge) calls in flight ahead of the tests, per process", "1"),
     (
@@ -196,6 +213,8 @@ class RunConfig:
     judge_samples: int = 1
     max_unscored_rate: float | None = None
     condambigqa_setting: str = "main"
+    march_setting: str = MARCH_SETTINGS[0]
+    profile: str = DEFAULT_PROFILE
     concurrency: int = 1
     rate: float | None = None
     resume: bool = False
@@ -231,6 +250,8 @@ class RunConfig:
             "judge_price": list(self.judge_price) if self.judge_price else None,
             "max_unscored_rate": self.max_unscored_rate,
             "condambigqa_setting": self.condambigqa_setting,
+            "march_setting": self.march_setting,
+            "profile": self.profile,
             "concurrency": self.concurrency,
             "rate": self.rate,
             "resume": self.resume,
@@ -328,7 +349,7 @@ def parse_thresholds(
             )
         value = _number(option, raw)
         spec = METRICS[metric]
-        if item_scale and spec.derived:
+        if item_scale and spec.suite_level:
             raise pytest.UsageError(f"{option}: {metric} is computed for a whole suite, not per item")
         if item_scale and spec.item_range:
             low, high = spec.item_range
@@ -381,6 +402,27 @@ def _shard(text: str | None) -> tuple[int, int] | None:
     return shard
 
 
+def _choice(config: pytest.Config, option: str, choices: Sequence[str]) -> str:
+    value = (_value(config, option) or choices[0]).lower()
+    if value not in choices:
+        raise pytest.UsageError(f"{option}: '{value}' is not one of {', '.join(choices)}")
+    return value
+
+
+def _protocol(config: pytest.Config, option: str, choices: Sequence[str], saved: dict[str, Any]) -> str:
+    """A suite's setting; a rescore replays answers made under the saved run's setting."""
+    name = _ini_name(option)[len("ambig_") :]
+    if saved.get(name) not in choices:
+        return _choice(config, option, choices)
+    given = config.getoption(_ini_name(option))
+    if given is not None and given.strip().lower() != saved[name]:
+        raise pytest.UsageError(
+            f"{option}: the answers in --ambig-rescore were made under '{saved[name]}'; "
+            f"they cannot be scored as '{given.strip()}'"
+        )
+    return saved[name]
+
+
 def _saved_config(path: Path) -> dict[str, Any]:
     """The run config a scorecard saved: ``--ambig-rescore`` reads the same data by default."""
     try:
@@ -401,9 +443,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     suites = _suites(_value(config, "--ambig-suite") or ",".join(saved.get("suites", ())))
     if not suites:
         return RunConfig(suites=())
-    gate = (_value(config, "--ambig-gate") or "mean").lower()
-    if gate not in GATE_MODES:
-        raise pytest.UsageError(f"--ambig-gate: '{gate}' is not one of {', '.join(GATE_MODES)}")
+    gate = _choice(config, "--ambig-gate", GATE_MODES)
     limit = _value(config, "--ambig-limit")
     timeout = _number("--ambig-timeout", _value(config, "--ambig-timeout") or "0", low=0)
     max_error_rate = _value(config, "--ambig-max-error-rate")
@@ -417,14 +457,10 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         reader = None
     if reader is not None and reader.lower() == "llm" and not _value(config, "--ambig-judge"):
         raise pytest.UsageError("--ambig-reader=llm: the LLM reader is the judge model; set --ambig-judge")
-    setting = (_value(config, "--ambig-condambigqa-setting") or "main").lower()
-    if setting not in CONDAMBIGQA_SETTINGS:
-        raise pytest.UsageError(
-            f"--ambig-condambigqa-setting: '{setting}' is not one of {', '.join(CONDAMBIGQA_SETTINGS)}"
-        )
-    retriever = (_value(config, "--ambig-retriever") or "bm25").lower()
-    if retriever not in RETRIEVERS:
-        raise pytest.UsageError(f"--ambig-retriever: '{retriever}' is not one of {', '.join(RETRIEVERS)}")
+    setting = _protocol(config, "--ambig-condambigqa-setting", tuple(CONDAMBIGQA), saved)
+    march_setting = _protocol(config, "--ambig-march-setting", MARCH_SETTINGS, saved)
+    profile = _choice(config, "--ambig-scorer-profile", tuple(PROFILES))
+    retriever = _choice(config, "--ambig-retriever", RETRIEVERS)
     fail_under = parse_thresholds(
         "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False
     )
@@ -484,6 +520,8 @@ def read_run_config(config: pytest.Config) -> RunConfig:
             _number("--ambig-max-unscored-rate", max_unscored, low=0, high=1) if max_unscored else None
         ),
         condambigqa_setting=setting,
+        march_setting=march_setting,
+        profile=profile,
         concurrency=_number(
             "--ambig-concurrency", _value(config, "--ambig-concurrency") or "1", kind=int, low=1
         ),

@@ -21,6 +21,7 @@ from .systems import System, SystemFailure
 class Saved:
     label: str
     answers: dict[str, ItemResult]  # by item key
+    inputs: tuple[str, ...] = ()  # what the saved run's system read: its protocol and gold inputs
 
     def system(self, path: Path) -> System:
         def replay(item, timeout: float | None, extras: Any) -> Answer:
@@ -37,6 +38,7 @@ def load_saved(path: Path) -> Saved:
         data = json.loads(path.read_text(encoding="utf-8"))
         results = [ItemResult.from_dict(item) for item in data["items"]]
         label = data["system"]["label"]
+        inputs = tuple(str(i) for i in data["system"].get("inputs") or ())
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
-    return Saved(label, {r.key: r for r in results})
+    return Saved(label, {r.key: r for r in results}, inputs)

@@ -30,6 +30,7 @@ from .assertions import explain
 from .config import ITEM_KEY, RUN_KEY, RunConfig
 from .judge import Judge, JudgeSettings, LLMReader
 from .local_models import find_local_model
+from .metrics.profiles import PROFILES
 from .metrics.reader import HFReader
 from .pool import Prefetcher
 from .report import gates, render
@@ -39,7 +40,7 @@ from .retrieval import Retriever
 from .retrieval.corpus import Corpus, load_corpus, suite_corpus
 from .retrieval.evidence import evidence_recall
 from .schema import AmbigItem, Answer, ItemResult
-from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Scorers, shard, stratified_sample
+from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
 from .systems import System, SystemFailure, from_object, load_system
 
 RESULT_PROPERTY = "ambigqa.result"
@@ -96,7 +97,11 @@ class AmbigRun:
         self.cfg = cfg
         self.judge = self._judge()
         self.scorers = Scorers(
-            reader=self._reader(), judge=self.judge, condambigqa_setting=cfg.condambigqa_setting
+            reader=self._reader(),
+            judge=self.judge,
+            condambigqa_setting=cfg.condambigqa_setting,
+            march_setting=cfg.march_setting,
+            profile=PROFILES[cfg.profile],
         )
         self.rescore = load_saved(cfg.rescore) if cfg.rescore else None
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
@@ -190,7 +195,7 @@ class AmbigRun:
                 f"--ambig-reader: '{spec}' is neither a model directory nor a model in the local "
                 "Hugging Face cache (nothing is downloaded)"
             )
-        return HFReader(path)
+        return HFReader(path, PROFILES[self.cfg.profile])
 
     # -- retrieval ----------------------------------------------------------------------
 
@@ -207,10 +212,13 @@ class AmbigRun:
         if system is not None and "retriever" not in system.inputs:
             return
         who = f"the system '{system.label}'" if system else "--ambig-retrieval-report"
+        required = system is None or system.requires_retriever
         if self.cfg.retriever == "none":
-            if system is None or system.requires_retriever:
+            if required:
                 raise pytest.UsageError(f"{who} needs a retriever, but --ambig-retriever=none")
             return
+        if not len(self.corpus) and not required:
+            return  # nothing to search: a system that can do without is given no retriever
         if not len(self.corpus):
             raise pytest.UsageError(
                 f"{who} needs a retriever, but the corpus ({self.corpus.source}) has no passages; "
@@ -311,15 +319,19 @@ class AmbigRun:
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         suite = SUITES[item.suite]
+        extras = suite.inputs(item, self.scorers)
         try:
-            retriever = self.retriever() if "retriever" in system.inputs else None
+            searchable = self.cfg.retriever != "none" and len(self.corpus) > 0
+            if "retriever" in system.inputs and "retriever" not in extras and searchable:
+                extras["retriever"] = self.retriever()
             evidence = None
             if self.cfg.retrieval_report:
                 evidence = evidence_recall(item, self.corpus, self.retriever(), self.cfg.top_k)
         except RetrieverUnavailable as exc:
             return suite.failed_result(item, self.scorers, "error", str(exc))
-        gold_conditions = self.cfg.condambigqa_setting == "gold-conditions"
-        extras = {"retriever": retriever, "conditions": item.conditions if gold_conditions else []}
+        if system.requires_retriever and extras.get("retriever", True) is None:
+            reason = f"the system requires a retriever, and the {suite.title} setting gives none"
+            return suite.failed_result(item, self.scorers, "error", reason)
         started = time.perf_counter()
         answer, error, cached = self._answer(item, system, extras)
         duration = time.perf_counter() - started
@@ -338,6 +350,7 @@ class AmbigRun:
             duration=duration,
             evidence=evidence,
             samples=scored.samples,
+            units=scored.units,
             usage=scored.usage,
             index=item.index,
             cached=cached,
@@ -374,7 +387,10 @@ class AmbigRun:
 
     def _config_fingerprint(self, system: System) -> str:
         """What, besides the item and the system, shapes an answer: the inputs this run gives."""
-        parts: dict[str, Any] = {"setting": self.cfg.condambigqa_setting}
+        parts: dict[str, Any] = {
+            "setting": self.cfg.condambigqa_setting,
+            "march_setting": self.cfg.march_setting,
+        }
         if "retriever" in system.inputs:
             parts |= {
                 "retriever": self.cfg.retriever,
@@ -397,6 +413,8 @@ class AmbigRun:
 
     def describe(self, system: System) -> dict[str, Any]:
         gold_conditions = self.cfg.condambigqa_setting == "gold-conditions"
+        if self.rescore is not None and system is self.default_system:  # what the saved run's system read
+            system = dataclasses.replace(system, inputs=self.rescore.inputs)
         return system.describe(gold_conditions) | {
             "default": self.system_is_default and system is self.default_system
         }
@@ -442,6 +460,7 @@ class AmbigRun:
             retrieval=self._retrieval_info(),
             judge=self.judge.describe() if self.judge else None,
             item_min=self.cfg.item_min,
+            protocols={suite.suite.name: self._protocol(suite, system["inputs"]) for suite in self.loaded},
         )
         shortfalls = gates.shortfalls(
             card.suites,
@@ -458,6 +477,29 @@ class AmbigRun:
                 self._unmet = f"ambigqa: could not write the scorecard to {self.cfg.report_dir}: {exc}"
         if (shortfalls or self._unmet) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _protocol(self, loaded: LoadedSuite, inputs: list[str]) -> Protocol:
+        """The suite's protocol for this run, with what makes it an upper bound or easier."""
+        suite = loaded.suite
+        has_passages = any(item.passages for item in loaded.items)
+        protocol = suite.protocol(self.scorers, inputs, has_passages)
+        notes = list(protocol.notes)
+        searched = "retriever" in inputs and self.cfg.retriever != "none" and len(self.corpus) > 0
+        if searched and self.cfg.corpus is None and protocol.name == "open-retrieval":
+            gold = ", MARCH's being its gold evidence" if suite.name == "march" else ""
+            notes.append(
+                f"the retriever searches the {len(self.corpus)} passages of the selected suites' own "
+                f"files{gold}, not Wikipedia as the papers do: an easier search (give a corpus with "
+                "--ambig-corpus)"
+            )
+        if loaded.is_sample:
+            notes.append("the items are the bundled sample, written for this project, not the benchmark's")
+        elif len(loaded.items) < loaded.total:
+            notes.append(f"a subset: {len(loaded.items)} of the file's {loaded.total} items")
+        upper = protocol.upper_bound
+        if "item" in inputs:
+            upper = "the system reads the gold item (it declares `item`)"
+        return dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
 
     def _retrieval_info(self) -> dict[str, Any] | None:
         if not self.cfg.retrieval_report:

@@ -10,6 +10,16 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 AMBIGUITY_TYPES = ("semantic", "syntactic", "constraint")
+# MIRAGE ("Multi-hop Reasoning with Ambiguity Evaluation for Illusory Questions", the
+# earlier version of MARCH) calls the constraint type "general".
+_TYPE_ALIASES = {"general": "constraint"}
+
+
+def normalize_type(kind: str) -> str:
+    """An ambiguity type in MARCH's taxonomy spelling (lower case, MIRAGE's "general" =
+    MARCH's "constraint"); unknown types are returned lower-cased."""
+    kind = kind.strip().lower()
+    return _TYPE_ALIASES.get(kind, kind)
 
 
 @dataclass(frozen=True)
@@ -136,7 +146,9 @@ class ItemResult:
     ``scores`` holds every metric that could be computed; ``unscored`` maps each metric
     that could not be to its reason. ``status == "error"`` means the system failed on
     this item; ``"missing"`` means the item was selected but never reported (for
-    example a crashed xdist worker).
+    example a crashed xdist worker). ``units`` holds, for a metric the suite pools across
+    items (CondAmbigQA closed-book answers), the item's per-unit values; ``scores`` then
+    holds their mean.
     """
 
     suite: str
@@ -150,6 +162,7 @@ class ItemResult:
     duration: float = 0.0
     evidence: dict[str, float] | None = None  # retrieval recall of gold passages, see retrieval/evidence.py
     samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
+    units: dict[str, list[float]] = field(default_factory=dict)  # pooled metrics: one value per unit
     usage: dict[str, Any] | None = None  # what the judge calls for this item cost
     index: int = 0  # the item's position in its data file
     cached: bool = False  # the answer came from the response store, not from the system
@@ -178,6 +191,7 @@ class ItemResult:
             duration=float(data.get("duration") or 0.0),
             evidence=data.get("evidence"),
             samples={k: [float(x) for x in v] for k, v in (data.get("samples") or {}).items()},
+            units={k: [float(x) for x in v] for k, v in (data.get("units") or {}).items()},
             usage=data.get("usage"),
             index=int(data.get("index") or 0),
             cached=bool(data.get("cached")),

@@ -286,11 +286,14 @@ def _http_system(url: str) -> System:
         url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
 
     def invoke(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
+        """POST what the run's protocol hands over: the passages and gold conditions it gives."""
         payload: dict[str, Any] = {"question": item.question, "id": item.id}
-        if item.passages:
-            payload["passages"] = [
-                {k: v for k, v in asdict(p).items() if v is not None} for p in item.passages
-            ]
+        passages = _input(item, "passages", extras)
+        if passages:
+            payload["passages"] = [{k: v for k, v in asdict(p).items() if v is not None} for p in passages]
+        conditions = _input(item, "conditions", extras)
+        if conditions:
+            payload["conditions"] = list(conditions)
         request = urllib.request.Request(
             url,
             data=json.dumps(payload).encode("utf-8"),
@@ -314,7 +317,7 @@ def _http_system(url: str) -> System:
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise SystemFailure(f"{label} did not answer with JSON: {body[:120]!r}") from None
 
-    return System(label=label, inputs=("question", "passages"), call=invoke)
+    return System(label=label, inputs=("question", "passages", "conditions"), call=invoke)
 
 
 def to_answer(raw: Any) -> Answer:

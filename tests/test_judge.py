@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -11,8 +12,10 @@ from pytest_ambigqa.judge import Judge, JudgeSettings, JudgeUnavailable, LLMRead
 from pytest_ambigqa.judge import march as march_judge
 from pytest_ambigqa.judge.cache import CallCache
 from pytest_ambigqa.judge.client import JudgeClient, parse_json
+from pytest_ambigqa.metrics.conditional import SETTINGS, balanced
 from pytest_ambigqa.schema import Answer, GeneratedInterpretation
 from pytest_ambigqa.suites import SUITES, LoadOptions
+from pytest_ambigqa.suites.condambigqa import generated_pairs, judge_pairs
 
 MARCH = SUITES["march"].load(None, LoadOptions()).items
 CONDAMBIGQA = SUITES["condambigqa"].load(None, LoadOptions()).items
@@ -131,41 +134,62 @@ def test_march_judge_and_samples(chat_server, tmp_path):
     assert [r["seed"] for r in chat_server.requests] == [0, 1, 2]  # seed 0 came from the cache
 
 
-def test_geval_condambigqa_scores(chat_server, tmp_path):
-    item = CONDAMBIGQA[0]
-    gold = item.interpretations
-    answer = Answer(
+def _gold_answer(item, n=None):
+    gold = item.interpretations[:n]
+    return Answer(
         text="...",
         interpretations=tuple(
             GeneratedInterpretation(answer=i.short_answers[0], condition=i.condition, citations=i.passage_ids)
             for i in gold
         ),
     )
-    usage = Usage()
-    result = judge(chat_server, tmp_path).condambigqa(item, answer, "main", usage).means()
-    # G-Eval: 7/10 weighted by the two log-probabilities the server sends (7 and 8).
-    import math
 
+
+def test_geval_condambigqa_scores(chat_server, tmp_path):
+    item = next(i for i in CONDAMBIGQA if len(i.interpretations) >= 2)
+    n = len(item.interpretations)
+    answer = _gold_answer(item)
+    pairs = generated_pairs(answer)
+    usage = Usage()
+    main = SETTINGS["main"]
+    result = judge_pairs(judge(chat_server, tmp_path), main, item, pairs, usage).means()
+    # G-Eval: 7/10 weighted by the two log-probabilities the server sends (7 and 8).
     p7, p8 = math.exp(-0.1), math.exp(-2.5)
     weighted = (7 * p7 + 8 * p8) / (p7 + p8) / 10
     assert result["condition"] == pytest.approx(weighted) and result["answer"] == pytest.approx(weighted)
     assert result["citation_matched"] == 1.0  # the gold citations, matched one to one
-    assert 0 < result["combined"] <= 1 and result["balanced"] == pytest.approx(
-        weighted * (0.6 * weighted + 0.4)
-    )
+    assert result["combined"] == pytest.approx((2 * weighted + 1) / 3)  # Table 2: the plain mean
+    per_pair = sum(len(p.citations) for p in pairs) / n
+    expected = balanced("main", weighted, weighted, 1.0, per_pair, n, n)
+    assert (result["balanced"], result["balanced_combined"]) == pytest.approx(expected)
     calls = len(chat_server.requests)
-    assert calls == 2 * len(gold) ** 2  # condition and answer, every generated pair x gold property
-    again = judge(chat_server, tmp_path).condambigqa(item, answer, "main", Usage()).means()
+    assert calls == 2 * n * (n + 1) // 2  # condition and answer, each pair against the unused gold only
+    # the main setting's judge reads the generation prompt: question and fragments
+    assert item.passages[0].text in chat_server.requests[0]["messages"][0]["content"]
+    again = judge_pairs(judge(chat_server, tmp_path), main, item, pairs, Usage()).means()
     assert again == result and len(chat_server.requests) == calls  # all from the cache
-    single = Answer(text="...", interpretations=answer.interpretations[:1])
-    few = judge(chat_server, tmp_path).condambigqa(item, single, "main", Usage()).means()
-    assert few["balanced"] == pytest.approx(
-        weighted * (0.6 * weighted + 0.4 * 0.1)
-    )  # one answer, more expected
-    none = (
-        judge(chat_server, tmp_path).condambigqa(item, Answer(text="..."), "no-conditions", Usage()).means()
-    )
+    single = generated_pairs(_gold_answer(item, 1))
+    few = judge_pairs(judge(chat_server, tmp_path), main, item, single, Usage()).means()
+    assert few["balanced"] == pytest.approx(balanced("main", weighted, weighted, 1.0, per_pair, 1, n)[0])
+    none = judge_pairs(judge(chat_server, tmp_path), SETTINGS["no-conditions"], item, (), Usage()).means()
     assert none == {"answer": 0.0, "citation_matched": 0.0, "balanced": 0.0}  # no pairs: 0, not dropped
+
+
+def test_geval_gold_conditions_and_closed_book(chat_server, tmp_path):
+    item = next(i for i in CONDAMBIGQA if len(i.interpretations) >= 2)
+    n = len(item.interpretations)
+    extra = generated_pairs(_gold_answer(item)) + (GeneratedInterpretation(answer="Something else."),)
+    gold = judge_pairs(judge(chat_server, tmp_path), SETTINGS["gold-conditions"], item, extra, Usage())
+    weighted = gold.means()["answer"] * (n + 1) / n
+    assert gold.means()["citation_matched"] == pytest.approx(n / (n + 1))  # the extra pair scores 0
+    # these settings' judge reads the bare question, and no condition is judged
+    assert all(item.passages[0].text not in r["messages"][0]["content"] for r in chat_server.requests)
+    assert len(chat_server.requests) == n * (n + 1) // 2
+    closed = judge_pairs(
+        judge(chat_server, tmp_path, samples=2), SETTINGS["closed-book"], item, extra, Usage()
+    )
+    assert closed.units["answer"] == pytest.approx([weighted] * n + [0.0])  # the unmatched pair is a 0 unit
+    assert set(closed.samples) == {"answer", "balanced"} and len(closed.samples["answer"]) == 2
 
 
 def test_llm_reader_keeps_only_verbatim_spans(chat_server, tmp_path):

@@ -189,13 +189,33 @@ def test_timeout_makes_an_error(pytester):
 
 
 def test_http_system(pytester, local_server):
+    """An endpoint gets what the protocol hands over, as a callable would."""
     server = local_server(lambda path, body: (200, {"text": f"{body['question']} {body['id']}"}))
     _, card = scorecard(pytester, "--ambig-suite=march", f"--ambig-system={server.url}/qa", "--ambig-limit=2")
     assert [b["id"] for _, b in server.requests] == [r["item_id"] for r in card["items"]]
     path, body = server.requests[0]
-    assert path == "/qa" and set(body) == {"question", "id", "passages"}
-    assert set(body["passages"][0]) == {"id", "title", "text"}
+    assert path == "/qa" and set(body) == {"question", "id"}  # open retrieval: no gold passages
     assert card["items"][0]["status"] == "ok"
+    scorecard(
+        pytester,
+        "--ambig-suite=march",
+        f"--ambig-system={server.url}/qa",
+        "--ambig-limit=1",
+        "--ambig-march-setting=oracle-evidence",
+    )
+    assert set(server.requests[-1][1]["passages"][0]) == {"id", "title", "text"}
+    for setting, fields in [
+        ("gold-conditions", {"question", "id", "passages", "conditions"}),
+        ("closed-book", {"question", "id"}),
+    ]:
+        scorecard(
+            pytester,
+            "--ambig-suite=condambigqa",
+            f"--ambig-system={server.url}/qa",
+            "--ambig-limit=1",
+            f"--ambig-condambigqa-setting={setting}",
+        )
+        assert set(server.requests[-1][1]) == fields, setting
 
 
 def test_http_errors_and_secrets_stay_out_of_reports(pytester, local_server):

@@ -137,7 +137,12 @@ def test_user_corpus(pytester):
         (["--ambig-top-k=0"], "ERROR: --ambig-top-k: 0 must be at least 1"),
         (["--ambig-corpus=nothing.jsonl"], "ERROR: --ambig-corpus: *nothing.jsonl: no such file"),
         (
-            ["--ambig-retrieval-report", "--ambig-retriever=dense", "--ambig-embedder=/no/model"],
+            [
+                "--ambig-system=oracle",
+                "--ambig-retrieval-report",
+                "--ambig-retriever=dense",
+                "--ambig-embedder=/no/model",
+            ],
             "ERROR: --ambig-retrieval-report: --ambig-embedder: '/no/model' is neither a model directory*",
         ),
         (

@@ -119,6 +119,13 @@ def test_rescore_needs_no_system(system):
     rescored = json.loads((system.path / "rescored" / "scorecard.json").read_text())
     assert metrics_of(rescored) == metrics_of(original)
     assert rescored["system"]["label"].startswith("mysys:answer (answers saved in ")
+    assert rescored["system"]["inputs"] == original["system"]["inputs"]
+    assert [s["protocol"] for s in rescored["suites"]] == [s["protocol"] for s in original["suites"]]
+    other = system.runpytest("--ambig-rescore=report/scorecard.json", "--ambig-march-setting=oracle-evidence")
+    assert other.ret == pytest.ExitCode.USAGE_ERROR
+    other.stderr.fnmatch_lines(
+        ["ERROR: --ambig-march-setting: the answers in --ambig-rescore were made under 'open-retrieval'*"]
+    )
     bad = system.runpytest("--ambig-rescore=nothing.json")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["ERROR: --ambig-rescore: *nothing.json is not a readable scorecard.json*"])

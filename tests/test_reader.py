@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pytest_ambigqa.metrics import reader as reader_module
+from pytest_ambigqa.metrics.profiles import PROFILES
 from pytest_ambigqa.metrics.qa import disambig_scores, exact_match, token_f1
-from pytest_ambigqa.metrics.reader import HFReader, decode
+from pytest_ambigqa.metrics.reader import HFReader, decode, decode_pipeline
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 ITEMS = [i for name in ("march", "asqa") for i in SUITES[name].load(None, LoadOptions()).items]
@@ -85,12 +85,11 @@ def test_decode_null_answer_when_the_null_score_wins():
     assert decode(CONTEXT, [(start, end, OFFSETS)]) == "F-Series"
 
 
-def test_decode_rejects_long_and_inverted_spans(monkeypatch):
+def test_decode_rejects_long_and_inverted_spans():
     # null = 0; the long span scores 10, any other valid span at most 5 - 10 = -5.
     start, end = logits(13, t0=0.0, t4=5.0), logits(13, t0=0.0, t10=5.0)
     assert decode(CONTEXT, [(start, end, OFFSETS)]) == "Ford makes the F-Series pickup"
-    monkeypatch.setattr(reader_module, "MAX_ANSWER_TOKENS", 3)
-    assert decode(CONTEXT, [(start, end, OFFSETS)]) == ""  # the long span is out, the null answer wins
+    assert decode(CONTEXT, [(start, end, OFFSETS)], max_answer_tokens=3) == ""  # too long: the null wins
     inverted = logits(13, t0=0.0, t9=5.0), logits(13, t0=0.0, t4=5.0)
     assert decode(CONTEXT, [(*inverted, OFFSETS)]) == ""
 
@@ -101,11 +100,63 @@ def test_decode_across_windows_takes_the_best_span_and_the_smallest_null():
     assert decode(CONTEXT, [first, second]) == "pickup"
 
 
+# -- span decoding, as the transformers QA pipeline (ALCE's reader) does ------------------
+
+# The characters of each token's *word* (the pipeline aligns answers to words): "F-Series"
+# is one word of three tokens.
+WORDS = OFFSETS[:7] + [(15, 23)] * 3 + OFFSETS[10:]
+
+
+def test_pipeline_decode_takes_the_best_probability_span_widened_to_words():
+    start, end = logits(13, t8=5.0, t1=9.0), logits(13, t9=5.0, t2=9.0)  # question tokens are masked
+    assert decode_pipeline(CONTEXT, [(start, end, WORDS)]) == "F-Series"  # "-Series" widened
+
+
+def test_pipeline_decode_null_answer_and_answer_length():
+    start, end = logits(13, t0=6.0, t7=5.0), logits(13, t0=6.0, t9=5.0)
+    assert decode_pipeline(CONTEXT, [(start, end, WORDS)]) == ""  # p(CLS) x p(CLS) beats the span
+    start, end = logits(13, t0=0.0, t4=5.0), logits(13, t0=0.0, t10=5.0)  # a 7-token span
+    assert decode_pipeline(CONTEXT, [(start, end, WORDS)]) == "Ford makes the F-Series pickup"
+    assert decode_pipeline(CONTEXT, [(start, end, WORDS)], max_answer_tokens=3) != (
+        "Ford makes the F-Series pickup"
+    )
+
+
+def _brute_force(windows, max_answer_tokens):
+    """The pipeline's rule written out plainly: every allowed span of every window."""
+    best, text, null = -1.0, "", np.inf
+    for start_logits, end_logits, spans in windows:
+        allowed = [i for i, sp in enumerate(spans) if sp is not None or i == 0]
+        masked = np.full(len(spans), -10000.0, dtype=np.float32)  # as the pipeline masks, in float32
+        p_start, p_end = masked.copy(), masked.copy()
+        p_start[allowed], p_end[allowed] = start_logits[allowed], end_logits[allowed]
+        p_start = np.exp(p_start - p_start.max())
+        p_start /= p_start.sum()
+        p_end = np.exp(p_end - p_end.max())
+        p_end /= p_end.sum()
+        null = min(null, float(p_start[0] * p_end[0]))
+        for s in allowed:  # row by row, as the pipeline's argmax scans; ties keep the first
+            for e in allowed:
+                if s and e and 0 <= e - s < max_answer_tokens and float(p_start[s] * p_end[e]) > best:
+                    best, text = float(p_start[s] * p_end[e]), CONTEXT[spans[s][0] : spans[e][1]]
+    return "" if null > best else text
+
+
+@example([[0.0] * 7 + [2.0, 6.65625] + [0.0] * 15 + [6.65625, 0.0]], 1)  # a tie in real arithmetic
+@given(
+    st.lists(st.lists(st.floats(-8, 8), min_size=26, max_size=26), min_size=1, max_size=3), st.integers(1, 15)
+)
+def test_pipeline_decode_matches_the_rule_written_out(rows, max_answer_tokens):
+    windows = [(np.array(r[:13], dtype=np.float32), np.array(r[13:], dtype=np.float32), WORDS) for r in rows]
+    assert decode_pipeline(CONTEXT, windows, max_answer_tokens) == _brute_force(windows, max_answer_tokens)
+
+
 # -- a tiny extractive QA model, built in the test ----------------------------------------
 
 
-def test_hf_reader_end_to_end(tiny_qa_model):
-    reader = HFReader(tiny_qa_model)
+@pytest.mark.parametrize("profile", ["alce", "asqa"])
+def test_hf_reader_end_to_end(tiny_qa_model, profile):
+    reader = HFReader(tiny_qa_model, PROFILES[profile])
     item = ITEMS[0]
     context = " ".join(p.text for p in item.passages) * 3  # long enough for several 384-token windows
     questions = [i.question for i in item.interpretations]
@@ -114,3 +165,4 @@ def test_hf_reader_end_to_end(tiny_qa_model):
     assert all(a == "" or a in context for a in answers)
     assert reader.read(questions, context) == answers  # deterministic
     assert reader.read([], context) == []
+    assert reader.read(questions[:1], "") == [""]

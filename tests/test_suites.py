@@ -138,6 +138,45 @@ def test_condambigqa_fragments_and_gold_citations(tmp_path):
     assert item.conditions == ["Domestic", "International"]
 
 
+def _condambigqa(**prop) -> dict:
+    prop = {"condition": "c", "groundtruth": "g", "citations": [{"title": "1. A", "text": "a"}], **prop}
+    return {"id": "u1", "question": "q?", "properties": [prop], "ctxs": [{"title": "A", "text": "a"}]}
+
+
+def test_condambigqa_release_value_shapes(tmp_path):
+    """The 200 release stores some answers as lists of strings, and some properties with no
+    citations and an extra 'reason'; a list is one answer written in parts."""
+    parts = ["'Peanut Butter Jelly Time' became a meme, ", " made by the Buckwheat Boyz.  "]
+    raw = _condambigqa(groundtruth=parts, citations=[], reason="")
+    (item,) = load("condambigqa", write(tmp_path, "c.json", [raw])).items
+    assert item.interpretations[0].short_answers == (
+        "'Peanut Butter Jelly Time' became a meme, made by the Buckwheat Boyz.",
+    )
+    assert item.interpretations[0].passage_ids == ()
+    (item,) = load("condambigqa", write(tmp_path, "c.json", [_condambigqa(condition=["In", "parts"])])).items
+    assert item.conditions == ["In parts"]
+
+
+@pytest.mark.parametrize(
+    "prop, message",
+    [
+        (
+            {"groundtruth": []},
+            r"c.json:1 \(item 'u1'\), properties\[0\]: field 'groundtruth' is an empty list",
+        ),
+        ({"groundtruth": ["a", 3]}, r"properties\[0\]: 'groundtruth'\[1\] must be a string, got int"),
+        ({"groundtruth": {"a": 1}}, r"properties\[0\]: field 'groundtruth' must be a string, got dict"),
+        ({"condition": None}, r"properties\[0\]: missing field 'condition'"),
+        ({"citations": [{"text": "no title"}]}, r"citations\[0\]: missing field 'title'"),
+    ],
+)
+def test_condambigqa_wrong_shapes_name_the_place(tmp_path, prop, message):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps([_condambigqa(**prop)]), encoding="utf-8")
+    with pytest.raises(DataError, match=message):
+        load("condambigqa", path)
+
+
 def test_march_field_mapping(tmp_path):
     raw = {
         "qid": "m1",

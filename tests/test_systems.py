@@ -144,6 +144,15 @@ def test_baselines():
     assert set(answer.citations) <= {p.id for p in ITEM.passages}
     assert lexical("What?", [Passage("p", "t", "Some text.")]).text == ""  # no content words
     assert lexical(ITEM.question, []).text == ""
+    asked = []
+
+    def retriever(query, k=10):
+        asked.append((query, k))
+        return list(ITEM.passages)
+
+    searched = lexical(ITEM.question, [], retriever)  # open retrieval: no passages handed over
+    assert searched.text == answer.text and asked == [(ITEM.question, 10)]
+    assert lexical(ITEM.question, list(ITEM.passages), retriever).text == answer.text and len(asked) == 1
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_mean():

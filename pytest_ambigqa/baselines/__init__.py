@@ -1,7 +1,8 @@
 """Reference systems that need no model, so every suite can be run and checked offline.
 
 ``--ambig-system=oracle`` answers with the gold long answer (an upper bound that checks
-the pipeline); ``--ambig-system=lexical`` extracts sentences from the item's passages;
+the pipeline); ``--ambig-system=lexical`` extracts sentences from the item's passages (or,
+under open retrieval, from the retriever's);
 ``--ambig-system=retrieval`` does the same over what the retriever finds in the corpus.
 """
 
@@ -75,14 +76,19 @@ def retrieval(question: str, retriever) -> Answer:
     return replace(answer, metadata={**answer.metadata, "queries": queries, "retrieved": list(merged)})
 
 
-def lexical(question: str, passages: list[Passage]) -> Answer:
+def lexical(question: str, passages: list[Passage], retriever=None) -> Answer:
     """Pick the sentences that share the rarest question words, one per passage.
+
+    It reads the passages the protocol hands over; under open retrieval (none handed over)
+    it reads the retriever's top passages for the question, and with neither, nothing.
 
     Each sentence is scored by the inverse sentence frequency of the question terms it
     (or its passage title) contains, length-normalised; the best sentences from up to
     three distinct passages make the long answer, each one an interpretation citing its
     passage. A baseline to compare against, not a QA system.
     """
+    if not passages and retriever is not None:
+        passages = retriever(question)
     query = set(_terms(question))
     candidates = [
         (passage, sentence, set(_terms(sentence)), set(_terms(passage.title)))

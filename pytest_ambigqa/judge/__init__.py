@@ -1,4 +1,4 @@
-"""The LLM judge: MARCH's 0-5 criteria, CondAmbigQA's G-Eval pairs, and the LLM reader.
+"""The LLM judge: MARCH's 0-5 criteria, CondAmbigQA's G-Eval scores, and the LLM reader.
 
 One :class:`Judge` per process wraps the client (cache, retries, JSON checks, cost). With
 ``samples`` K > 1 every judgement is made K times with seeds seed, seed+1, ... and the item
@@ -8,40 +8,27 @@ score is their mean; the spread between samples is kept to report judge variance
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..metrics.conditional import (
-    balanced_answer,
-    citation_precision,
-    combined_score,
-    count_adjustment,
-    greedy_match,
-)
-from ..schema import AmbigItem, Answer
+from ..schema import AmbigItem
 from . import march
 from .cache import CallCache
 from .client import JudgeClient, JudgeSettings, JudgeUnavailable, Usage
 
-__all__ = ["Judge", "JudgeSettings", "JudgeUnavailable", "LLMReader", "Usage"]
+__all__ = ["Judge", "JudgeSettings", "JudgeUnavailable", "Judgement", "LLMReader", "Usage"]
 
 CACHE_FILE = "judge.sqlite"
-
-# CondAmbigQA's settings (seeds/004 section 4.2) and the weights its released code uses to
-# pair generated condition-answer pairs with gold properties: (condition, answer, citation).
-SETTINGS = {
-    "main": (0.3, 0.5, 0.2),
-    "gold-conditions": (0.0, 0.6, 0.4),
-    "no-conditions": (0.0, 0.7, 0.3),
-}
 
 
 @dataclass(frozen=True)
 class Judgement:
-    """Judge metrics of one item: each metric's samples (one per seed)."""
+    """Judge metrics of one item: each metric's samples (one per seed), and the units of
+    pooled metrics (averaged over the seeds)."""
 
     samples: dict[str, list[float]]
+    units: dict[str, list[float]] = field(default_factory=dict)
 
     def means(self) -> dict[str, float]:
         return {m: sum(v) / len(v) for m, v in self.samples.items()}
@@ -60,12 +47,14 @@ class Judge:
     def describe(self) -> dict[str, Any]:
         from ..systems import redact
         from .geval import TEMPLATE_HASH as GEVAL_HASH
+        from .geval import deepeval_fingerprint
 
         settings = self.client.settings
         return {
             "model": settings.model,
             "base_url": redact(self.client.base_url),
             "templates": {"march": march.TEMPLATE_HASH, "geval": GEVAL_HASH},
+            "deepeval": deepeval_fingerprint(),
             "samples": self.samples,
             "seed": settings.seed,
             "prices_per_million": [settings.price_in, settings.price_out],
@@ -79,60 +68,13 @@ class Judge:
                 samples.setdefault(metric, []).append(value)
         return Judgement(samples)
 
-    def condambigqa(self, item: AmbigItem, answer: Answer, setting: str, usage: Usage) -> Judgement:
-        """Condition, answer, matched-citation, combined and balanced scores (CondAmbigQA 4.1).
+    def geval(
+        self, which: dict[str, Any], source: str, actual: str, expected: str, seed: int, usage: Usage
+    ) -> float:
+        """One G-Eval score (0-1) of ``actual`` against ``expected`` for the input ``source``."""
+        from .geval import GEvalScorer
 
-        Each generated pair is scored against every gold property with G-Eval, matched
-        greedily (in output order) to the unused property with the best weighted score, and
-        the item takes means over matched pairs. An answer with no pairs scores 0, where the
-        released code drops the item: nothing is dropped here.
-        """
-        from .geval import ANSWER, CONDITION, GEvalScorer
-
-        geval = GEvalScorer(self.client)
-        weights = SETTINGS[setting]
-        generated, gold = answer.interpretations, item.interpretations
-        samples: dict[str, list[float]] = {}
-        for seed in self.seeds:
-            cond = [[0.0] * len(gold) for _ in generated]
-            ans = [[0.0] * len(gold) for _ in generated]
-            cit = [[0.0] * len(gold) for _ in generated]
-            for g, pair in enumerate(generated):
-                for k, prop in enumerate(gold):
-                    if weights[0]:
-                        cond[g][k] = geval.score(
-                            CONDITION, item.question, pair.condition or "", prop.condition or "", seed, usage
-                        )
-                    ans[g][k] = geval.score(
-                        ANSWER, item.question, pair.answer, prop.short_answers[0], seed, usage
-                    )
-                    cit[g][k] = citation_precision(pair.citations, prop.passage_ids)
-
-            def weighted(g: int, k: int) -> float:
-                return weights[0] * cond[g][k] + weights[1] * ans[g][k] + weights[2] * cit[g][k]  # noqa: B023
-
-            matched = [(g, k) for g, k in greedy_match(len(generated), len(gold), weighted) if k is not None]
-            values = _item_values(matched, cond, ans, cit, generated, len(gold), setting)
-            for metric, value in values.items():
-                samples.setdefault(metric, []).append(value)
-        return Judgement(samples)
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-def _item_values(matched, cond, ans, cit, generated, n_gold: int, setting: str) -> dict[str, float]:
-    condition = _mean([cond[g][k] for g, k in matched])
-    answer = _mean([ans[g][k] for g, k in matched])
-    citation = _mean([cit[g][k] for g, k in matched])
-    adjustment = count_adjustment(len(generated), n_gold, answer)
-    values = {"answer": answer, "citation_matched": citation, "balanced": balanced_answer(answer, adjustment)}
-    if setting == "main":
-        per_pair = _mean([len(p.citations) for p in generated])
-        values["condition"] = condition
-        values["combined"] = combined_score(condition, answer, citation, per_pair, adjustment)
-    return values
+        return GEvalScorer(self.client).score(which, source, actual, expected, seed, usage)
 
 
 LLM_READER_SYSTEM = (

@@ -10,8 +10,11 @@ retries, JSON checks and cost apply. ``measure`` is called directly, never ``eva
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from .client import JudgeClient, Usage
@@ -45,6 +48,29 @@ ANSWER = {
     ],
 }
 TEMPLATE_HASH = hashlib.sha256(repr((CONDITION, ANSWER)).encode()).hexdigest()[:16]
+RELEASED_WITH = "1.4.2"  # the deepeval the CondAmbigQA release pinned (experiment_code/requirements.txt)
+
+
+@lru_cache(maxsize=1)
+def deepeval_fingerprint() -> dict[str, str]:
+    """deepeval's version and a hash of its G-Eval prompt templates, read without importing it.
+
+    G-Eval's scores depend on deepeval's own prompts, which change between versions; the
+    published numbers were produced with :data:`RELEASED_WITH`.
+    """
+    spec = importlib.util.find_spec("deepeval")
+    if spec is None or not spec.submodule_search_locations:
+        return {"version": "not installed", "released_with": RELEASED_WITH}
+    root = Path(next(iter(spec.submodule_search_locations))) / "metrics" / "g_eval"
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".txt") and "templat" in str(path.relative_to(root)):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return {
+        "version": metadata.version("deepeval"),
+        "geval_templates": digest.hexdigest()[:16],
+        "released_with": RELEASED_WITH,
+    }
 
 
 def _check_reason_score(data: Any) -> str | None:

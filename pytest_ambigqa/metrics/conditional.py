@@ -1,45 +1,124 @@
-"""CondAmbigQA scoring: citations, pair matching and the count-penalised scores.
+"""CondAmbigQA scoring: its four settings, citations, pair matching and the item scores.
 
-Formulas follow CondAmbigQA (Li et al. 2025, seeds/004 section 4.1) and its released
-experiment code (``experiment_code/core`` and ``visualization``): the condition and
-answer scores of a pair come from G-Eval; everything here is the arithmetic around them.
+Li et al. 2025, "CondAmbigQA: A Benchmark and Dataset for Conditional Ambiguous Question
+Answering" (arXiv 2502.01523): section 4.1 (metrics), Table 2 (main setting), section 5.5
+and Figure 4 (gold conditions, no conditions), section 5.6 and Table 3 (closed book); and
+its released code (``experiment_code/core``: ``main_experiment.py``,
+``ground_truth_experiment.py``, ``pure_llm_experiment.py``, ``evaluator.py``; the
+``visualization`` scripts for the per-item means and the balanced scores). The condition
+and answer scores of a pair come from G-Eval (the judge); everything here is the
+arithmetic around them, kept pure.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
-MATCH_WEIGHTS = (0.3, 0.5, 0.2)  # condition, answer, citation
-_GOLD_TITLE = re.compile(r"^\s*(\d+)\.")
-_CITED_FRAGMENT = re.compile(r"^\s*\[?\s*(?:fragment|f)?\s*#?\s*(\d+)\s*\]?\s*$", re.IGNORECASE)
+_GOLD_TITLE = re.compile(r"(\d+)\.")  # the digits are kept as written: "02." is "F02", as there
+_FRAGMENT = re.compile(r"Fragment\s+(\d+)")
+_PASSAGE_ID = re.compile(r"F\d+")
 
 
-def fragment_id(number: int) -> str:
+@dataclass(frozen=True)
+class Setting:
+    """One of CondAmbigQA's experimental settings, as the released code runs it."""
+
+    name: str
+    source: str
+    gives: str  # what systems get, for people
+    weights: tuple[float, float, float]  # pair matching: condition, answer, citation
+    unmatched_count: bool  # generated pairs left without gold score 0 in the item means
+    judge_sees_prompt: bool  # G-Eval's input is the generation prompt, else the bare question
+    passages: bool  # systems get the item's 20 fragments
+    gold_conditions: bool  # systems get the gold conditions
+    metrics: tuple[str, ...]  # the judged metrics this setting reports
+
+
+SETTINGS: dict[str, Setting] = {
+    s.name: s
+    for s in (
+        Setting(
+            "main",
+            "Table 2 (main_experiment.py)",
+            "systems get the 20 retrieved fragments, find the conditions, answer and cite",
+            (0.3, 0.5, 0.2),
+            unmatched_count=False,
+            judge_sees_prompt=True,
+            passages=True,
+            gold_conditions=False,
+            metrics=("condition", "answer", "citation_matched", "combined", "balanced", "balanced_combined"),
+        ),
+        Setting(
+            "gold-conditions",
+            "section 5.5, Figure 4 (ground_truth_experiment.py)",
+            "systems get the fragments and the gold conditions, answer and cite",
+            (0.0, 0.6, 0.4),
+            unmatched_count=True,
+            judge_sees_prompt=False,
+            passages=True,
+            gold_conditions=True,
+            metrics=("answer", "citation_matched", "balanced"),
+        ),
+        Setting(
+            "no-conditions",
+            "section 5.5, Figure 4 (run_comparison_experiment)",
+            "systems get the fragments, answer and cite, without conditions",
+            (0.0, 0.7, 0.3),
+            unmatched_count=False,
+            judge_sees_prompt=True,
+            passages=True,
+            gold_conditions=False,
+            metrics=("answer", "citation_matched", "balanced"),
+        ),
+        Setting(
+            "closed-book",
+            "section 5.6, Table 3 (pure_llm_experiment.py)",
+            "systems get the question only: no fragments, no retriever",
+            (0.0, 1.0, 0.0),
+            unmatched_count=True,
+            judge_sees_prompt=False,
+            passages=False,
+            gold_conditions=False,
+            metrics=("answer", "balanced"),
+        ),
+    )
+}
+
+
+def fragment_id(number: int | str) -> str:
     """Our passage id for the 1-based fragment ``number`` of an item's ``ctxs``."""
     return f"F{number}"
 
 
 def gold_fragment(title: str) -> str | None:
-    """``"2. Title"`` -> ``"F2"``: gold citation titles carry the 1-based fragment number."""
+    """``"2. Title"`` -> ``"F2"``: gold citation titles carry the 1-based fragment number
+    (``evaluator.extract_number_from_title``); a title without one is ignored."""
     match = _GOLD_TITLE.match(title)
-    return fragment_id(int(match.group(1))) if match else None
+    return fragment_id(match.group(1)) if match else None
 
 
 def cited_fragment(citation: str) -> str:
-    """A system's citation as a fragment id: ``"Fragment 2"``, ``"F2"``, ``"[2]"``, ``"2"`` -> ``"F2"``.
+    """A system's citation as the official scorer reads it (``format_fragment_citation``).
 
-    Anything else is kept as written (and so counts as a wrong citation), as in the
-    official ``format_fragment_citation``.
+    ``"Fragment 2 ..."`` -> ``"F2"``; anything else is kept as written, so a passage id
+    ``"F2"`` matches and every other form (``"[2]"``, ``"2"``, ``"fragment 2"``) is a
+    wrong citation.
     """
-    match = _CITED_FRAGMENT.match(citation)
-    return fragment_id(int(match.group(1))) if match else citation.strip()
+    match = _FRAGMENT.match(citation)
+    return fragment_id(match.group(1)) if match else citation
+
+
+def is_official_citation(citation: str) -> bool:
+    """A form the official scorer can match: ``Fragment N`` or a passage id ``FN``."""
+    return bool(_FRAGMENT.match(citation) or _PASSAGE_ID.fullmatch(citation))
 
 
 def citation_precision(cited: Iterable[str], gold: Iterable[str]) -> float:
     """``|cited ∩ gold| / |cited|`` over sets of fragment ids; 0 when nothing is cited.
 
-    CondAmbigQA eq. (1), "Citation Score".
+    CondAmbigQA eq. (1), "Citation Score" (``evaluate_citation_correctness``).
     """
     cited_set = {cited_fragment(c) for c in cited}
     if not cited_set:
@@ -47,33 +126,39 @@ def citation_precision(cited: Iterable[str], gold: Iterable[str]) -> float:
     return len(cited_set & set(gold)) / len(cited_set)
 
 
-def match_score(condition: float, answer: float, citation: float) -> float:
-    """Weight of pairing a generated condition-answer pair with a gold property."""
-    wc, wa, wt = MATCH_WEIGHTS
-    return wc * condition + wa * answer + wt * citation
+@dataclass(frozen=True)
+class PairScores:
+    """One generated pair against one gold property."""
+
+    condition: float
+    answer: float
+    citation: float
 
 
 def greedy_match(
-    n_generated: int, n_gold: int, score: Callable[[int, int], float]
-) -> list[tuple[int, int | None]]:
-    """Pair each generated pair, in output order, with the best unused gold property.
+    setting: Setting, n_generated: int, n_gold: int, score: Callable[[int, int], PairScores]
+) -> list[tuple[int | None, PairScores | None]]:
+    """For each generated pair in output order, the best unused gold property and its scores.
 
-    ``score(g, k)`` is :func:`match_score` of generated pair ``g`` against gold ``k``.
-    Ties keep the lowest gold index; a generated pair left without gold maps to None.
+    The weighted score (``setting.weights``) picks the property; ties keep the lowest gold
+    index, and a pair left without gold gets ``(None, None)``. ``score`` is called only for
+    unused properties, as the released loops do, so no judgement is asked twice.
     """
+    wc, wa, wt = setting.weights
     unused = list(range(n_gold))
-    pairs: list[tuple[int, int | None]] = []
+    matches: list[tuple[int | None, PairScores | None]] = []
     for g in range(n_generated):
-        best: int | None = None
-        best_score = float("-inf")
+        best: tuple[int | None, PairScores | None] = (None, None)
+        best_value = float("-inf")
         for k in unused:
             s = score(g, k)
-            if s > best_score:
-                best, best_score = k, s
-        if best is not None:
-            unused.remove(best)
-        pairs.append((g, best))
-    return pairs
+            value = wc * s.condition + wa * s.answer + wt * s.citation
+            if value > best_value:
+                best, best_value = (k, s), value
+        if best[0] is not None:
+            unused.remove(best[0])
+        matches.append(best)
+    return matches
 
 
 def count_adjustment(n_generated: int, n_gold: int, answer: float) -> float:
@@ -103,23 +188,84 @@ def _clip(x: float) -> float:
     return min(max(x, 0.0), 1.0)
 
 
-def balanced_answer(answer: float, adjustment: float) -> float:
-    """answer x (0.6 answer + 0.4 adjustment), clipped to [0, 1]."""
-    return _clip(answer * (0.6 * answer + 0.4 * adjustment))
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
 
 
-def combined_score(
-    condition: float, answer: float, citation: float, citations_per_pair: float, adjustment: float
-) -> float:
-    """The "Combined" column of CondAmbigQA Table 2 for one item.
+def balanced(
+    setting: str,
+    condition: float,
+    answer: float,
+    citation: float,
+    citations_per_pair: float,
+    n_generated: int,
+    n_gold: int,
+) -> tuple[float, float]:
+    """(balanced answer, balanced combined) of one item, by the setting's released formula.
 
-    Citation quality is boosted by how many fragments a pair cites (up to 3), the three
-    scores are scaled by 0.6 x quality + 0.4 x adjustment, and the clipped results averaged.
+    Closed book (``pure_llm_experiment.calculate_balanced_scores``): answer x (0.6 answer +
+    0.4 adjustment). The retrieval settings (the visualizers' ``calculate_balanced_scores``):
+    quality = 0.5 (condition + answer) / 2 + 0.5 citation x (1 + 0.3 min(citations per
+    pair, 3)), factor = 0.6 quality + 0.4 adjustment, each score x factor clipped, and the
+    combined the mean of the three. As released, the no-conditions files carry no citation
+    lists where the visualizer looks (no boost), and the gold-conditions expected count is
+    read from the output itself (no count penalty); both are reproduced.
     """
-    citation_q = citation * (1 + 0.3 * min(citations_per_pair, 3))
-    quality = 0.5 * (condition + answer) / 2 + 0.5 * citation_q
+    if setting == "closed-book":
+        adjustment = count_adjustment(n_generated, n_gold, answer)
+        score = _clip(answer * (0.6 * answer + 0.4 * adjustment))
+        return score, score
+    if setting == "no-conditions":
+        citations_per_pair = 0.0
+    if setting == "gold-conditions":
+        n_gold = n_generated
+    adjustment = count_adjustment(n_generated, n_gold, answer)
+    citation_quality = citation * (1 + 0.3 * min(citations_per_pair, 3))
+    quality = 0.5 * (condition + answer) / 2 + 0.5 * citation_quality
     factor = 0.6 * quality + 0.4 * adjustment
-    return (_clip(condition * factor) + _clip(answer * factor) + _clip(citation_q * factor)) / 3
+    parts = (_clip(condition * factor), _clip(answer * factor), _clip(citation_quality * factor))
+    return parts[1], sum(parts) / 3
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    values: dict[str, float]
+    units: dict[str, list[float]]  # closed book: every generated pair's answer score
+
+
+def item_scores(
+    setting: Setting,
+    matches: Sequence[tuple[int | None, PairScores | None]],
+    n_gold: int,
+    citations_per_pair: float,
+) -> ItemScores:
+    """The item's judged metrics from its matched pairs (``setting.metrics`` only).
+
+    Means run over matched pairs, or over every generated pair with the unmatched ones at
+    0 where the released code keeps them (gold conditions, closed book). An answer with no
+    pairs scores 0 (the released code drops such items; nothing is dropped here).
+    """
+    kept = [s for _, s in matches if s is not None]
+    if setting.unmatched_count:
+        scored = [s or PairScores(0.0, 0.0, 0.0) for _, s in matches]
+    else:
+        scored = kept
+    condition = _mean([s.condition for s in scored])
+    answer = _mean([s.answer for s in scored])
+    citation = _mean([s.citation for s in scored])
+    balanced_answer, balanced_combined = balanced(
+        setting.name, condition, answer, citation, citations_per_pair, len(matches), n_gold
+    )
+    values = {
+        "condition": condition,
+        "answer": answer,
+        "citation_matched": citation,
+        "combined": (condition + answer + citation) / 3,
+        "balanced": balanced_answer,
+        "balanced_combined": balanced_combined,
+    }
+    units = {"answer": [s.answer for s in scored]} if setting.name == "closed-book" else {}
+    return ItemScores({m: values[m] for m in setting.metrics}, units)
 
 
 def count_difference(n_generated: int, n_gold: int) -> int:

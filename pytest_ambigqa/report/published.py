@@ -1,4 +1,6 @@
-"""Numbers from the papers (``baselines/published.toml``), to print beside a user's own."""
+"""Numbers from the papers (``baselines/published.toml``), and which of them a run may be
+compared with: only rows produced under the run's own protocol, from a like-for-like source.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +9,44 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from ..suites import Protocol
+
 
 @lru_cache(maxsize=1)
-def published() -> dict[str, list[dict[str, Any]]]:
+def _published() -> dict[str, Any]:
     text = (resources.files("pytest_ambigqa.baselines") / "published.toml").read_text("utf-8")
     return tomllib.loads(text)
 
 
+def source(name: str) -> dict[str, Any]:
+    """What a source's rows were produced under: protocol, items, note, like_for_like."""
+    return _published()["sources"].get(name, {})
+
+
 def rows(suite: str, setting: str | None = None) -> list[dict[str, Any]]:
-    """Published rows of a suite, optionally only one ``setting`` (e.g. "all", "semantic")."""
-    return [r for r in published().get(suite, []) if setting is None or r.get("setting") == setting]
+    """Published rows of a suite, each with its ``protocol``; optionally one ``setting``
+    (the slice: "all", an ambiguity type, ASQA's "dev")."""
+    out = []
+    for row in _published().get(suite, []):
+        if setting is None or row.get("setting") == setting:
+            out.append({"protocol": source(row["source"]).get("protocol"), **row})
+    return out
+
+
+def compare(suite: str, protocol: Protocol) -> list[dict[str, Any]]:
+    """Every published row of ``suite``, marked ``comparable`` or not, with the ``reason``;
+    ``same_protocol`` rows are the ones a reader would put beside this run."""
+    marked = []
+    for row in rows(suite):
+        meta = source(row["source"])
+        if protocol.upper_bound:
+            reason = f"this run is an upper bound: {protocol.upper_bound}"
+        elif row["protocol"] != protocol.published_as:
+            reason = f"published under the {row['protocol']} protocol; this run: {protocol.name}"
+        elif not meta.get("like_for_like", True):
+            reason = meta.get("note", "the source says its numbers are not like for like")
+        else:
+            reason = None
+        same = row["protocol"] == protocol.published_as
+        marked.append({**row, "same_protocol": same, "comparable": reason is None, "reason": reason})
+    return marked

@@ -8,9 +8,10 @@ from ..metrics import METRICS
 from . import published
 from .scorecard import MetricSummary, Scorecard, SuiteCard
 
-# The setting of each suite's headline published table (MARCH Table 3, ASQA Table 11,
-# CondAmbigQA Table 2); MARCH's per-type rows (Table 4) use the type as setting.
-MAIN_SETTING = {"march": "all", "asqa": "dev", "condambigqa": "main"}
+# The slice of each suite's headline published rows (MARCH Table 3, ASQA Table 11,
+# CondAmbigQA Tables 2 and 3); MARCH's per-type rows (Table 4) use the type as setting.
+MAIN_SETTING = {"march": "all", "asqa": "dev", "condambigqa": "all"}
+NOT_COMPARABLE = "n/c"
 
 
 def _num(value: float | None, metric: str) -> str:
@@ -18,6 +19,8 @@ def _num(value: float | None, metric: str) -> str:
     if value is None:
         return "n/a"
     spec = METRICS.get(metric)  # evidence recall is a percentage without a metric entry
+    if spec is not None and spec.aggregation == "sum":
+        return f"{value:g}"
     return f"{value:.3f}" if spec is not None and spec.factor == 1 and metric != "length" else f"{value:.1f}"
 
 
@@ -28,6 +31,8 @@ def _score(s: MetricSummary) -> str:
 def _interval(s: MetricSummary) -> str:
     if s.mean is None:
         return s.reason or ""
+    if s.low is None:  # a total, or the official bootstrap mid: no interval of its own
+        return ""
     return f"[{_num(s.low, s.metric)}, {_num(s.high, s.metric)}]"
 
 
@@ -35,17 +40,48 @@ def _row_label(row: dict[str, Any]) -> str:
     return f"{row['method']} / {row['model']}" if row.get("method") else row["model"]
 
 
-def paper_range(suite: str, metric: str, setting: str) -> str:
-    """'lo–hi (best: method / model)' over the published rows, or '' if none report it."""
-    rows = [r for r in published.rows(suite, setting) if metric in r]
-    if not rows:
+def paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:
+    """'lo–hi (best: method / model)' over the comparable rows of ``setting``; rows of the
+    run's protocol that still cannot be compared (an upper-bound run, a source that is not
+    like for like) are marked n/c; '' if no row of the protocol reports the metric."""
+    rows = [r for r in rows if metric in r and r.get("setting") == setting and r["same_protocol"]]
+    comparable = [r for r in rows if r["comparable"]]
+    shown = comparable or rows
+    if not shown:
         return ""
-    values = [r[metric] for r in rows]
-    text = f"{min(values):g}–{max(values):g}" if len(rows) > 1 else f"{values[0]:g}"
-    if METRICS[metric].higher_is_better and len(rows) > 1:
-        best = max(rows, key=lambda r: r[metric])
+    values = [r[metric] for r in shown]
+    text = f"{min(values):g}–{max(values):g}" if len(shown) > 1 else f"{values[0]:g}"
+    if not comparable:
+        return f"{NOT_COMPARABLE} {text}"
+    if METRICS[metric].higher_is_better and len(shown) > 1:
+        best = max(shown, key=lambda r: r[metric])
         text += f" (best {_row_label(best)})"
     return text
+
+
+def _published_lines(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[str]:
+    """Which published rows the "papers" column draws on, and why the others are not comparable."""
+    lines = []
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_source.setdefault(row["source"], []).append(row)
+    for name, group in by_source.items():
+        comparable = [r for r in group if r["comparable"]]
+        note = published.source(name).get("note", "")
+        if comparable:
+            lines.append(f"papers: {name}, {len(comparable)} rows comparable: {note}".rstrip(": "))
+        else:
+            lines.append(f"{NOT_COMPARABLE}: {name}, {len(group)} rows: {group[0]['reason']}")
+    return lines
+
+
+def _protocol_lines(suite: SuiteCard) -> list[str]:
+    scorer = f"; scorer: {suite.profile}" if suite.profile else ""
+    lines = [f"protocol: {suite.protocol.label}{scorer}"]
+    if suite.protocol.upper_bound:
+        lines.append(f"  upper bound: {suite.protocol.upper_bound}")
+    lines += [f"  note: {note}" for note in suite.protocol.notes]
+    return lines
 
 
 def _source_line(card: SuiteCard) -> str:
@@ -100,13 +136,20 @@ def _judge_lines(card: Scorecard) -> list[str]:
         if judge["samples"] > 1
         else ""
     )
-    return [
+    lines = [
         f"judge: {judge['model']} at {judge['base_url']}{samples}",
         f"  templates {templates}; system fingerprints: {fingerprints}",
         f"  requests {usage['requests']} (+{usage['cached']} from cache), retries {usage['retries']}, "
         f"re-asked {usage['reasks']}, tokens {usage['prompt_tokens']:,} in / "
         f"{usage['completion_tokens']:,} out, cost {cost}",
     ]
+    deepeval = judge.get("deepeval") or {}
+    if deepeval.get("geval_templates"):
+        lines.append(
+            f"  G-Eval: deepeval {deepeval['version']} (templates {deepeval['geval_templates']}); "
+            f"CondAmbigQA's published scores used deepeval {deepeval['released_with']}"
+        )
+    return lines
 
 
 def _variance_lines(suite: SuiteCard) -> list[str]:
@@ -126,36 +169,39 @@ def terminal_lines(card: Scorecard) -> list[str]:
     lines = _system_lines(card) + _judge_lines(card)
     for suite in card.suites:
         setting = MAIN_SETTING.get(suite.name, "")
+        rows = published.compare(suite.name, suite.protocol)
         lines += ["", _source_line(suite)]
         lines.append(f"  data: {suite.source} (sha256 {suite.sha256[:12]})")
+        lines += [f"  {line}" for line in _protocol_lines(suite)]
         lines.append(f"  errors {suite.errors}, missing {suite.missing}")
-        rows = [["metric", "score", "95% CI", "scored", "papers"]]
+        table = [["metric", "score", "95% CI", "scored", "papers"]]
         for metric, s in suite.metrics.items():
             scored = f"{s.n}/{s.n + s.unscored}" if s.n else ""
-            rows.append(
+            table.append(
                 [
                     METRICS[metric].label,
                     _score(s),
                     _interval(s),
                     scored,
-                    paper_range(suite.name, metric, setting),
+                    paper_range(rows, metric, setting),
                 ]
             )
-        lines += _table(rows, "lrlrl")
+        lines += _table(table, "lrlrl")
+        lines += [f"  {line}" for line in _published_lines(suite, rows)]
         if suite.slices:
             shown = [m for m in suite.metrics if any(sl.metrics[m].mean is not None for sl in suite.slices)]
             papers = next(
-                (m for m in shown if any(m in r for r in published.rows(suite.name, "semantic"))), None
+                (m for m in shown if any(m in r and r["setting"] == "semantic" for r in rows)), None
             )
-            rows = [["ambiguity type", "items", *(METRICS[m].label for m in shown)]]
+            table = [["ambiguity type", "items", *(METRICS[m].label for m in shown)]]
             if papers:
-                rows[0].append(f"papers {METRICS[papers].label}")
+                table[0].append(f"papers {METRICS[papers].label}")
             for sl in suite.slices:
                 row = [sl.name, str(sl.items), *(_score(sl.metrics[m]) for m in shown)]
                 if papers:
-                    row.append(paper_range(suite.name, papers, sl.name).split(" (")[0])
-                rows.append(row)
-            lines += [""] + _table(rows, "lr" + "r" * len(shown) + "l")
+                    row.append(paper_range(rows, papers, sl.name).split(" (")[0])
+                table.append(row)
+            lines += [""] + _table(table, "lr" + "r" * len(shown) + ("l" if papers else ""))
         if suite.variance:
             lines += [""] + _variance_lines(suite)
         if suite.evidence:
@@ -208,13 +254,16 @@ def markdown(card: Scorecard) -> str:
             "",
         ]
         out += [f"Data: `{suite.source}` (sha256 `{suite.sha256}`)", ""]
+        out += [f"- {line.strip()}" for line in _protocol_lines(suite)] + [""]
         out += ["| metric | score | 95% CI | scored | papers |", "|---|---:|---|---:|---|"]
         setting = MAIN_SETTING.get(suite.name, "")
+        rows = published.compare(suite.name, suite.protocol)
         for metric, s in suite.metrics.items():
             out.append(
                 f"| {METRICS[metric].label} | {_score(s)} | {_interval(s)} | {s.n}/{s.n + s.unscored} "
-                f"| {paper_range(suite.name, metric, setting)} |"
+                f"| {paper_range(rows, metric, setting)} |"
             )
+        out += [""] + [f"- {line}" for line in _published_lines(suite, rows)]
         if suite.slices:
             shown = list(suite.metrics)
             out += ["", "By ambiguity type:", ""]
@@ -231,17 +280,22 @@ def markdown(card: Scorecard) -> str:
             out += ["| slice | items | original question | 95% CI | clarified questions | 95% CI |"]
             out += ["|---|---:|---:|---|---:|---|"]
             out += ["| " + " | ".join(row) + " |" for row in _evidence_rows(suite)]
-        rows = published.rows(suite.name, MAIN_SETTING.get(suite.name))
-        metrics = [m for m in suite.metrics if any(m in r for r in rows)]
-        if rows and metrics:
-            out += ["", f"<details><summary>Published ({rows[0]['source']})</summary>", ""]
-            out.append("| method / model | " + " | ".join(METRICS[m].label for m in metrics) + " |")
-            out.append("|---|" + "---:|" * len(metrics))
-            for r in rows:
+        headline = [r for r in rows if r.get("setting") == setting]
+        metrics = [m for m in suite.metrics if any(m in r for r in headline)]
+        if headline and metrics:
+            out += ["", "<details><summary>Published rows</summary>", ""]
+            out.append(
+                "| source | method / model | protocol | "
+                + " | ".join(METRICS[m].label for m in metrics)
+                + " | comparable |"
+            )
+            out.append("|---|---|---|" + "---:|" * len(metrics) + "---|")
+            for r in headline:
+                verdict = "yes" if r["comparable"] else "no"
                 out.append(
-                    f"| {_row_label(r)} | "
+                    f"| {r['source']} | {_row_label(r)} | {r['protocol']} | "
                     + " | ".join(f"{r[m]:g}" if m in r else "" for m in metrics)
-                    + " |"
+                    + f" | {verdict} |"
                 )
             out += ["", "</details>"]
         errored = [r for r in card.results if r.suite == suite.name and r.status != "ok"]

@@ -7,6 +7,8 @@ stay in every correctness denominator as 0.
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -17,9 +19,10 @@ import numpy as np
 from ..judge.client import Usage
 from ..metrics import METRICS
 from ..schema import AMBIGUITY_TYPES, ItemResult
-from ..suites import LoadedSuite, Scorers
+from ..suites import LoadedSuite, Protocol, Scorers
+from ..suites.base import OPEN_RETRIEVAL
 from . import published
-from .stats import bootstrap_interval, stable_seed
+from .stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
 
 SCHEMA_VERSION = 1
 MISSING = "never reported (crashed worker or interrupted run)"
@@ -80,6 +83,9 @@ class SuiteCard:
     slices: list[Slice] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     variance: dict[str, Variance] = field(default_factory=dict)  # judge metrics sampled K > 1 times
+    protocol: Protocol = OPEN_RETRIEVAL  # how the items were put to the system
+    profile: str | None = None  # the official scorer the long-answer metrics followed
+    outside: dict[str, str] = field(default_factory=dict)  # metrics the run's setting does not report
 
 
 @dataclass(frozen=True)
@@ -106,8 +112,9 @@ class Scorecard:
                     **{
                         k: v
                         for k, v in asdict(card).items()
-                        if k not in ("metrics", "slices", "evidence", "variance")
+                        if k not in ("metrics", "slices", "evidence", "variance", "protocol")
                     },
+                    "protocol": asdict(card.protocol),
                     "metrics": {m: asdict(s) for m, s in card.metrics.items()},
                     "slices": [
                         {
@@ -119,7 +126,7 @@ class Scorecard:
                     ],
                     "evidence": [asdict(e) for e in card.evidence],
                     "variance": {m: asdict(v) for m, v in card.variance.items()},
-                    "published": published.rows(card.name),
+                    "published": published.compare(card.name, card.protocol),
                 }
                 for card in self.suites
             ],
@@ -141,36 +148,88 @@ def _summary(
     )
 
 
-def summarize(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
-    spec = METRICS[metric]
-    if spec.derived:
-        return _summarize_derived(metric, results, seed, *scope)
-    values = [r.scores[metric] for r in results if metric in r.scores]
+def _reason(results: Sequence[ItemResult], metric: str) -> str | None:
     reasons = Counter(r.unscored[metric] for r in results if metric in r.unscored)
-    reason = reasons.most_common(1)[0][0] if reasons else None
-    return _summary(metric, values, len(results), reason, spec.factor, stable_seed(seed, *scope, metric))
+    return reasons.most_common(1)[0][0] if reasons else None
 
 
-def _summarize_derived(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
-    """A suite-level score built from two metrics' means: DR = sqrt(QA-F1 x ROUGE-Lsum).
+def summarize(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
+    """One metric over ``results`` by its spec's aggregation (see ``metrics.AGGREGATIONS``).
 
-    As ASQA's scorer does, on the printed 0-100 scale; the interval resamples items (pairs).
+    Errored and missing items carry 0 for correctness metrics; but when no answered item
+    could be scored (the system never reports what the metric reads, say), those zeros
+    alone make no number: the metric is n/a with the answered items' reason.
     """
     spec = METRICS[metric]
-    a, b = spec.derived
-    pairs = [(r.scores[a], r.scores[b]) for r in results if a in r.scores and b in r.scores]
-    if not pairs:
-        reasons = Counter(r.unscored.get(a) or r.unscored.get(b) for r in results)
-        reason = reasons.most_common(1)[0][0] if reasons else None
+    if spec.aggregation == "geometric":
+        return _summarize_geometric(metric, results, seed, *scope)
+    source = spec.item_metric
+    scored = [r for r in results if source in r.scores]
+    answered = [r for r in results if r.status == "ok"]
+    reason = _reason(answered, source) or _reason(results, source)
+    if not scored or (answered and not any(r.status == "ok" for r in scored)):
         return MetricSummary(metric, 0, len(results), reason, None, None, None)
-    factor = spec.factor
+    n, unscored = len(scored), len(results) - len(scored)
+    item_seed = stable_seed(seed, *scope, metric)
+    if spec.aggregation == "sum":
+        total = sum(r.scores[source] for r in scored) * spec.factor
+        return MetricSummary(metric, n, unscored, reason, total, None, None)
+    if spec.aggregation == "boot-mid":
+        mid = rouge_bootstrap_mid([r.scores[source] for r in scored], item_seed) * spec.factor
+        return MetricSummary(metric, n, unscored, reason, mid, None, None)
+    if any(r.units.get(metric) for r in scored):
+        return _summarize_pooled(metric, scored, unscored, reason, item_seed)
+    return _summary(metric, [r.scores[metric] for r in scored], len(results), reason, spec.factor, item_seed)
+
+
+def _summarize_pooled(
+    metric: str, scored: Sequence[ItemResult], unscored: int, reason: str | None, seed: int
+) -> MetricSummary:
+    """The mean of every unit of every item.
+
+    CondAmbigQA's released closed-book code averages answer scores over all generated
+    pairs, not per item; the exact mean reproduces its summaries bit for bit. An answer
+    with no pairs adds no unit, as there; an item without an answer (an error) is one unit,
+    its score of 0, so that it stays in the denominator. The interval resamples items, the
+    statistic staying a ratio of pooled sums.
+    """
+    units = [r.units[metric] if metric in r.units else [r.scores[metric]] for r in scored]
+    factor = METRICS[metric].factor
+    value = float(statistics.mean([u for item in units for u in item])) * factor
+    data = np.array([(math.fsum(u), len(u)) for u in units], dtype=float)
+
+    def ratio(means: np.ndarray) -> np.ndarray:
+        counts = means[..., 1]
+        return np.divide(means[..., 0], counts, out=np.zeros_like(counts), where=counts > 0) * factor
+
+    low, high = bootstrap_interval(data, seed, ratio)
+    return MetricSummary(metric, len(scored), unscored, reason, value, low, high)
+
+
+def _summarize_geometric(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
+    """A suite score built from two suite values: DR = sqrt(QA-F1 x ROUGE-Lsum).
+
+    As ASQA's ``scoring.py`` computes it, on the printed 0-100 scale, with its ROUGE-Lsum
+    (the bootstrap mid). The interval resamples items (pairs) with plain means inside, which
+    is cheaper than a bootstrap of bootstrap mids and differs from it by their difference.
+    """
+    spec = METRICS[metric]
+    parts = [summarize(m, results, seed, *scope) for m in spec.of]
+    missing = next((p for p in parts if p.mean is None), None)
+    if missing is not None:
+        return MetricSummary(metric, 0, len(results), missing.reason, None, None, None)
+    items = [METRICS[m].item_metric for m in spec.of]
+    pairs = [tuple(r.scores[m] for m in items) for r in results if all(m in r.scores for m in items)]
+    factors = np.array([METRICS[m].factor for m in items])
 
     def statistic(means: np.ndarray) -> np.ndarray:
-        return np.sqrt(means[..., 0] * factor * means[..., 1] * factor)
+        return np.sqrt(np.prod(means * factors, axis=-1))
 
-    data = np.asarray(pairs, dtype=float)
-    low, high = bootstrap_interval(data, stable_seed(seed, *scope, metric), statistic)
-    value = float(statistic(data.mean(axis=0)))
+    low = high = None
+    if pairs:
+        data = np.asarray(pairs, dtype=float)
+        low, high = bootstrap_interval(data, stable_seed(seed, *scope, metric), statistic)
+    value = math.sqrt(math.prod(p.mean for p in parts))
     return MetricSummary(metric, len(pairs), len(results) - len(pairs), None, value, low, high)
 
 
@@ -206,8 +265,10 @@ def build(
     retrieval: dict[str, Any] | None = None,
     judge: dict[str, Any] | None = None,
     item_min: Sequence[Any] = (),
+    protocols: Mapping[str, Protocol] | None = None,
 ) -> Scorecard:
-    """``expected`` are the item keys selected for this run (None: every loaded item)."""
+    """``expected`` are the item keys selected for this run (None: every loaded item);
+    ``protocols`` how each suite's items were put to the system (default: open retrieval)."""
     wanted = None if expected is None else set(expected)
     cards: list[SuiteCard] = []
     ordered: list[ItemResult] = []
@@ -249,6 +310,9 @@ def build(
                 ],
                 evidence=evidence,
                 variance=_variance(suite_results, name, item_min),
+                protocol=(protocols or {}).get(name, OPEN_RETRIEVAL),
+                profile=scorers.profile.title if suite.suite.uses_profile else None,
+                outside=suite.suite.outside_setting(scorers),
             )
         )
     if judge is not None:

@@ -40,3 +40,28 @@ def bootstrap_interval(values, seed: int, statistic: Callable | None = None) -> 
     tail = (1 - LEVEL) / 2 * 100
     low, high = np.percentile(stats, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def rouge_bootstrap_mid(values, seed: int, samples: int = RESAMPLES) -> float:
+    """The "mid" of rouge-score's ``BootstrapAggregator``, as ASQA and ALCE report ROUGE-Lsum.
+
+    The median of ``samples`` resampled means, drawn exactly as the aggregator draws them
+    (``np.random.choice`` on the legacy generator, one resample after another), here from a
+    seeded ``RandomState`` instead of the global one. The means are taken over the
+    aggregator's (item, precision/recall/F) layout so that they round as its own do: with
+    ``np.random.seed(seed)`` the official aggregator returns this very number.
+    """
+    import numpy as np
+
+    n = len(values)
+    if n == 0:
+        raise ValueError("no values")
+    layout = np.zeros((n, 3))
+    layout[:, 2] = values
+    rng = np.random.RandomState(seed)
+    means = np.empty(samples)
+    step = max(1, _CHUNK_CELLS // (3 * n))
+    for start in range(0, samples, step):
+        rows = min(step, samples - start)
+        means[start : start + rows] = layout[rng.randint(0, n, size=(rows, n))].mean(axis=1)[:, 2]
+    return float(np.percentile(means, 50))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .asqa import Asqa
-from .base import LoadedSuite, LoadOptions, Scorers, Suite, shard, stratified_sample
+from .base import LoadedSuite, LoadOptions, Protocol, Scorers, Suite, shard, stratified_sample
 from .condambigqa import CondAmbigQA
 from .march import March
 from .records import DataError
@@ -15,6 +15,7 @@ __all__ = [
     "DataError",
     "LoadOptions",
     "LoadedSuite",
+    "Protocol",
     "Scorers",
     "Suite",
     "shard",

@@ -7,12 +7,22 @@ retrieved ``docs`` become the item's passages.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..metrics.rouge import rouge_lsum
-from ..metrics.text import strip_alce_citations
 from ..schema import AmbigItem, Answer, Interpretation, Passage
-from .base import LoadOptions, Scored, Scorers, Suite, add_reader_scores, long_form_scores
+from .base import (
+    OPEN_RETRIEVAL,
+    LoadOptions,
+    Protocol,
+    Scored,
+    Scorers,
+    Suite,
+    add_reader_scores,
+    add_self_report,
+    long_form_scores,
+)
 from .records import DataError, Record, parse_json, read_records
 
 _SPLITS = ("train", "dev", "test")
@@ -24,14 +34,18 @@ class Asqa(Suite):
     metrics = (
         "str_em",
         "str_hit",
+        "cover_em",
         "rouge_lsum",
+        "rouge_lsum_mid",
         "disambig_f1",
         "disambig_em",
         "disambig_hit",
         "dr",
+        "ambiguity_detected",
         "length",
     )
     sample_file = "asqa_sample.json"
+    uses_profile = True
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         if text.lstrip().startswith("{"):
@@ -43,15 +57,22 @@ class Asqa(Suite):
                 return _official(path, whole, options.split)
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
 
+    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Protocol:
+        if has_passages and "passages" in inputs:
+            return Protocol("given-docs", "given docs: systems get the data file's retrieved docs (ALCE)")
+        return OPEN_RETRIEVAL
+
     def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
-        """ALCE removes ``[n]`` citation marks before STR-EM, ROUGE and the reader; so do we."""
-        text = strip_alce_citations(answer.text)
-        scored = Scored(long_form_scores(item, text), scorers.unavailable(self.metrics))
+        """STR-EM, ROUGE and the reader read the text the profile's scorer reads (ALCE: the
+        first line, ``[n]`` citation marks removed; ASQA: the whole answer)."""
+        text = scorers.profile.prepare(answer.text)
+        scored = Scored(long_form_scores(item, answer, scorers.profile), scorers.unavailable(self.metrics))
         if item.long_answers:
             scored.scores["rouge_lsum"] = rouge_lsum(text, item.long_answers)
         else:
             scored.unscored["rouge_lsum"] = "item has no reference long answer"
         add_reader_scores(scored, item, text, scorers)
+        add_self_report(scored, item, answer)
         return scored
 
 

@@ -13,10 +13,11 @@ from typing import Any
 
 from ..judge import JudgeUnavailable, Usage
 from ..metrics import METRICS, NOT_CONFIGURED
-from ..metrics.coverage import str_em, str_em_hits, str_hit
+from ..metrics.coverage import cover_em, str_em, str_em_hits, str_hit
+from ..metrics.profiles import DEFAULT_PROFILE, PROFILES, ScorerProfile
 from ..metrics.qa import disambig_scores
 from ..metrics.text import word_count
-from ..schema import AmbigItem, Answer, ItemResult, Status
+from ..schema import AmbigItem, Answer, ItemResult, Status, normalize_type
 from .records import DataError, read_text
 
 
@@ -27,7 +28,33 @@ class Scored:
     scores: dict[str, float] = field(default_factory=dict)
     unscored: dict[str, str] = field(default_factory=dict)
     samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
+    units: dict[str, list[float]] = field(default_factory=dict)  # pooled metrics, one value per unit
     usage: dict[str, Any] | None = None  # what the judge calls cost (judge.client.Usage)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How a run put a suite's items to the system: what published rows it compares with.
+
+    ``name`` matches the protocol of published rows (``baselines/published.toml``), or
+    ``reads_as`` does for an oracle variant of a published protocol; ``upper_bound`` says
+    why no published row is comparable (the system got gold inputs); ``notes`` are caveats
+    that leave the protocol as it is (an easier corpus, a sample).
+    """
+
+    name: str
+    label: str
+    upper_bound: str | None = None
+    notes: tuple[str, ...] = ()
+    reads_as: str | None = None
+
+    @property
+    def published_as(self) -> str:
+        """The published protocol whose rows are put beside this run."""
+        return self.reads_as or self.name
+
+
+OPEN_RETRIEVAL = Protocol("open-retrieval", "open retrieval: systems get a retriever, no passages")
 
 
 @dataclass(frozen=True)
@@ -38,15 +65,19 @@ class LoadOptions:
 
 @dataclass(frozen=True)
 class Scorers:
-    """The model-backed scorers available to this run; None means not configured.
+    """How this run scores: its model-backed scorers (None: not configured) and protocols.
 
     ``reader`` answers clarified questions from the long answer (Disambig-F1); ``judge``
     is the LLM judge. Metrics that need a missing one are reported as n/a with the reason.
+    ``profile`` is the official scorer the long-answer metrics follow; the settings say
+    which published protocol each suite runs.
     """
 
     reader: Any = None
     judge: Any = None
     condambigqa_setting: str = "main"
+    march_setting: str = "open-retrieval"
+    profile: ScorerProfile = PROFILES[DEFAULT_PROFILE]
 
     def unavailable(self, metrics: Sequence[str]) -> dict[str, str]:
         """The metrics among ``metrics`` that need a model this run does not have."""
@@ -77,6 +108,7 @@ class Suite:
     metrics: tuple[str, ...]
     sample_file: str
     sliced_by_type = False  # report per ambiguity type (MARCH Table 4)
+    uses_profile = False  # its long-answer metrics follow the scorer profile (ALCE or ASQA)
 
     def sample_path(self) -> Path:
         return Path(str(resources.files("pytest_ambigqa.suites") / "samples" / self.name / self.sample_file))
@@ -100,6 +132,19 @@ class Suite:
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         raise NotImplementedError
 
+    def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
+        """The item's inputs a system may declare, under this run's protocol."""
+        return {"passages": list(item.passages), "conditions": []}
+
+    def outside_setting(self, scorers: Scorers) -> dict[str, str]:
+        """Metrics this run's setting does not report, with the reason (never scored, not even 0)."""
+        return {}
+
+    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Protocol:
+        """This run's protocol, given the inputs the system declares and whether the data
+        file hands the items passages."""
+        return OPEN_RETRIEVAL
+
     def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
         raise NotImplementedError
 
@@ -107,11 +152,11 @@ class Suite:
         self, item: AmbigItem, scorers: Scorers, status: Status, error: str, duration: float = 0.0
     ) -> ItemResult:
         """An item with no answer: 0 for correctness metrics, the others unscored."""
-        unscored = scorers.unavailable(self.metrics)
+        unscored = scorers.unavailable(self.metrics) | self.outside_setting(scorers)
         reason = "system error" if status == "error" else error
         scores = {}
         for name in self.metrics:
-            if name in unscored or METRICS[name].derived:
+            if name in unscored or METRICS[name].suite_level:
                 continue
             if METRICS[name].correctness:
                 scores[name] = 0.0
@@ -130,10 +175,18 @@ class Suite:
         )
 
 
-def long_form_scores(item: AmbigItem, text: str) -> dict[str, float]:
-    """STR-EM, STR-Hit and length: the no-model metrics of the long-answer suites."""
-    hits = str_em_hits([i.short_answers for i in item.interpretations], text)
-    return {"str_em": str_em(hits), "str_hit": str_hit(hits), "length": float(word_count(text))}
+def long_form_scores(item: AmbigItem, answer: Answer, profile: ScorerProfile) -> dict[str, float]:
+    """STR-EM, STR-Hit and length on the text the profile's scorer reads; COVER-EM on the
+    answer as TreeRare reads it (whole, citations and all)."""
+    text = profile.prepare(answer.text)
+    aliases = [i.short_answers for i in item.interpretations]
+    hits = str_em_hits(aliases, text)
+    return {
+        "str_em": str_em(hits),
+        "str_hit": str_hit(hits),
+        "cover_em": cover_em(aliases, answer.text),
+        "length": float(word_count(text)),
+    }
 
 
 def add_reader_scores(scored: Scored, item: AmbigItem, text: str, scorers: Scorers) -> None:
@@ -151,6 +204,22 @@ def add_reader_scores(scored: Scored, item: AmbigItem, text: str, scorers: Score
     _add_usage(scored, usage)
 
 
+def add_self_report(scored: Scored, item: AmbigItem, answer: Answer) -> None:
+    """Ambiguity detection (every benchmark item is ambiguous) and, where the item has a
+    gold type, type accuracy: what a system reports of its own planning (MARCH section 4)."""
+    if answer.is_ambiguous is None:
+        scored.unscored["ambiguity_detected"] = "the system does not report is_ambiguous"
+    else:
+        scored.scores["ambiguity_detected"] = float(answer.is_ambiguous)
+    if item.ambiguity_type is None:
+        return
+    if answer.ambiguity_type is None:
+        scored.unscored["ambiguity_type_acc"] = "the system does not report ambiguity_type"
+    else:
+        reported = normalize_type(answer.ambiguity_type)
+        scored.scores["ambiguity_type_acc"] = float(reported == item.ambiguity_type)
+
+
 def add_judgement(scored: Scored, metrics: Sequence[str], judge) -> None:
     """Run ``judge(usage)`` -> Judgement; a judge that cannot answer leaves ``metrics`` unscored."""
     usage = Usage()
@@ -161,6 +230,7 @@ def add_judgement(scored: Scored, metrics: Sequence[str], judge) -> None:
     else:
         scored.scores.update(judgement.means())
         scored.samples.update(judgement.samples)
+        scored.units.update(judgement.units)
     _add_usage(scored, usage)
 
 

@@ -1,4 +1,5 @@
-"""MARCH: multi-hop ambiguous QA (Park et al. 2025, seeds/000 section 3, Table 2).
+"""MARCH: multi-hop ambiguous QA (Park et al. 2025, "MARCH: Evaluating the Intersection of
+Ambiguity Interpretation and Multi-hop Inference", section 3, Table 2).
 
 No public release is reachable, so the schema is ours, defined from the paper: see
 ``samples/march/README.md``. ``--ambig-march-fields`` maps other spellings onto it.
@@ -6,12 +7,27 @@ No public release is reachable, so the schema is ours, defined from the paper: s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from ..schema import AMBIGUITY_TYPES, AmbigItem, Answer, Interpretation, Passage
-from .base import LoadOptions, Scored, Scorers, Suite, add_judgement, add_reader_scores, long_form_scores
+from ..schema import AMBIGUITY_TYPES, AmbigItem, Answer, Interpretation, Passage, normalize_type
+from .base import (
+    OPEN_RETRIEVAL,
+    LoadOptions,
+    Protocol,
+    Scored,
+    Scorers,
+    Suite,
+    add_judgement,
+    add_reader_scores,
+    add_self_report,
+    long_form_scores,
+)
 from .records import DataError, Record, read_records
 
+# The protocols: the papers' open retrieval, and the gold passages as an upper bound.
+SETTINGS = ("open-retrieval", "oracle-evidence")
 # Our field names, as --ambig-march-fields maps them (nested ones as "<list>.<field>").
 FIELDS = (
     "id",
@@ -28,8 +44,6 @@ FIELDS = (
     "passages.title",
     "passages.text",
 )
-# MIRAGE (seeds/001), MARCH's earlier version, calls the constraint type "general".
-_TYPE_ALIASES = {"general": "constraint"}
 
 
 class March(Suite):
@@ -38,6 +52,7 @@ class March(Suite):
     metrics = (
         "str_em",
         "str_hit",
+        "cover_em",
         "disambig_f1",
         "disambig_em",
         "disambig_hit",
@@ -46,17 +61,37 @@ class March(Suite):
         "judge_faithfulness",
         "judge_informativeness",
         "judge_correctness",
+        "ambiguity_detected",
+        "ambiguity_type_acc",
         "length",
     )
     sample_file = "march_sample.json"
     sliced_by_type = True
+    uses_profile = True
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text, dict(options.fields))]
 
+    def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
+        """Open retrieval (the papers' protocol) gives no passages: the gold evidence only in
+        the oracle-evidence setting, whose scores are an upper bound."""
+        gold = scorers.march_setting == "oracle-evidence"
+        return {"passages": list(item.passages) if gold else [], "conditions": []}
+
+    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Protocol:
+        if scorers.march_setting == "oracle-evidence":
+            return Protocol(
+                "oracle-evidence",
+                "oracle evidence: systems get the gold evidence passages",
+                upper_bound="systems get the gold evidence passages (--ambig-march-setting=oracle-evidence)",
+                reads_as=OPEN_RETRIEVAL.name,
+            )
+        return OPEN_RETRIEVAL
+
     def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
-        scored = Scored(long_form_scores(item, answer.text), scorers.unavailable(self.metrics))
-        add_reader_scores(scored, item, answer.text, scorers)
+        scored = Scored(long_form_scores(item, answer, scorers.profile), scorers.unavailable(self.metrics))
+        add_reader_scores(scored, item, scorers.profile.prepare(answer.text), scorers)
+        add_self_report(scored, item, answer)
         if scorers.judge is not None:
             judged = [m for m in self.metrics if m.startswith("judge")]
             add_judgement(scored, judged, lambda usage: scorers.judge.march(item, answer.text, usage))
@@ -66,8 +101,7 @@ class March(Suite):
 def _item(rec: Record) -> AmbigItem:
     item_id = rec.string("id")
     rec.where = f"{rec.where} (item '{item_id}')"
-    kind = rec.string("ambiguity_type").strip().lower()
-    kind = _TYPE_ALIASES.get(kind, kind)
+    kind = normalize_type(rec.string("ambiguity_type"))
     if kind not in AMBIGUITY_TYPES:
         raise DataError(
             f"{rec.where}: ambiguity_type '{kind}' is not one of {', '.join(AMBIGUITY_TYPES)} (or 'general')"

@@ -172,6 +172,21 @@ class Record:
             )
         return str(value)
 
+    def text(self, field: str) -> str:
+        """A string, or a list of strings that is one text written in parts (joined by a
+        space after trimming each part), as the CondAmbigQA release stores some answers."""
+        value = self.data.get(self._key(field))
+        if type(value) is not list:
+            return self.string(field)
+        if not value:
+            raise DataError(f"{self.where}: field '{self._key(field)}' is an empty list, expected text")
+        for i, part in enumerate(value):
+            if type(part) is not str:
+                raise DataError(
+                    f"{self.where}: '{self._key(field)}'[{i}] must be a string, got {type(part).__name__}"
+                )
+        return " ".join(part.strip() for part in value)
+
     def optional_str(self, field: str) -> str | None:
         return self.string(field) if self.has(field) else None
 

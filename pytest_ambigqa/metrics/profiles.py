@@ -1,0 +1,54 @@
+"""Scorer profiles: the two official scorers of long-form ambiguous QA, which differ.
+
+ALCE ``eval.py`` (Gao et al. 2023, "Enabling Large Language Models to Generate Text with
+Citations", arXiv 2305.14627) keeps only the first line of an answer, removes ``[n]``
+citation marks, and reads it with the transformers question-answering pipeline (answers
+of at most 15 tokens, ``handle_impossible_answer``) over ``gaotianyu1350/roberta-large-squad``.
+ASQA ``scoring.py`` (Stelmakh et al. 2022, "ASQA: Factoid Questions Meet Long-Form
+Answers", arXiv 2204.06092) keeps the whole answer and reads it with ``run_qa.py``
+(``--version_2_with_negative``, answers of at most 30 tokens) over the RoBERTa-large SQuAD
+2.0 checkpoint of its release. Both split sentences with NLTK's trained Punkt and take the
+bootstrap "mid" of ROUGE-Lsum. The profile a run uses is named in its scorecard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .text import strip_alce_citations
+
+
+@dataclass(frozen=True)
+class ScorerProfile:
+    name: str
+    title: str
+    reader_decoding: str  # "pipeline" (transformers QA pipeline) or "run_qa" (run_qa.py post-processing)
+    max_answer_tokens: int
+
+    def prepare(self, text: str) -> str:
+        """The answer text the official scorer evaluates."""
+        if self.name == "alce":
+            # ALCE eval.py: strip, first line, drop a chat end marker, then remove citations.
+            first = text.strip().split("\n")[0].replace("<|im_end|>", "")
+            return strip_alce_citations(first)
+        return text
+
+
+PROFILES: dict[str, ScorerProfile] = {
+    p.name: p
+    for p in (
+        ScorerProfile(
+            "alce",
+            "ALCE eval.py",
+            reader_decoding="pipeline",
+            max_answer_tokens=15,
+        ),
+        ScorerProfile(
+            "asqa",
+            "ASQA scoring.py",
+            reader_decoding="run_qa",
+            max_answer_tokens=30,
+        ),
+    )
+}
+DEFAULT_PROFILE = "alce"

@@ -1,0 +1,102 @@
+"""How suite values are made from items: means, pooled units, totals, the official ROUGE mid, DR."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ambigqa.report.scorecard import summarize
+from pytest_ambigqa.report.stats import rouge_bootstrap_mid, stable_seed
+from pytest_ambigqa.schema import ItemResult
+from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
+
+unit = st.floats(min_value=0, max_value=1, allow_nan=False)
+
+
+def ok(n: int, **scores: float) -> ItemResult:
+    return ItemResult("asqa", str(n), "ok", scores=scores)
+
+
+def error(n: int) -> ItemResult:
+    return ItemResult("asqa", str(n), "error", scores={"str_em": 0.0, "answer": 0.0}, error="boom")
+
+
+@given(st.lists(unit, min_size=1, max_size=30))
+def test_mean_of_items_on_the_printed_scale(values):
+    s = summarize("str_em", [ok(n, str_em=v) for n, v in enumerate(values)], seed=0)
+    assert s.mean == pytest.approx(100 * sum(values) / len(values))
+    assert s.low <= s.mean + 1e-9 and s.mean - 1e-9 <= s.high and s.n == len(values)
+
+
+@given(st.lists(st.lists(unit, max_size=4), min_size=1, max_size=20), st.integers(0, 3))
+def test_pooled_units(unit_lists, errors):
+    """The exact mean of every unit; an answer with no units adds none, an error adds one 0."""
+    results = [
+        ItemResult(
+            "condambigqa",
+            str(n),
+            "ok",
+            scores={"answer": statistics.fmean(u) if u else 0.0},
+            units={"answer": u},
+        )
+        for n, u in enumerate(unit_lists)
+    ]
+    results += [error(100 + n) for n in range(errors)]
+    pooled = [u for us in unit_lists for u in us] + [0.0] * errors
+    s = summarize("answer", results, seed=0)
+    if not any(unit_lists):  # no item reports units: a plain mean of items
+        assert s.mean == pytest.approx(sum(r.scores["answer"] for r in results) / len(results))
+        return
+    assert s.mean == statistics.mean(pooled)
+    assert s.low - 1e-9 <= s.mean <= s.high + 1e-9
+
+
+def test_zeros_of_errors_alone_make_no_number():
+    results = [
+        ItemResult("march", str(n), "ok", unscored={"ambiguity_detected": "not reported"}) for n in range(3)
+    ]
+    results.append(ItemResult("march", "e", "error", scores={"ambiguity_detected": 0.0}))
+    s = summarize("ambiguity_detected", results, seed=0)
+    assert s.mean is None and s.reason == "not reported"
+    every_item_failed = summarize("ambiguity_detected", results[-1:], seed=0)
+    assert every_item_failed.mean == 0.0  # nothing was answered: the errors are the result
+
+
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=10))
+def test_totals(counts):
+    s = summarize(
+        "unofficial_citations",
+        [
+            ItemResult("c", str(n), "ok", scores={"unofficial_citations": float(c)})
+            for n, c in enumerate(counts)
+        ],
+        seed=0,
+    )
+    assert s.mean == sum(counts) and s.low is None
+
+
+@given(st.lists(st.tuples(unit, unit), min_size=1, max_size=25), st.integers(0, 100))
+def test_official_rouge_and_dr(pairs, seed):
+    results = [ok(n, disambig_f1=f, rouge_lsum=r) for n, (f, r) in enumerate(pairs)]
+    mid = summarize("rouge_lsum_mid", results, seed)
+    expected_mid = rouge_bootstrap_mid([r for _, r in pairs], stable_seed(seed, "rouge_lsum_mid")) * 100
+    assert mid.mean == expected_mid and mid.low is None
+    dr = summarize("dr", results, seed)
+    f1 = 100 * sum(f for f, _ in pairs) / len(pairs)
+    assert dr.mean == pytest.approx(math.sqrt(f1 * mid.mean))
+
+
+def test_a_setting_outside_metric_is_never_scored_even_for_errors():
+    suite = SUITES["condambigqa"]
+    item = suite.load(None, LoadOptions()).items[0]
+    failed = suite.failed_result(item, Scorers(condambigqa_setting="closed-book"), "error", "boom")
+    assert (
+        "citation" not in failed.scores
+        and failed.unscored["citation"] == "not part of the closed-book setting"
+    )
+    main = suite.failed_result(item, Scorers(), "error", "boom")
+    assert main.scores["citation"] == 0.0
