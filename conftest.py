@@ -152,9 +152,23 @@ def judge_reply(body: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
+# Replies that are not chat completions, served with status 200 (``ChatServer.faults``).
+MALFORMED: dict[str, Any] = {
+    "html": b"<html><body>Bad gateway</body></html>",
+    "foo": {"foo": 1},
+    "empty-choices": {"choices": []},
+    "null-choices": {"choices": None},
+    "no-message": {"choices": [{"index": 0}]},
+    "list-content": {"choices": [{"index": 0, "message": {"role": "assistant", "content": [{"text": "x"}]}}]},
+}
+
+
 class ChatServer:
     """``/v1/chat/completions`` on 127.0.0.1, recording requests; ``faults`` are served first:
-    "429", "500", "400", "hang" (sleeps past the client's timeout), "invalid" (not JSON)."""
+    "429", "500", "400", "hang" (sleeps past the client's timeout), "invalid" (content not
+    JSON), "401-echo" (a 401 that quotes the Authorization header), "retry-after=X" (a 429
+    with that header), "string-usage" (a good reply with a string ``usage``), and the
+    :data:`MALFORMED` replies."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -173,6 +187,14 @@ class ChatServer:
                     return self._send(
                         int(fault), {"error": {"message": f"stand-in {fault}"}}, {"Retry-After": "0"}
                     )
+                if fault and fault.startswith("retry-after="):
+                    message = {"error": {"message": "slow down"}}
+                    return self._send(429, message, {"Retry-After": fault.split("=", 1)[1]})
+                if fault == "401-echo":
+                    echoed = f"invalid key in header Authorization: {self.headers.get('Authorization')}"
+                    return self._send(401, {"error": {"message": echoed}})
+                if fault in MALFORMED:
+                    return self._send(200, MALFORMED[fault])
                 if fault == "hang":
                     time.sleep(outer.hang)
                 reply = {"content": "this is not JSON"} if fault == "invalid" else judge_reply(body)
@@ -193,7 +215,9 @@ class ChatServer:
                         "model": body["model"],
                         "system_fingerprint": "fp_local",
                         "choices": [choice],
-                        "usage": {
+                        "usage": "lots"
+                        if fault == "string-usage"
+                        else {
                             "prompt_tokens": prompt,
                             "completion_tokens": completion,
                             "total_tokens": prompt + completion,
@@ -201,10 +225,8 @@ class ChatServer:
                     },
                 )
 
-            def _send(
-                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
-            ) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     for name, value in (headers or {}).items():

@@ -39,7 +39,7 @@ from .rescore import load_saved
 from .retrieval import Retriever
 from .retrieval.corpus import Corpus, load_corpus, suite_corpus
 from .retrieval.evidence import evidence_recall
-from .schema import AmbigItem, Answer, ItemResult
+from .schema import AmbigItem, Answer, ItemResult, safe_str
 from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
 from .systems import System, SystemFailure, from_object, load_system
 
@@ -338,7 +338,12 @@ class AmbigRun:
         if answer is None:
             failed = suite.failed_result(item, self.scorers, "error", error, duration)
             return dataclasses.replace(failed, evidence=evidence, cached=cached)
-        scored = suite.score(item, answer, self.scorers)
+        try:
+            scored = suite.score(item, answer, self.scorers)
+        except Exception as exc:  # noqa: BLE001 - a scorer bug: this item says so, the run goes on
+            error = f"scoring failed: {type(exc).__name__}: {safe_str(exc)[:300]}"
+            failed = suite.failed_result(item, self.scorers, "error", error, duration)
+            return dataclasses.replace(failed, answer=answer, evidence=evidence, cached=cached)
         return ItemResult(
             suite=item.suite,
             item_id=item.id,

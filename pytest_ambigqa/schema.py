@@ -15,6 +15,14 @@ AMBIGUITY_TYPES = ("semantic", "syntactic", "constraint")
 _TYPE_ALIASES = {"general": "constraint"}
 
 
+def safe_str(value: Any) -> str:
+    """``str(value)`` that never raises (an exception whose ``__str__`` fails, say)."""
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - anything at all: fall back to the type's name
+        return f"<{type(value).__name__}: unprintable>"
+
+
 def normalize_type(kind: str) -> str:
     """An ambiguity type in MARCH's taxonomy spelling (lower case, MIRAGE's "general" =
     MARCH's "constraint"); unknown types are returned lower-cased."""

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from conftest import SECRET
+from conftest import MALFORMED, SECRET
 from pytest_ambigqa.judge import Judge, JudgeSettings, JudgeUnavailable, LLMReader, Usage
 from pytest_ambigqa.judge import march as march_judge
 from pytest_ambigqa.judge.cache import CallCache
@@ -83,6 +83,70 @@ def test_invalid_json_is_asked_again(chat_server, tmp_path):
     chat_server.faults = ["invalid"] * 3
     with pytest.raises(JudgeUnavailable, match="still unusable after 3 attempts: it is not JSON"):
         ask(client(chat_server, tmp_path), Usage(), "a new question")
+
+
+@pytest.mark.parametrize("fault", [*MALFORMED, "string-usage"])
+def test_a_reply_that_is_no_chat_completion_is_retried(chat_server, tmp_path, fault):
+    chat_server.faults = [fault]
+    usage = Usage()
+    data, _ = ask(client(chat_server, tmp_path), usage)
+    assert data["relevance"] == 4
+    if fault == "string-usage":  # the answer is good; its token counts are not: they count 0
+        assert usage.retries == 0 and usage.prompt_tokens == 0
+    else:
+        assert usage.retries == 1 and len(chat_server.requests) == 2
+
+
+def test_persistently_malformed_replies_are_unavailable_and_never_cached(chat_server, tmp_path):
+    chat_server.faults = ["foo"] * 3
+    with pytest.raises(
+        JudgeUnavailable, match="after 3 attempts: not a chat completion: the reply has no choices"
+    ):
+        ask(client(chat_server, tmp_path, max_retries=2), Usage())
+    chat_server.faults = ["invalid"] * 3  # a completion whose content fails the check
+    with pytest.raises(JudgeUnavailable, match="still unusable"):
+        ask(client(chat_server, tmp_path), Usage(), "q2")
+    before = len(chat_server.requests)
+    usage = Usage()
+    assert (
+        ask(client(chat_server, tmp_path), usage, "q2")[0]["relevance"] == 4
+    )  # asked, not read from the cache
+    assert len(chat_server.requests) == before + 1 and usage.cached == 0
+    again = Usage()
+    ask(client(chat_server, tmp_path), again, "q2")
+    assert again.cached == 1 and len(chat_server.requests) == before + 1  # the usable answer is cached
+
+
+@pytest.mark.parametrize("header", ["-5", "nan", "inf", "soon", "1e400"])
+def test_odd_retry_after_values_are_ignored(chat_server, tmp_path, header):
+    chat_server.faults = [f"retry-after={header}"]
+    usage = Usage()
+    assert ask(client(chat_server, tmp_path), usage)[0]["relevance"] == 4
+    assert usage.retries == 1
+
+
+def test_an_authentication_failure_stops_every_later_call(chat_server, tmp_path):
+    c = client(chat_server, tmp_path)
+    chat_server.faults = ["401-echo"]
+    with pytest.raises(JudgeUnavailable, match="judge authentication failed: HTTP 401") as first:
+        ask(c, Usage())
+    with pytest.raises(JudgeUnavailable) as later:
+        ask(c, Usage(), "another question")
+    assert str(later.value) == str(first.value) and len(chat_server.requests) == 1  # no second request
+
+
+def test_a_dead_server_is_tried_once_then_given_up(tmp_path):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket closes
+    settings = JudgeSettings(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1)
+    c = JudgeClient(settings, None)
+    with pytest.raises(JudgeUnavailable, match="APIConnectionError"):
+        ask(c, Usage())
+    with pytest.raises(JudgeUnavailable, match="no further judge calls this run"):
+        ask(c, Usage(), "another question")
 
 
 def test_schema_violations_are_asked_again():

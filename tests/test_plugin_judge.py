@@ -79,6 +79,34 @@ def test_judged_run_then_a_free_rerun(pytester, chat_server):
     assert not (pytester.path / ".deepeval").exists()
 
 
+@pytest.mark.parametrize(
+    "fault", ["html", "foo", "empty-choices", "null-choices", "no-message", "list-content"]
+)
+def test_a_judge_that_never_completes_leaves_only_its_metrics_unscored(pytester, chat_server, fault):
+    """STR-EM keeps its value; every judge metric is n/a with the reason; the run fails, saying why."""
+    chat_server.faults = [fault] * 1000
+    result, card = judged(
+        pytester,
+        chat_server,
+        "--ambig-suite=march,condambigqa",
+        "--ambig-system=oracle",
+        "--ambig-limit=2",
+        "--ambig-judge-retries=1",
+    )
+    result.assert_outcomes(passed=4)
+    assert result.ret == 1 and "Traceback" not in result.stdout.str() + result.stderr.str()
+    march, condambigqa = suite(card, "march")["metrics"], suite(card, "condambigqa")["metrics"]
+    assert march["str_em"]["mean"] == 100.0 and condambigqa["citation"]["mean"] == 1.0
+    for metric in ("judge", "judge_correctness"):
+        assert march[metric]["mean"] is None and "not a chat completion" in march[metric]["reason"]
+    assert (
+        condambigqa["answer"]["mean"] is None and "not a chat completion" in condambigqa["answer"]["reason"]
+    )
+    result.stdout.fnmatch_lines(
+        ["gate FAILED: march judge*: the configured model scored no item: judge unavailable*"]
+    )
+
+
 def test_faults_end_as_counted_unscored_items(pytester, chat_server):
     chat_server.faults = ["500"] * 3 + ["invalid"] * 3  # item 1: unreachable; item 2: never valid JSON
     result, card = judged(

@@ -12,6 +12,7 @@ URL, model, messages and parameters (never the API key), so a re-run costs nothi
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import re
@@ -32,6 +33,15 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 class JudgeUnavailable(Exception):
     """The judge could not give a usable answer; the message says why."""
+
+
+class _Malformed(Exception):
+    """The server answered 200 with something that is not a chat completion (retried)."""
+
+
+# Statuses that no retry can mend: the key, the permission or the model is wrong. After one,
+# the judge is dead for the rest of the run and every later call fails at once.
+_FATAL_STATUS = {401: "authentication failed", 403: "permission denied", 404: "not found"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,28 @@ def parse_json(content: str) -> Any:
     return json.loads(match.group(1) if match else content)
 
 
+def completion_problem(raw: Any) -> str | None:
+    """What makes ``raw`` not a chat completion we can read, or None.
+
+    Only the parts we read are required: a first choice with a message whose content is a
+    string (or null). A malformed ``usage`` is not a reason to drop a good answer; it is
+    simply not counted (:meth:`JudgeClient._account`).
+    """
+    if not isinstance(raw, dict):
+        return f"the reply is {type(raw).__name__}, not a JSON object"
+    choices = raw.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return "the reply has no choices"
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        return "the first choice has no message"
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        return f"the message content is {type(content).__name__}, not text"
+    return None
+
+
 class JudgeClient:
     def __init__(self, settings: JudgeSettings, cache: CallCache | None) -> None:
         self.settings = settings
@@ -88,6 +120,7 @@ class JudgeClient:
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._client = None
         self._lock = threading.Lock()
+        self._dead: str | None = None  # why the judge cannot answer at all (auth, dead server)
 
     @property
     def client(self):
@@ -116,19 +149,26 @@ class JudgeClient:
         """The parsed JSON reply (and the raw completion) that passes ``check``.
 
         ``check(data)`` returns None when the reply is usable, else what is wrong with it;
-        the judge is then re-asked, up to ``max_reasks`` times.
+        the judge is then re-asked, up to ``max_reasks`` times. Only a reply that passed is
+        cached, under the first request, so a re-run reads the usable answer and nothing else.
         """
+        key = self._key(messages, seed, params)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None and completion_problem(hit) is None:
+                data, problem = _checked(hit, check)
+                if problem is None:
+                    usage.cached += 1
+                    return data, hit
         conversation = list(messages)
         problem = "no reply"
         for attempt in range(self.settings.max_reasks + 1):
             raw = self.complete(conversation, usage, seed=seed, **params)
             content = raw["choices"][0]["message"].get("content") or ""
-            try:
-                data = parse_json(content)
-                problem = check(data)
-            except ValueError as exc:
-                problem = f"it is not JSON ({exc})"
+            data, problem = _checked(raw, check)
             if problem is None:
+                if self.cache is not None:
+                    self.cache.put(key, raw)
                 return data, raw
             if attempt < self.settings.max_reasks:
                 usage.reasks += 1
@@ -140,55 +180,75 @@ class JudgeClient:
             f"judge reply still unusable after {self.settings.max_reasks + 1} attempts: {problem}"
         )
 
-    def complete(self, messages: list[dict[str, str]], usage: Usage, *, seed: int | None = None, **params):
-        """One chat completion as a plain dict, from the cache when it has it."""
-        request = {
+    def _request(self, messages: list[dict[str, str]], seed: int | None, params: dict[str, Any]):
+        return {
             "model": self.settings.model,
             "messages": messages,
             "temperature": 0,
             "seed": self.settings.seed if seed is None else seed,
             **params,
         }
-        key = CallCache.key(self.base_url, request)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                usage.cached += 1
-                return hit
+
+    def _key(self, messages: list[dict[str, str]], seed: int | None, params: dict[str, Any]) -> str:
+        return CallCache.key(self.base_url, self._request(messages, seed, params))
+
+    def complete(self, messages: list[dict[str, str]], usage: Usage, *, seed: int | None = None, **params):
+        """One chat completion from the server, as a checked plain dict."""
+        if self._dead is not None:
+            raise JudgeUnavailable(self._dead)
         with self._slots:
-            response = self._with_retries(request, usage)
-        raw = response.model_dump(mode="json")
-        if self.cache is not None:
-            self.cache.put(key, raw)
+            raw = self._with_retries(self._request(messages, seed, params), usage)
         self._account(raw, usage)
         return raw
 
     def _account(self, raw: dict[str, Any], usage: Usage) -> None:
         usage.requests += 1
-        tokens = raw.get("usage") or {}
-        prompt, completion = tokens.get("prompt_tokens") or 0, tokens.get("completion_tokens") or 0
+        tokens = raw.get("usage")
+        tokens = tokens if isinstance(tokens, dict) else {}
+        prompt, completion = (_count(tokens.get(k)) for k in ("prompt_tokens", "completion_tokens"))
         usage.prompt_tokens += prompt
         usage.completion_tokens += completion
         price_in, price_out = self.settings.price_in, self.settings.price_out
         if price_in is not None and price_out is not None:
             usage.cost += (prompt * price_in + completion * price_out) / 1_000_000
         fingerprint = raw.get("system_fingerprint")
-        if fingerprint and fingerprint not in usage.fingerprints:
+        if isinstance(fingerprint, str) and fingerprint and fingerprint not in usage.fingerprints:
             usage.fingerprints.append(fingerprint)
 
-    def _with_retries(self, request: dict[str, Any], usage: Usage):
+    def _post(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request; the body is read as JSON here, not through the client's models, so
+        that no reply can crash the caller: anything unreadable is :class:`_Malformed`."""
+        response = self.client.chat.completions.with_raw_response.create(**request)
+        try:
+            raw = json.loads(response.text)
+        except (ValueError, RecursionError) as exc:
+            raise _Malformed(f"the reply is not JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
+        problem = completion_problem(raw)
+        if problem is not None:
+            raise _Malformed(problem)
+        return raw
+
+    def _with_retries(self, request: dict[str, Any], usage: Usage) -> dict[str, Any]:
         import openai
 
-        transient = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError)
+        transient = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, _Malformed)
         waited = 0.0
         last: Exception | None = None
         for attempt in range(self.settings.max_retries + 1):
+            if self._dead is not None:
+                raise JudgeUnavailable(self._dead)
             try:
-                return self.client.chat.completions.create(**request)
+                return self._post(request)
             except transient as exc:
                 last = exc
             except openai.APIStatusError as exc:
-                if exc.status_code < 500:
+                if exc.status_code in _FATAL_STATUS:
+                    self._dead = (
+                        f"judge {_FATAL_STATUS[exc.status_code]}: HTTP {exc.status_code}: {_brief(exc)} "
+                        "(no further judge calls this run)"
+                    )
+                    raise JudgeUnavailable(self._dead) from None
+                if exc.status_code < 500 and exc.status_code != 429:
                     raise JudgeUnavailable(
                         f"judge refused the request: HTTP {exc.status_code}: {_brief(exc)}"
                     ) from None
@@ -201,18 +261,43 @@ class JudgeClient:
             usage.retries += 1
             time.sleep(pause)
             waited += pause
-        raise JudgeUnavailable(f"judge unavailable after {attempt + 1} attempts: {_describe(last)}")
+        reason = f"judge unavailable after {attempt + 1} attempts: {_describe(last)}"
+        if isinstance(last, openai.APIConnectionError) and not isinstance(last, openai.APITimeoutError):
+            self._dead = f"{reason} (no further judge calls this run)"  # nobody is listening
+        raise JudgeUnavailable(reason)
+
+
+def _checked(raw: dict[str, Any], check: Callable[[Any], str | None]) -> tuple[Any, str | None]:
+    """(data, None) when the reply's content is JSON that passes ``check``, else (None, why)."""
+    content = raw["choices"][0]["message"].get("content") or ""
+    try:
+        data = parse_json(content)
+    except (ValueError, RecursionError) as exc:
+        return None, f"it is not JSON ({str(exc)[:80]})"
+    try:
+        problem = check(data)
+    except Exception as exc:  # noqa: BLE001 - a check that trips over odd data: the reply is unusable
+        problem = f"it has an unexpected shape ({type(exc).__name__})"
+    return (data, None) if problem is None else (None, problem)
+
+
+def _count(value: Any) -> int:
+    """A token count as the server sent it, or 0 when it sent something else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _backoff(attempt: int, error: Exception | None) -> float:
-    """Exponential backoff with full jitter; a server's Retry-After is honoured (capped)."""
+    """Exponential backoff with full jitter; a server's Retry-After is honoured when it is a
+    sane number of seconds (finite, from 0 to 30), and ignored otherwise."""
     response = getattr(error, "response", None)
     header = response.headers.get("retry-after") if response is not None else None
     if header:
         try:
-            return min(float(header), 30.0)
+            delay = float(header)
         except ValueError:
-            pass
+            delay = math.nan
+        if math.isfinite(delay) and delay >= 0:
+            return min(delay, 30.0)
     return random.uniform(0, min(0.5 * 2**attempt, 20.0))
 
 
@@ -227,5 +312,7 @@ def _brief(exc: Exception) -> str:
 def _describe(exc: Exception | None) -> str:
     if exc is None:
         return "no attempt made"
+    if isinstance(exc, _Malformed):
+        return f"not a chat completion: {exc}"
     status = getattr(exc, "status_code", None)
     return f"HTTP {status}: {_brief(exc)}" if status else f"{type(exc).__name__}: {_brief(exc)}"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import os
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .client import JudgeClient, Usage
+from .client import JudgeClient, JudgeUnavailable, Usage
 
 # deepeval must not phone home, read the user's .env, or write into the working directory.
 for _name, _value in (
@@ -124,7 +125,9 @@ def _model_class():
                 logprobs=True,
                 top_logprobs=top_logprobs,
             )
-            return ChatCompletion.model_validate(raw), 0.0
+            # Servers often leave out what deepeval never reads; its model still requires them.
+            defaults = {"id": "", "object": "chat.completion", "created": 0, "model": self.get_model_name()}
+            return ChatCompletion.model_validate({**defaults, **raw}), 0.0
 
         async def a_generate_raw_response(self, prompt: str, top_logprobs: int = 20, **kwargs: Any):
             return self.generate_raw_response(prompt, top_logprobs, **kwargs)
@@ -163,4 +166,12 @@ class GEvalScorer:
             verbose_mode=False,
         )
         case = LLMTestCase(input=question, actual_output=actual or "(none)", expected_output=expected)
-        return float(metric.measure(case, _show_indicator=False))
+        try:
+            score = float(metric.measure(case, _show_indicator=False))
+        except JudgeUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - deepeval's own failure: this judgement is unscored
+            raise JudgeUnavailable(f"G-Eval failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+        if not math.isfinite(score) or not 0 <= score <= 1:
+            raise JudgeUnavailable(f"G-Eval gave {score!r}, not a score from 0 to 1")
+        return score

@@ -19,6 +19,7 @@ def shortfalls(
     """One line per failed gate, naming suite, metric, score and threshold."""
     lines = []
     for card in cards:
+        lines += _scored_nothing(card)
         for t in fail_under:
             if (t.suite and t.suite != card.name) or t.metric not in card.metrics:
                 continue
@@ -61,4 +62,18 @@ def item_shortfalls(scores: dict[str, float], suite: str, item_min: Sequence[Thr
         f"{t.metric} = {scores[t.metric]:.3g} < {t.value:g}"
         for t in item_min
         if (t.suite is None or t.suite == suite) and t.metric in scores and scores[t.metric] < t.value
+    ]
+
+
+def _scored_nothing(card: SuiteCard) -> list[str]:
+    """A configured model that scored no item fails the run, whatever the options: a dead or
+    misconfigured judge or reader must not leave CI green with every model metric n/a."""
+    groups: dict[str | None, list[str]] = {}
+    for metric, s in card.metrics.items():
+        configured = s.reason not in NOT_CONFIGURED.values()
+        if METRICS[metric].needs and configured and s.n == 0 and card.items and metric not in card.outside:
+            groups.setdefault(s.reason, []).append(metric)
+    return [
+        f"{card.name} {', '.join(metrics)}: the configured model scored no item: {reason}"
+        for reason, metrics in groups.items()
     ]

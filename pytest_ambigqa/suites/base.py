@@ -17,7 +17,7 @@ from ..metrics.coverage import cover_em, str_em, str_em_hits, str_hit
 from ..metrics.profiles import DEFAULT_PROFILE, PROFILES, ScorerProfile
 from ..metrics.qa import disambig_scores
 from ..metrics.text import word_count
-from ..schema import AmbigItem, Answer, ItemResult, Status, normalize_type
+from ..schema import AmbigItem, Answer, ItemResult, Status, normalize_type, safe_str
 from .records import DataError, read_text
 
 
@@ -197,8 +197,8 @@ def add_reader_scores(scored: Scored, item: AmbigItem, text: str, scorers: Score
     questions = [i.question or i.condition or item.question for i in item.interpretations]
     try:
         predictions = scorers.reader.read(questions, text, usage)
-    except JudgeUnavailable as exc:
-        scored.unscored.update(dict.fromkeys(("disambig_f1", "disambig_em", "disambig_hit"), str(exc)))
+    except Exception as exc:  # noqa: BLE001 - the reader's failure leaves its metrics, and only them, unscored
+        scored.unscored.update(dict.fromkeys(("disambig_f1", "disambig_em", "disambig_hit"), _failure(exc)))
     else:
         scored.scores.update(disambig_scores(predictions, [i.short_answers for i in item.interpretations]))
     _add_usage(scored, usage)
@@ -225,13 +225,21 @@ def add_judgement(scored: Scored, metrics: Sequence[str], judge) -> None:
     usage = Usage()
     try:
         judgement = judge(usage)
-    except JudgeUnavailable as exc:
-        scored.unscored.update(dict.fromkeys(metrics, str(exc)))
+    except Exception as exc:  # noqa: BLE001 - whatever the judge did, only its metrics go unscored
+        scored.unscored.update(dict.fromkeys(metrics, _failure(exc)))
     else:
         scored.scores.update(judgement.means())
         scored.samples.update(judgement.samples)
         scored.units.update(judgement.units)
     _add_usage(scored, usage)
+
+
+def _failure(exc: Exception) -> str:
+    """The reason a model-backed scorer gives for not scoring: its own message when it is a
+    judge's, else what went wrong where (a bug or a model library's error)."""
+    if isinstance(exc, JudgeUnavailable):
+        return str(exc)
+    return f"scorer failed: {type(exc).__name__}: {safe_str(exc)[:200]}"
 
 
 def _add_usage(scored: Scored, usage: Usage) -> None:
