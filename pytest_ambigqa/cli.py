@@ -21,6 +21,7 @@ import pytest
 from .config import parse_thresholds
 from .metrics.profiles import DEFAULT_PROFILE, PROFILES
 from .report import gates, render
+from .report.output import clean_text, json_text, scrub, write_text
 from .report.scorecard import build
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Protocol, Scorers
@@ -109,11 +110,9 @@ def merge(paths: list[Path], out: Path) -> int:
     )
     card = dataclasses.replace(card, shortfalls=shortfalls)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "scorecard.json").write_text(
-        json.dumps(card.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    (out / "scorecard.md").write_text(render.markdown(card), encoding="utf-8")
-    print("\n".join(render.terminal_lines(card)))
+    write_text(out / "scorecard.json", json_text(card.to_json(), indent=2, ensure_ascii=False) + "\n")
+    write_text(out / "scorecard.md", render.markdown(card))
+    print(scrub(clean_text("\n".join(render.terminal_lines(card)))))
     failed_items = [
         r.key for r in card.results if r.status != "ok" or gates.item_shortfalls(r.scores, r.suite, item_min)
     ]

@@ -99,5 +99,7 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
     properties = run.properties(result, system)
     request.node.addfinalizer(lambda: request.node.user_properties.extend(properties))
     if result.status == "error":
-        pytest.fail(f"ambigqa {result.key}: {result.error}", pytrace=False)
+        from .report.output import clean_text, scrub
+
+        pytest.fail(scrub(clean_text(f"ambigqa {result.key}: {result.error}")), pytrace=False)
     return result

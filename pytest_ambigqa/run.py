@@ -34,6 +34,7 @@ from .metrics.profiles import PROFILES
 from .metrics.reader import HFReader
 from .pool import Prefetcher
 from .report import gates, render
+from .report.output import clean_text, json_text, scrub, write_text
 from .report.scorecard import Scorecard, build
 from .rescore import load_saved
 from .retrieval import Retriever
@@ -429,11 +430,12 @@ class AmbigRun:
         readable scores, then the full records of the result and of the system."""
         props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
         props += [(f"ambigqa.{m}", round(v, 6)) for m, v in result.scores.items()]
-        props += [(f"ambigqa.{m}", f"n/a: {reason}") for m, reason in result.unscored.items()]
+        props += [(f"ambigqa.{m}", scrub(f"n/a: {reason}")) for m, reason in result.unscored.items()]
         if result.error:
-            props.append(("ambigqa.error", result.error))
-        props.append((RESULT_PROPERTY, json.dumps(result.to_dict(), ensure_ascii=False)))
-        props.append((SYSTEM_PROPERTY, json.dumps(self.describe(system), ensure_ascii=False)))
+            props.append(("ambigqa.error", scrub(clean_text(result.error))))
+        # ASCII JSON: it travels to the xdist controller whatever the answer's characters
+        props.append((RESULT_PROPERTY, json_text(result.to_dict())))
+        props.append((SYSTEM_PROPERTY, json_text(self.describe(system))))
         return props
 
     # -- the end ------------------------------------------------------------------------
@@ -521,20 +523,18 @@ class AmbigRun:
         directory = self.cfg.report_dir
         assert directory is not None
         directory.mkdir(parents=True, exist_ok=True)
-        payload = json.dumps(card.to_json(duration=time.time() - self._started), indent=2, ensure_ascii=False)
-        for name, text in (("scorecard.json", payload + "\n"), ("scorecard.md", render.markdown(card))):
-            tmp = directory / f".{name}.{os.getpid()}.tmp"
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(directory / name)
+        payload = json_text(card.to_json(duration=time.time() - self._started), indent=2, ensure_ascii=False)
+        write_text(directory / "scorecard.json", payload + "\n")
+        write_text(directory / "scorecard.md", render.markdown(card))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self._unmet:
-            terminalreporter.write_line(self._unmet, red=True)
+            terminalreporter.write_line(scrub(self._unmet), red=True)
         if self.scorecard is None:
             return
         terminalreporter.write_sep("=", "ambigqa scorecard")
         for line in render.terminal_lines(self.scorecard):
-            terminalreporter.write_line(line, red=line.startswith("gate FAILED"))
+            terminalreporter.write_line(scrub(clean_text(line)), red=line.startswith("gate FAILED"))
         if self.cfg.report_dir is not None and not self._unmet:
             terminalreporter.write_line(f"scorecard written to {self.cfg.report_dir}")
 

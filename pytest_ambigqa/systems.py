@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from .report.output import clean, clean_text
 from .schema import AmbigItem, Answer, GeneratedInterpretation
 
 BUILTIN = {
@@ -321,11 +322,16 @@ def _http_system(url: str) -> System:
 
 
 def to_answer(raw: Any) -> Answer:
-    """Normalise what a system returned; anything off-contract is a :class:`SystemFailure`."""
+    """Normalise what a system returned; anything off-contract is a :class:`SystemFailure`.
+
+    An :class:`Answer` is checked like a dict. Strings are made encodable (a lone surrogate
+    becomes "?") and non-finite numbers in ``metadata`` become strings, so that no answer
+    can make a report invalid.
+    """
     if isinstance(raw, Answer):
-        return raw
+        raw = _fields(raw)
     if isinstance(raw, str):
-        return Answer(text=raw)
+        return Answer(text=clean_text(raw))
     if not isinstance(raw, dict):
         raise SystemFailure(f"system returned {type(raw).__name__}; {EXPECTED_SHAPE}")
     unknown = sorted(set(raw) - set(ANSWER_FIELDS))
@@ -336,6 +342,7 @@ def to_answer(raw: Any) -> Answer:
         )
     if not isinstance(raw.get("text"), str):
         raise SystemFailure(f"system returned a dict without a string 'text'; {EXPECTED_SHAPE}")
+    raw = clean(raw)
     return Answer(
         text=raw["text"],
         interpretations=tuple(_interpretation(i, n) for n, i in enumerate(_list(raw, "interpretations"))),
@@ -345,6 +352,17 @@ def to_answer(raw: Any) -> Answer:
         clarifying_question=_typed(raw, "clarifying_question", str),
         metadata=_metadata(raw),
     )
+
+
+def _fields(answer: Answer) -> dict[str, Any]:
+    """An :class:`Answer`'s fields as the dict a system could have returned, whatever they hold."""
+    data = {f: getattr(answer, f) for f in ANSWER_FIELDS}
+    interps = data["interpretations"]
+    if isinstance(interps, (list, tuple)):
+        data["interpretations"] = [
+            asdict(i) if isinstance(i, GeneratedInterpretation) else i for i in interps
+        ]
+    return data
 
 
 def _list(raw: dict, key: str) -> list:

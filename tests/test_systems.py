@@ -30,7 +30,12 @@ def test_to_answer_accepts_the_contract():
     )
     assert answer.interpretations == (GeneratedInterpretation("a", None, "c", ("F1", "2")),)
     assert answer.is_ambiguous and answer.metadata == {"tokens": 12}
-    assert to_answer(answer) is answer
+    assert to_answer(answer) == answer
+    for bad in (Answer(text=123), Answer(text=None), Answer(text="t", interpretations=({"answer": 1},))):
+        with pytest.raises(SystemFailure, match="system returned"):
+            to_answer(bad)  # an Answer object is checked like a dict
+    odd = to_answer({"text": "x\ud800y", "metadata": {"score": float("nan"), "n": [float("inf")]}})
+    assert odd.text == "x?y" and odd.metadata == {"score": "nan", "n": ["inf"]}
     assert Answer.from_dict(answer.to_dict()) == answer
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..metrics import METRICS
@@ -242,66 +243,89 @@ def _evidence_lines(card: Scorecard, suite: SuiteCard) -> list[str]:
     return ["  " + _evidence_title(card)] + _table([header, *_evidence_rows(suite)], "lrrlrl")
 
 
+_MD_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
+
+
+def _md(text: object) -> str:
+    """Inert Markdown for any string that came from outside (a system, a model, a file): one
+    line, no HTML, no emphasis, links, code or table breaks (GitHub step summaries render it)."""
+    flat = " ".join(str(text).split()).translate(_MD_ENTITIES)
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(_md(c) for c in cells) + " |"
+
+
 def markdown(card: Scorecard) -> str:
     out = ["# ambigqa scorecard", ""]
-    out += [line.strip() and f"- {line.strip()}" for line in _system_lines(card) + _judge_lines(card)]
+    out += [line.strip() and f"- {_md(line)}" for line in _system_lines(card) + _judge_lines(card)]
     for suite in card.suites:
         out += [
             "",
             f"## {suite.title}",
             "",
-            f"{_source_line(suite)}; errors {suite.errors}, missing {suite.missing}.",
+            _md(f"{_source_line(suite)}; errors {suite.errors}, missing {suite.missing}."),
             "",
         ]
-        out += [f"Data: `{suite.source}` (sha256 `{suite.sha256}`)", ""]
-        out += [f"- {line.strip()}" for line in _protocol_lines(suite)] + [""]
+        out += [_md(f"Data: {suite.source} (sha256 {suite.sha256})"), ""]
+        out += [f"- {_md(line)}" for line in _protocol_lines(suite)] + [""]
         out += ["| metric | score | 95% CI | scored | papers |", "|---|---:|---|---:|---|"]
         setting = MAIN_SETTING.get(suite.name, "")
         rows = published.compare(suite.name, suite.protocol)
         for metric, s in suite.metrics.items():
             out.append(
-                f"| {METRICS[metric].label} | {_score(s)} | {_interval(s)} | {s.n}/{s.n + s.unscored} "
-                f"| {paper_range(rows, metric, setting)} |"
+                _md_row(
+                    [
+                        METRICS[metric].label,
+                        _score(s),
+                        _interval(s),
+                        f"{s.n}/{s.n + s.unscored}",
+                        paper_range(rows, metric, setting),
+                    ]
+                )
             )
-        out += [""] + [f"- {line}" for line in _published_lines(suite, rows)]
+        out += [""] + [f"- {_md(line)}" for line in _published_lines(suite, rows)]
         if suite.slices:
             shown = list(suite.metrics)
             out += ["", "By ambiguity type:", ""]
-            out.append("| type | items | " + " | ".join(METRICS[m].label for m in shown) + " |")
+            out.append(_md_row(["type", "items", *(METRICS[m].label for m in shown)]))
             out.append("|---|---:|" + "---:|" * len(shown))
             for sl in suite.slices:
-                out.append(
-                    f"| {sl.name} | {sl.items} | " + " | ".join(_score(sl.metrics[m]) for m in shown) + " |"
-                )
+                out.append(_md_row([sl.name, str(sl.items), *(_score(sl.metrics[m]) for m in shown)]))
         if suite.variance:
-            out += [""] + [f"- {line.strip()}" for line in _variance_lines(suite)]
+            out += [""] + [f"- {_md(line)}" for line in _variance_lines(suite)]
         if suite.evidence:
-            out += ["", f"{_evidence_title(card)[0].upper()}{_evidence_title(card)[1:]}:", ""]
+            out += ["", _md(f"{_evidence_title(card)[0].upper()}{_evidence_title(card)[1:]}:"), ""]
             out += ["| slice | items | original question | 95% CI | clarified questions | 95% CI |"]
             out += ["|---|---:|---:|---|---:|---|"]
-            out += ["| " + " | ".join(row) + " |" for row in _evidence_rows(suite)]
+            out += [_md_row(row) for row in _evidence_rows(suite)]
         headline = [r for r in rows if r.get("setting") == setting]
         metrics = [m for m in suite.metrics if any(m in r for r in headline)]
         if headline and metrics:
             out += ["", "<details><summary>Published rows</summary>", ""]
             out.append(
-                "| source | method / model | protocol | "
-                + " | ".join(METRICS[m].label for m in metrics)
-                + " | comparable |"
+                _md_row(
+                    [
+                        "source",
+                        "method / model",
+                        "protocol",
+                        *(METRICS[m].label for m in metrics),
+                        "comparable",
+                    ]
+                )
             )
             out.append("|---|---|---|" + "---:|" * len(metrics) + "---|")
             for r in headline:
+                values = [f"{r[m]:g}" if m in r else "" for m in metrics]
                 verdict = "yes" if r["comparable"] else "no"
-                out.append(
-                    f"| {r['source']} | {_row_label(r)} | {r['protocol']} | "
-                    + " | ".join(f"{r[m]:g}" if m in r else "" for m in metrics)
-                    + f" | {verdict} |"
-                )
+                out.append(_md_row([r["source"], _row_label(r), r["protocol"], *values, verdict]))
             out += ["", "</details>"]
         errored = [r for r in card.results if r.suite == suite.name and r.status != "ok"]
         if errored:
             out += ["", "Items without an answer:", ""]
-            out += [f"- `{r.key}` ({r.status}): {r.error}" for r in errored]
+            out += [f"- {_md(r.key)} ({r.status}): {_md(r.error)}" for r in errored]
     out += ["", "## Gates", ""]
-    out += [f"- FAILED: {s}" for s in card.shortfalls] or ["- passed"]
+    out += [f"- FAILED: {_md(s)}" for s in card.shortfalls] or ["- passed"]
     return "\n".join(out) + "\n"

@@ -1,0 +1,78 @@
+"""Hostile input and misbehaving parts: each failure stays local, every report stays whole."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import GUARD, SECRET
+
+HOSTILE = """
+import math
+
+def answer(question, item):
+    kind = item.index % 4
+    if kind == 0:
+        return {"text": "lone \\ud800 surrogate " + item.long_answers[0]}
+    if kind == 1:
+        return {"text": item.long_answers[0], "metadata": {"confidence": math.nan, "range": [math.inf]}}
+    if kind == 2:
+        raise RuntimeError("<script>alert(1)</script>\\n# heading\\n```\\nunclosed fence | pipe")
+    return item.long_answers[0]
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
+    pytester.makeconftest(GUARD)
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--ambig-report=report",
+        "--junitxml=junit.xml",
+        "--ambig-cache-dir=cache",
+        *args,
+    )
+    path = pytester.path / "report" / "scorecard.json"
+    return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def test_odd_answers_never_cost_the_report(pytester):
+    """A lone surrogate, NaN metadata and an error full of Markdown: one item each, a whole report."""
+    pytester.makepyfile(hostile=HOSTILE)
+    result, card = run(pytester, "--ambig-suite=march", "--ambig-system=hostile:answer")
+    statuses = [i["status"] for i in card["items"]]
+    assert "error" in statuses and statuses.count("ok") >= 3
+    result.assert_outcomes(passed=statuses.count("ok"), errors=statuses.count("error"))
+    raw = (pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8")
+    assert "NaN" not in raw and "Infinity" not in raw  # standard JSON
+    metadata = [i["answer"]["metadata"] for i in card["items"] if i["answer"] and i["answer"]["metadata"]]
+    assert metadata and all(m == {"confidence": "nan", "range": ["inf"]} for m in metadata)
+    md = (pytester.path / "report" / "scorecard.md").read_text(encoding="utf-8")
+    assert "<script>" not in md and "\n# heading" not in md and "```" not in md
+    assert md.rstrip().endswith("- passed")  # the Gates section is there, not swallowed by a fence
+    ET.parse(pytester.path / "junit.xml")  # well-formed
+
+
+def test_a_key_the_judge_server_echoes_is_written_nowhere(pytester, chat_server):
+    chat_server.faults = ["401-echo"] * 10
+    result, card = run(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-system=oracle",
+        "--ambig-limit=2",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-judge=judge-m",
+    )
+    assert result.ret == 1  # the judge scored nothing
+    assert len(chat_server.requests) == 1  # authentication failed: no further calls
+    reasons = {i["unscored"]["judge"] for i in card["items"]}
+    assert reasons == {
+        "judge authentication failed: HTTP 401: invalid key in header Authorization: Bearer *** "
+        "(no further judge calls this run)"
+    }
+    for path in pytester.path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in result.stdout.str() + result.stderr.str()
