@@ -101,5 +101,8 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
     if result.status == "error":
         from .report.output import clean_text, scrub
 
-        pytest.fail(scrub(clean_text(f"ambigqa {result.key}: {result.error}")), pytrace=False)
+        message = f"ambigqa {result.key}: {result.error}"
+        if result.trace and request.config.getoption("tbstyle", "auto") != "no":
+            message += "\n\n" + result.trace  # the system's frames, not ours
+        pytest.fail(scrub(clean_text(message)), pytrace=False)
     return result

@@ -301,6 +301,13 @@ class AmbigRun:
         known = self._systems.get(id(obj))
         if known is not None:
             return known[1]
+        if obj is not self.default_system and (self.cfg.system or self.rescore is not None):
+            given = f"--ambig-system={self.default_system.label}" if self.cfg.system else "--ambig-rescore"
+            pytest.fail(
+                f"ambig_system fixture: {given} and an `ambig_system` fixture both name the system; "
+                "remove one of them",
+                pytrace=False,
+            )
         try:
             system = from_object(obj)
             self.check_retriever_for(system)
@@ -334,11 +341,11 @@ class AmbigRun:
             reason = f"the system requires a retriever, and the {suite.title} setting gives none"
             return suite.failed_result(item, self.scorers, "error", reason)
         started = time.perf_counter()
-        answer, error, cached = self._answer(item, system, extras)
+        answer, error, trace, cached = self._answer(item, system, extras)
         duration = time.perf_counter() - started
         if answer is None:
             failed = suite.failed_result(item, self.scorers, "error", error, duration)
-            return dataclasses.replace(failed, evidence=evidence, cached=cached)
+            return dataclasses.replace(failed, evidence=evidence, cached=cached, trace=trace)
         try:
             scored = suite.score(item, answer, self.scorers)
         except Exception as exc:  # noqa: BLE001 - a scorer bug: this item says so, the run goes on
@@ -364,8 +371,8 @@ class AmbigRun:
 
     def _answer(
         self, item: AmbigItem, system: System, extras: dict[str, Any]
-    ) -> tuple[Answer | None, str, bool]:
-        """(answer, error, from the store): each item is asked once per run across processes."""
+    ) -> tuple[Answer | None, str, str | None, bool]:
+        """(answer, error, traceback, from the store): each item is asked once per run across processes."""
         if self.rescore is not None:  # saved answers, no system at all
             return _outcome(lambda: system.answer(item, self.cfg.timeout, extras)) + (True,)
         store = self.store()
@@ -375,15 +382,19 @@ class AmbigRun:
             stored = store.done(key, self.run_id, self.cfg.resume)
             if stored is not None:
                 state, payload = stored
-                return (Answer.from_dict(payload), "", True) if state == "ok" else (None, payload, True)
+                return (
+                    (Answer.from_dict(payload), "", None, True)
+                    if state == "ok"
+                    else (None, payload, None, True)
+                )
             if not pools or store.claim(key, self.run_id):
                 break
             time.sleep(0.02)  # another process is asking; its answer will be stored
         if self.cfg.rate:
             time.sleep(store.reserve_slot(self.cfg.rate))
-        answer, error = _outcome(lambda: system.answer(item, self.cfg.timeout, extras))
+        answer, error, trace = _outcome(lambda: system.answer(item, self.cfg.timeout, extras))
         store.put(key, self.run_id, "ok" if answer else "error", answer.to_dict() if answer else error)
-        return answer, error, False
+        return answer, error, trace, False
 
     def store(self) -> AnswerStore:
         with self._lock:
@@ -584,8 +595,9 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def _outcome(call) -> tuple[Answer | None, str]:
+def _outcome(call) -> tuple[Answer | None, str, str | None]:
+    """(answer, error, the system's traceback)."""
     try:
-        return call(), ""
+        return call(), "", None
     except SystemFailure as exc:
-        return None, str(exc)
+        return None, str(exc), exc.trace

@@ -166,6 +166,7 @@ class ItemResult:
     scores: dict[str, float] = field(default_factory=dict)
     unscored: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    trace: str | None = None  # the system's own traceback, when it raised
     answer: Answer | None = None
     duration: float = 0.0
     evidence: dict[str, float] | None = None  # retrieval recall of gold passages, see retrieval/evidence.py
@@ -195,6 +196,7 @@ class ItemResult:
             scores={k: float(v) for k, v in (data.get("scores") or {}).items()},
             unscored=dict(data.get("unscored") or {}),
             error=data.get("error"),
+            trace=data.get("trace"),
             answer=Answer.from_dict(answer) if answer else None,
             duration=float(data.get("duration") or 0.0),
             evidence=data.get("evidence"),

@@ -15,6 +15,7 @@ import json
 import queue
 import sys
 import threading
+import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 
 from .report.output import clean, clean_text
-from .schema import AmbigItem, Answer, GeneratedInterpretation
+from .schema import AmbigItem, Answer, GeneratedInterpretation, safe_str
 
 BUILTIN = {
     "oracle": "pytest_ambigqa.baselines:oracle",
@@ -52,7 +53,24 @@ EXPECTED_SHAPE = (
 
 
 class SystemFailure(Exception):
-    """The system raised, timed out or answered in the wrong shape for one item."""
+    """The system raised, timed out or answered in the wrong shape for one item.
+
+    ``trace`` is the system's own traceback (its frames, not ours), when it raised.
+    """
+
+    def __init__(self, message: str, trace: str | None = None) -> None:
+        super().__init__(message)
+        self.trace = trace
+
+
+_OURS = str(Path(__file__).resolve().parent)
+
+
+def system_trace(exc: BaseException) -> str:
+    """The traceback of an exception the system raised, without the plugin's own frames."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_OURS)]
+    lines = traceback.format_list(frames[-30:]) + traceback.format_exception_only(type(exc), exc)
+    return "Traceback of the system (most recent call last):\n" + "".join(lines)
 
 
 def redact(spec: str) -> str:
@@ -81,10 +99,11 @@ class System:
         """``extras`` are the run's inputs: ``retriever`` (None: none) and ``conditions``."""
         try:
             raw = self.call(item, timeout, extras or {})
-        except SystemFailure:
-            raise
-        except Exception as exc:  # the user's code: any failure is this item's error
-            raise SystemFailure(f"system raised {type(exc).__name__}: {exc}") from exc
+        except (SystemFailure, KeyboardInterrupt):
+            raise  # a real Ctrl-C stops the run
+        except BaseException as exc:  # the user's code, sys.exit() included: this item's error
+            message = f"system raised {type(exc).__name__}: {safe_str(exc)}"
+            raise SystemFailure(message, trace=_safe_trace(exc)) from None
         return to_answer(raw)
 
     def describe(self, gold_conditions: bool = False) -> dict[str, Any]:
@@ -94,6 +113,13 @@ class System:
             "inputs": list(self.inputs),
             "gold_inputs": [i for i in self.inputs if i in gold],
         }
+
+
+def _safe_trace(exc: BaseException) -> str | None:
+    try:
+        return system_trace(exc)
+    except Exception:  # noqa: BLE001 - an exception that cannot even be formatted: its message will do
+        return None
 
 
 def _input(item: AmbigItem, name: str, extras: Mapping[str, Any]) -> Any:
@@ -160,7 +186,12 @@ def from_object(obj: Any, label: str | None = None) -> System:
         return obj
     name = label or getattr(obj, "__qualname__", None) or type(obj).__qualname__
     if inspect.isclass(obj):
-        obj = obj()
+        try:
+            obj = obj()
+        except Exception as exc:  # noqa: BLE001 - the user's constructor: one line naming it
+            raise TypeError(
+                f"the system class '{name}' could not be created: {type(exc).__name__}: {safe_str(exc)}"
+            ) from None
     if not callable(obj):
         raise TypeError(f"the system '{name}' is not callable")
     try:

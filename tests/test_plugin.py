@@ -245,6 +245,61 @@ def test_ambig_system_fixture_override(pytester):
         result.assert_outcomes(passed=len(MARCH))
         assert card["system"]["label"].endswith("mine") and not card["system"]["default"]
         assert suite_card(card, "march")["metrics"]["str_em"]["mean"] == 100.0
+    conflict = pytester.runpytest("--ambig-suite=march", "--ambig-system=oracle", "--ambig-limit=1")
+    conflict.assert_outcomes(errors=1)
+    conflict.stdout.fnmatch_lines(
+        ["*--ambig-system=oracle baseline* and an `ambig_system` fixture both name*"]
+    )
+
+
+def test_system_failures_of_every_kind_are_item_errors_with_the_systems_traceback(pytester):
+    pytester.makepyfile(
+        mysys="""
+        import sys
+
+        class Unprintable(Exception):
+            def __str__(self):
+                raise ValueError("no")
+
+        def helper(question):
+            raise LookupError("deep inside the system")
+
+        def answer(question, item):
+            kind = item.index % 3
+            if kind == 0:
+                sys.exit(3)
+            if kind == 1:
+                raise Unprintable()
+            helper(question)
+
+        class Broken:
+            def __init__(self):
+                raise RuntimeError("no model here")
+        """
+    )
+    result, card = scorecard(pytester, "--ambig-suite=march", "--ambig-system=mysys:answer")
+    result.assert_outcomes(errors=len(MARCH))  # every item an error, none missing, the run goes on
+    errors = {i["error"] for i in card["items"]}
+    assert errors == {
+        "system raised SystemExit: 3",
+        "system raised Unprintable: <Unprintable: unprintable>",
+        "system raised LookupError: deep inside the system",
+    }
+    result.stdout.fnmatch_lines(
+        [
+            "*Traceback of the system (most recent call last):",
+            "*mysys.py*in helper*",
+            "*LookupError: deep inside*",
+        ]
+    )
+    assert "pytest_ambigqa" not in result.stdout.str().split("Traceback of the system")[1].split("=====")[0]
+    broken = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:Broken")
+    assert broken.ret == pytest.ExitCode.USAGE_ERROR
+    broken.stderr.fnmatch_lines(
+        [
+            "ERROR: --ambig-system: the system class 'mysys:Broken' could not be created: RuntimeError: no model here"
+        ]
+    )
 
 
 def test_user_test_with_ambig_item_and_assert_ambig(pytester):
