@@ -38,7 +38,7 @@ class MergeError(Exception):
 def _read(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise MergeError(f"{path}: not a readable scorecard.json ({exc})") from None
 
 
@@ -108,7 +108,21 @@ def merge(paths: list[Path], out: Path) -> int:
     shortfalls = gates.shortfalls(
         card.suites, fail_under, config["gate"], config["max_error_rate"], config.get("max_unscored_rate")
     )
-    card = dataclasses.replace(card, shortfalls=shortfalls)
+    warnings = {
+        s["name"]: [
+            w
+            for c in cards
+            for x in c["suites"]
+            if x["name"] == s["name"]
+            for w in x.get("data_warnings", [])
+        ]
+        for s in info.values()
+    }
+    suites = [
+        dataclasses.replace(c, data_warnings=list(dict.fromkeys(warnings.get(c.name, []))))
+        for c in card.suites
+    ]
+    card = dataclasses.replace(card, suites=suites, shortfalls=shortfalls)
     out.mkdir(parents=True, exist_ok=True)
     write_text(out / "scorecard.json", json_text(card.to_json(), indent=2, ensure_ascii=False) + "\n")
     write_text(out / "scorecard.md", render.markdown(card))

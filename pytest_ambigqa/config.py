@@ -33,6 +33,8 @@ ITEM_KEY: pytest.StashKey[AmbigItem] = pytest.StashKey()  # the benchmark item o
 
 GATE_MODES = ("mean", "lower-ci")
 DEFAULT_TIMEOUT = 300.0
+MAX_SECONDS = 7 * 24 * 3600.0  # a week: longer waits are a typo, and overflow timers
+MAX_THREADS = 1024
 # (option, metavar, help, default); the ini name is the option without dashes, "_" for "-".
 OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("--ambig-suite", "NAMES", f"benchmark suites to run, comma-separated: {', '.join(SUITES)}", None),
@@ -372,7 +374,7 @@ def _price(text: str | None) -> tuple[float, float] | None:
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 2:
         raise pytest.UsageError(f"--ambig-judge-price: expected IN,OUT ($ per million tokens), got '{text}'")
-    price_in, price_out = (_number("--ambig-judge-price", p, low=0) for p in parts)
+    price_in, price_out = (_number("--ambig-judge-price", p, low=0, high=1e6) for p in parts)
     return price_in, price_out
 
 
@@ -430,7 +432,7 @@ def _saved_config(path: Path) -> dict[str, Any]:
         if not isinstance(saved["suites"], list) or not isinstance(saved["data"], dict):
             raise TypeError("config.suites or config.data has the wrong type")
         return saved
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
 
 
@@ -445,7 +447,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         return RunConfig(suites=())
     gate = _choice(config, "--ambig-gate", GATE_MODES)
     limit = _value(config, "--ambig-limit")
-    timeout = _number("--ambig-timeout", _value(config, "--ambig-timeout") or "0", low=0)
+    timeout = _number("--ambig-timeout", _value(config, "--ambig-timeout") or "0", low=0, high=MAX_SECONDS)
     max_error_rate = _value(config, "--ambig-max-error-rate")
     report = _value(config, "--ambig-report")
     corpus = _value(config, "--ambig-corpus")
@@ -477,8 +479,8 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         data=_data(_value(config, "--ambig-data"), suites, base)
         or {k: Path(v) for k, v in saved.get("data", {}).items() if k in suites},
         split=_value(config, "--ambig-split") or saved.get("split") or "dev",
-        limit=_number("--ambig-limit", limit, kind=int, low=1) if limit else None,
-        seed=_number("--ambig-seed", _value(config, "--ambig-seed") or "0", kind=int),
+        limit=_number("--ambig-limit", limit, kind=int, low=1, high=10**9) if limit else None,
+        seed=_number("--ambig-seed", _value(config, "--ambig-seed") or "0", kind=int, low=0, high=2**32 - 1),
         system=_value(config, "--ambig-system"),
         timeout=timeout or None,
         report_dir=base / Path(report).expanduser() if report else None,
@@ -493,7 +495,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         march_fields=_march_fields(_value(config, "--ambig-march-fields")) or saved.get("march_fields", {}),
         corpus=base / Path(corpus).expanduser() if corpus else None,
         retriever=retriever,
-        top_k=_number("--ambig-top-k", _value(config, "--ambig-top-k") or "10", kind=int, low=1),
+        top_k=_number("--ambig-top-k", _value(config, "--ambig-top-k") or "10", kind=int, low=1, high=10_000),
         embedder=_value(config, "--ambig-embedder"),
         cache_dir=base / Path(cache_dir).expanduser() if cache_dir else None,
         retrieval_report=_value(config, "--ambig-retrieval-report") is not None,
@@ -501,20 +503,27 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         judge=_value(config, "--ambig-judge"),
         judge_base_url=_value(config, "--ambig-judge-base-url"),
         judge_timeout=_number(
-            "--ambig-judge-timeout", _value(config, "--ambig-judge-timeout") or "60", low=0.001
+            "--ambig-judge-timeout",
+            _value(config, "--ambig-judge-timeout") or "60",
+            low=0.001,
+            high=MAX_SECONDS,
         ),
         judge_retries=_number(
-            "--ambig-judge-retries", _value(config, "--ambig-judge-retries") or "4", kind=int, low=0
+            "--ambig-judge-retries", _value(config, "--ambig-judge-retries") or "4", kind=int, low=0, high=100
         ),
         judge_reasks=_number(
-            "--ambig-judge-reasks", _value(config, "--ambig-judge-reasks") or "2", kind=int, low=0
+            "--ambig-judge-reasks", _value(config, "--ambig-judge-reasks") or "2", kind=int, low=0, high=20
         ),
         judge_concurrency=_number(
-            "--ambig-judge-concurrency", _value(config, "--ambig-judge-concurrency") or "4", kind=int, low=1
+            "--ambig-judge-concurrency",
+            _value(config, "--ambig-judge-concurrency") or "4",
+            kind=int,
+            low=1,
+            high=MAX_THREADS,
         ),
         judge_price=_price(_value(config, "--ambig-judge-price")),
         judge_samples=_number(
-            "--ambig-judge-samples", _value(config, "--ambig-judge-samples") or "1", kind=int, low=1
+            "--ambig-judge-samples", _value(config, "--ambig-judge-samples") or "1", kind=int, low=1, high=100
         ),
         max_unscored_rate=(
             _number("--ambig-max-unscored-rate", max_unscored, low=0, high=1) if max_unscored else None
@@ -523,9 +532,13 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         march_setting=march_setting,
         profile=profile,
         concurrency=_number(
-            "--ambig-concurrency", _value(config, "--ambig-concurrency") or "1", kind=int, low=1
+            "--ambig-concurrency",
+            _value(config, "--ambig-concurrency") or "1",
+            kind=int,
+            low=1,
+            high=MAX_THREADS,
         ),
-        rate=_number("--ambig-rate", rate, low=0.001) if rate else None,
+        rate=_number("--ambig-rate", rate, low=0.001, high=1e6) if rate else None,
         resume=_value(config, "--ambig-resume") is not None,
         rescore=rescore,
         shard=_shard(_value(config, "--ambig-shard")),

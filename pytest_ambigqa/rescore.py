@@ -39,6 +39,6 @@ def load_saved(path: Path) -> Saved:
         results = [ItemResult.from_dict(item) for item in data["items"]]
         label = data["system"]["label"]
         inputs = tuple(str(i) for i in data["system"].get("inputs") or ())
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
     return Saved(label, {r.key: r for r in results}, inputs)

@@ -13,10 +13,13 @@ import importlib.util
 import json
 import os
 import platform
+import sqlite3
+import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Generator
+import warnings
+from collections.abc import Callable, Generator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from .answers import FILE as ANSWERS_FILE
 from .answers import AnswerStore, answer_key
 from .assertions import explain
 from .config import ITEM_KEY, RUN_KEY, RunConfig
+from .errors import AmbigQAWarning
 from .judge import Judge, JudgeSettings, LLMReader
 from .local_models import find_local_model
 from .metrics.profiles import PROFILES
@@ -96,6 +100,7 @@ class AmbigRun:
     def __init__(self, config: pytest.Config, cfg: RunConfig) -> None:
         self.config = config
         self.cfg = cfg
+        self._cache_dir = self._choose_cache_dir()
         self.judge = self._judge()
         self.scorers = Scorers(
             reader=self._reader(),
@@ -114,6 +119,7 @@ class AmbigRun:
         self._retriever_error: str | None = None
         self._lock = threading.RLock()
         self._store: AnswerStore | None = None
+        self._store_problem: str | None = None  # why the store is off, once it failed
         self._pool: Prefetcher | None = None
         self._order: list[str] = []  # keys of the builtin items in the order this process runs them
         worker = getattr(config, "workerinput", None)
@@ -253,13 +259,42 @@ class AmbigRun:
         return self._retriever
 
     def cache_dir(self) -> Path:
-        if self.cfg.cache_dir is not None:
-            return self.cfg.cache_dir
-        cache = getattr(self.config, "cache", None)
-        if cache is not None:
-            return Path(cache.mkdir("ambigqa"))
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        return Path(base) / "pytest-ambigqa"
+        """Where indexes, answers and judge calls are kept (writable: see ``_choose_cache_dir``)."""
+        return self._cache_dir
+
+    def _choose_cache_dir(self) -> Path:
+        """``--ambig-cache-dir`` or pytest's cache; if it cannot be written, a temporary one.
+
+        A read-only cache must not cost the run: it goes on with a fresh cache of its own
+        (one warning), which only means nothing is reused from earlier runs. xdist workers
+        take the controller's choice, so they still share one store.
+        """
+        worker = getattr(self.config, "workerinput", None)
+        if worker and "ambigqa_cache" in worker:
+            return Path(worker["ambigqa_cache"])
+        wanted: Path | str = "pytest's cache directory"
+        try:
+            if self.cfg.cache_dir is not None:
+                wanted = self.cfg.cache_dir
+            elif getattr(self.config, "cache", None) is not None:
+                wanted = Path(self.config.cache.mkdir("ambigqa"))
+            else:
+                wanted = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-ambigqa"
+            problem = _unwritable(Path(wanted))
+        except OSError as exc:
+            problem = exc.strerror or type(exc).__name__
+        if problem is None:
+            return Path(wanted)
+        fallback = Path(tempfile.mkdtemp(prefix="ambigqa-cache-"))
+        self.config.issue_config_time_warning(
+            AmbigQAWarning(
+                f"the cache directory {wanted} cannot be written ({problem}): this run keeps its "
+                f"indexes, answers and judge calls in {fallback}, so nothing from earlier runs is "
+                "reused (--ambig-resume finds no answers)"
+            ),
+            stacklevel=2,
+        )
+        return fallback
 
     # -- collection ---------------------------------------------------------------------
 
@@ -284,8 +319,9 @@ class AmbigRun:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """xdist controller: every worker shares this run's id, so they share its answers."""
+        """xdist controller: every worker shares this run's id and cache, so they share its answers."""
         node.workerinput["ambigqa_run"] = self.run_id
+        node.workerinput["ambigqa_cache"] = str(self.cache_dir())
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -318,7 +354,9 @@ class AmbigRun:
 
     def result_for(self, item: AmbigItem, system: System) -> ItemResult:
         """The item's result: from the pool when it runs ahead, else evaluated now."""
-        if self.cfg.concurrency > 1 and self._pool is None:
+        # Without the store's claims, the pools of xdist workers would ask each other's items.
+        shared = not hasattr(self.config, "workerinput") or self.store() is not None
+        if self.cfg.concurrency > 1 and self._pool is None and shared:
             self._pool = Prefetcher(lambda i: self.evaluate(i, system), self.cfg.concurrency)
             ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
             self._pool.start([self._by_key[k] for k in ahead])
@@ -375,11 +413,10 @@ class AmbigRun:
         """(answer, error, traceback, from the store): each item is asked once per run across processes."""
         if self.rescore is not None:  # saved answers, no system at all
             return _outcome(lambda: system.answer(item, self.cfg.timeout, extras)) + (True,)
-        store = self.store()
         key = answer_key(system.label, self._config_fingerprint(system), item)
         pools = self.cfg.concurrency > 1  # pools of several processes may race for an item: claim it
         while pools or self.cfg.resume:
-            stored = store.done(key, self.run_id, self.cfg.resume)
+            stored = self._stored(lambda store: store.done(key, self.run_id, self.cfg.resume))
             if stored is not None:
                 state, payload = stored
                 return (
@@ -387,20 +424,51 @@ class AmbigRun:
                     if state == "ok"
                     else (None, payload, None, True)
                 )
-            if not pools or store.claim(key, self.run_id):
+            if not pools or self._stored(lambda store: store.claim(key, self.run_id), default=True):
                 break
             time.sleep(0.02)  # another process is asking; its answer will be stored
         if self.cfg.rate:
-            time.sleep(store.reserve_slot(self.cfg.rate))
+            time.sleep(self._stored(lambda store: store.reserve_slot(self.cfg.rate), default=0.0))
         answer, error, trace = _outcome(lambda: system.answer(item, self.cfg.timeout, extras))
-        store.put(key, self.run_id, "ok" if answer else "error", answer.to_dict() if answer else error)
+        payload = answer.to_dict() if answer else error
+        self._stored(lambda store: store.put(key, self.run_id, "ok" if answer else "error", payload))
         return answer, error, trace, False
 
-    def store(self) -> AnswerStore:
+    def _stored(self, operation: Callable[[AnswerStore], Any], default: Any = None) -> Any:
+        """``operation(store)``, or ``default`` once the store has failed: the run goes on
+        without it (one warning), asking the system for every item it has not answered."""
+        store = self.store()
+        if store is None:
+            return default
+        try:
+            return operation(store)
+        except (sqlite3.Error, OSError) as exc:
+            self._disable_store(exc)
+            return default
+
+    def store(self) -> AnswerStore | None:
+        """The response store, or None when it cannot be used (see ``_stored``)."""
         with self._lock:
-            if self._store is None:
-                self._store = AnswerStore(self.cache_dir() / ANSWERS_FILE)
+            if self._store is None and self._store_problem is None:
+                try:
+                    self._store = AnswerStore(self.cache_dir() / ANSWERS_FILE)
+                except (sqlite3.Error, OSError) as exc:
+                    self._disable_store(exc)
             return self._store
+
+    def _disable_store(self, exc: Exception) -> None:
+        with self._lock:
+            if self._store_problem is not None:
+                return
+            self._store, self._store_problem = None, f"{type(exc).__name__}: {safe_str(exc)}"
+        warnings.warn(
+            AmbigQAWarning(
+                f"the response store {self.cache_dir() / ANSWERS_FILE} cannot be used "
+                f"({self._store_problem}): answers are not kept, --ambig-resume and the claims that "
+                "share items between xdist workers are off for the rest of this run"
+            ),
+            stacklevel=2,
+        )
 
     def _config_fingerprint(self, system: System) -> str:
         """What, besides the item and the system, shapes an answer: the inputs this run gives."""
@@ -566,6 +634,17 @@ class AmbigRun:
                 f"passages ({self.corpus.source}); indexes in {self.cache_dir()}"
             )
         return lines
+
+
+def _unwritable(directory: Path) -> str | None:
+    """Why ``directory`` cannot hold the plugin's files, or None if it can (raises OSError too)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return "permission denied"
+    probe = directory / f".probe-{os.getpid()}-{threading.get_ident()}"
+    probe.write_bytes(b"")
+    probe.unlink()
+    return None
 
 
 def _key_of(nodeid: str) -> str:

@@ -346,7 +346,7 @@ def _http_system(url: str) -> System:
             raise SystemFailure(f"cannot reach {label}: {exc.reason}") from None
         try:
             return json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             raise SystemFailure(f"{label} did not answer with JSON: {body[:120]!r}") from None
 
     return System(label=label, inputs=("question", "passages", "conditions"), call=invoke)

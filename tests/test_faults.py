@@ -76,3 +76,48 @@ def test_a_key_the_judge_server_echoes_is_written_nowhere(pytester, chat_server)
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
     assert SECRET not in result.stdout.str() + result.stderr.str()
+
+
+def test_an_unwritable_cache_directory_costs_only_reuse(pytester):
+    pytester.path.joinpath("not-a-dir").write_text("a file where the cache directory should be")
+    result, card = run(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-system=oracle",
+        "--ambig-cache-dir=not-a-dir/cache",
+        "-W",
+        "default",
+    )
+    result.assert_outcomes(passed=13)
+    assert card["suites"][0]["metrics"]["str_em"]["mean"] == 100.0
+    result.stdout.fnmatch_lines(["*the cache directory *not-a-dir/cache cannot be written*"])
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_unusable_response_store_turns_itself_off(pytester, workers):
+    wal = pytester.path / "cache" / "answers.sqlite-wal"
+    wal.mkdir(parents=True)  # a directory where SQLite's write-ahead log must go: no store at all
+    result, card = run(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-system=oracle",
+        "--ambig-resume",
+        "--ambig-concurrency=4",
+        "-n",
+        workers,
+    )
+    result.assert_outcomes(passed=13)
+    assert {i["status"] for i in card["items"]} == {"ok"} and not any(i["cached"] for i in card["items"])
+    result.stdout.fnmatch_lines(["*the response store * cannot be used*--ambig-resume*off*"])
+
+
+def test_gold_answers_that_normalise_to_nothing_are_flagged(pytester):
+    from pytest_ambigqa.suites import SUITES
+
+    raw = json.loads(SUITES["march"].sample_path().read_text(encoding="utf-8"))[:3]
+    raw[1]["interpretations"][0]["short_answers"] = ["!!!"]
+    pytester.path.joinpath("m.json").write_text(json.dumps(raw))
+    result, card = run(pytester, "--ambig-suite=march", "--ambig-data=m.json", "--ambig-system=lexical")
+    warnings = card["suites"][0]["data_warnings"]
+    assert len(warnings) == 1 and f"march-{raw[1]['id']} ('!!!')" in warnings[0]
+    result.stdout.fnmatch_lines(["*data warning: 1 item(s) have a gold answer that normalises to nothing*"])

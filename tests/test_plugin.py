@@ -427,7 +427,20 @@ def test_error_rate_gate_and_item_min(pytester):
             ["--ambig-suite=march", "--ambig-gate=median"],
             "ERROR: --ambig-gate: 'median' is not one of mean, lower-ci",
         ),
-        (["--ambig-suite=march", "--ambig-limit=0"], "ERROR: --ambig-limit: 0 must be at least 1"),
+        (["--ambig-suite=march", "--ambig-limit=0"], "ERROR: --ambig-limit: 0 must be between 1 and 1e+09"),
+        (
+            ["--ambig-suite=march", "--ambig-timeout=1e20"],
+            "ERROR: --ambig-timeout: 1e20 must be between 0 and 604800",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-concurrency=100000"],
+            "ERROR: --ambig-concurrency: 100000 must be between*",
+        ),
+        (["--ambig-suite=march", "--ambig-seed=-1"], "ERROR: --ambig-seed: -1 must be between 0 and *"),
+        (
+            ["--ambig-suite=march", "--ambig-data=deep.json"],
+            "ERROR: --ambig-data (march): *deep.json:1: the JSON is nested too deeply to be a benchmark file",
+        ),
         (
             ["--ambig-suite=march,asqa", "--ambig-data=x.json"],
             "ERROR: --ambig-data: with several suites, name each file as SUITE=PATH*",
@@ -445,6 +458,7 @@ def test_error_rate_gate_and_item_min(pytester):
 def test_bad_input_is_one_usage_error_line(pytester, args, message):
     broken = pytester.path / "broken.json"
     broken.write_text('[\n{"id": "a",\n  "question": }\n]\n')
+    (pytester.path / "deep.json").write_text("[" + "[" * 100_000 + "]" * 100_001)
     before = broken.read_bytes()
     result = pytester.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR

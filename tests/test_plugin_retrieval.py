@@ -134,7 +134,7 @@ def test_user_corpus(pytester):
             ["--ambig-retriever=tfidf"],
             "ERROR: --ambig-retriever: 'tfidf' is not one of bm25, dense, hybrid, none",
         ),
-        (["--ambig-top-k=0"], "ERROR: --ambig-top-k: 0 must be at least 1"),
+        (["--ambig-top-k=0"], "ERROR: --ambig-top-k: 0 must be between 1 and 10000"),
         (["--ambig-corpus=nothing.jsonl"], "ERROR: --ambig-corpus: *nothing.jsonl: no such file"),
         (
             [

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
+from ..errors import AmbigQAWarning
 from ..sqlite import open_database
 
 SCHEMA = (
@@ -22,10 +25,24 @@ SCHEMA = (
 
 
 class CallCache:
+    """Never fatal: if the file cannot be opened or written, the cache turns itself off (one
+    warning) and every judgement is simply asked of the server."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._db = open_database(path, SCHEMA, "SELECT count(*) FROM calls", "judge cache")
+        self._db: sqlite3.Connection | None = None
+        try:
+            self._db = open_database(path, SCHEMA, "SELECT count(*) FROM calls", "judge cache")
+        except (sqlite3.Error, OSError) as exc:
+            self._off(exc)
+
+    def _off(self, exc: Exception) -> None:
+        self._db = None
+        warnings.warn(
+            AmbigQAWarning(f"the judge cache {self.path} cannot be used ({exc}): judgements are not cached"),
+            stacklevel=3,
+        )
 
     @staticmethod
     def key(base_url: str, request: dict[str, Any]) -> str:
@@ -34,12 +51,23 @@ class CallCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
-            row = self._db.execute("SELECT reply FROM calls WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+            if self._db is None:
+                return None
+            try:
+                row = self._db.execute("SELECT reply FROM calls WHERE key = ?", (key,)).fetchone()
+                return json.loads(row[0]) if row else None
+            except (sqlite3.Error, ValueError) as exc:
+                self._off(exc)
+                return None
 
     def put(self, key: str, reply: dict[str, Any]) -> None:
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO calls (key, reply, created) VALUES (?, ?, ?)",
-                (key, json.dumps(reply), time.time()),
-            )
+            if self._db is None:
+                return
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO calls (key, reply, created) VALUES (?, ?, ?)",
+                    (key, json.dumps(reply), time.time()),
+                )
+            except (sqlite3.Error, OSError) as exc:
+                self._off(exc)

@@ -21,6 +21,12 @@ def str_em_hits(pairs: Sequence[Sequence[str]], long_answer: str) -> list[bool]:
     return [exact_presence(answers, long_answer) for answers in pairs]
 
 
+def vacuous_answers(pairs: Sequence[Sequence[str]]) -> list[str]:
+    """Gold answers that normalise to nothing ("!!!", "The"): every answer contains them, so
+    the official substring scorers count them hit whatever the system says."""
+    return [a for answers in pairs for a in answers if not normalize_answer(a)]
+
+
 def str_em(hits: Sequence[bool]) -> float:
     """Item STR-EM: the fraction of gold interpretations hit (suite value = 100 x mean)."""
     if not hits:

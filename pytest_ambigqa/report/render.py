@@ -174,6 +174,7 @@ def terminal_lines(card: Scorecard) -> list[str]:
         lines += ["", _source_line(suite)]
         lines.append(f"  data: {suite.source} (sha256 {suite.sha256[:12]})")
         lines += [f"  {line}" for line in _protocol_lines(suite)]
+        lines += [f"  data warning: {warning}" for warning in suite.data_warnings]
         lines.append(f"  errors {suite.errors}, missing {suite.missing}")
         table = [["metric", "score", "95% CI", "scored", "papers"]]
         for metric, s in suite.metrics.items():
@@ -270,7 +271,8 @@ def markdown(card: Scorecard) -> str:
             "",
         ]
         out += [_md(f"Data: {suite.source} (sha256 {suite.sha256})"), ""]
-        out += [f"- {_md(line)}" for line in _protocol_lines(suite)] + [""]
+        out += [f"- {_md(line)}" for line in _protocol_lines(suite)]
+        out += [f"- data warning: {_md(warning)}" for warning in suite.data_warnings] + [""]
         out += ["| metric | score | 95% CI | scored | papers |", "|---|---:|---|---:|---|"]
         setting = MAIN_SETTING.get(suite.name, "")
         rows = published.compare(suite.name, suite.protocol)

@@ -18,8 +18,9 @@ import numpy as np
 
 from ..judge.client import Usage
 from ..metrics import METRICS
-from ..schema import AMBIGUITY_TYPES, ItemResult
-from ..suites import LoadedSuite, Protocol, Scorers
+from ..metrics.coverage import vacuous_answers
+from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult
+from ..suites import LoadedSuite, Protocol, Scorers, Suite
 from ..suites.base import OPEN_RETRIEVAL
 from . import published
 from .stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
@@ -86,6 +87,7 @@ class SuiteCard:
     protocol: Protocol = OPEN_RETRIEVAL  # how the items were put to the system
     profile: str | None = None  # the official scorer the long-answer metrics followed
     outside: dict[str, str] = field(default_factory=dict)  # metrics the run's setting does not report
+    data_warnings: list[str] = field(default_factory=list)  # what in the data makes a number odd
 
 
 @dataclass(frozen=True)
@@ -313,6 +315,7 @@ def build(
                 protocol=(protocols or {}).get(name, OPEN_RETRIEVAL),
                 profile=scorers.profile.title if suite.suite.uses_profile else None,
                 outside=suite.suite.outside_setting(scorers),
+                data_warnings=_data_warnings(suite.suite, chosen),
             )
         )
     if judge is not None:
@@ -326,6 +329,24 @@ def build(
         retrieval=retrieval,
         judge=judge,
     )
+
+
+def _data_warnings(suite: Suite, items: Sequence[AmbigItem]) -> list[str]:
+    """Items whose gold answers make STR-EM a free hit: kept, as the official number is, but said."""
+    if "str_em" not in suite.metrics:
+        return []
+    vacuous = {i.key: vacuous_answers([x.short_answers for x in i.interpretations]) for i in items}
+    vacuous = {key: answers for key, answers in vacuous.items() if answers}
+    if not vacuous:
+        return []
+    shown = ", ".join(
+        f"{key} ({', '.join(map(repr, answers))})" for key, answers in list(vacuous.items())[:10]
+    )
+    more = f" and {len(vacuous) - 10} more" if len(vacuous) > 10 else ""
+    return [
+        f"{len(vacuous)} item(s) have a gold answer that normalises to nothing, which every answer "
+        f"contains: STR-EM and COVER-EM count it a hit, as the official scorers do: {shown}{more}"
+    ]
 
 
 def _variance(results: Sequence[ItemResult], suite: str, item_min: Sequence[Any]) -> dict[str, Variance]:

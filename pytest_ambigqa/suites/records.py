@@ -38,11 +38,18 @@ def _json_error(path: Path, text: str, exc: json.JSONDecodeError, offset: int = 
     return DataError(f"{path}:{line}: invalid JSON ({exc.msg})")
 
 
+def _too_deep(path: Path, line: int | None = None) -> DataError:
+    where = f"{path}:{line}" if line else str(path)
+    return DataError(f"{where}: the JSON is nested too deeply to be a benchmark file")
+
+
 def parse_json(path: Path, text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise _json_error(path, text, exc) from None
+    except RecursionError:
+        raise _too_deep(path) from None
 
 
 class _Lines:
@@ -79,6 +86,8 @@ def iter_records(path: Path, text: str) -> Iterator[tuple[int, Any]]:
                 record, end = decoder.raw_decode(text, pos)
             except json.JSONDecodeError as exc:
                 raise _json_error(path, text, exc) from None
+            except RecursionError:
+                raise _too_deep(path, lines.at(pos)) from None
             yield lines.at(pos), record
             pos = _skip_space(text, end)
             if pos < len(text) and text[pos] == ",":
@@ -90,9 +99,12 @@ def iter_records(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}:{number}: invalid JSON ({exc.msg}, column {exc.colno})") from None
+        except RecursionError:
+            raise _too_deep(path, number) from None
+        yield number, record
 
 
 def read_records(path: Path, text: str, rename: dict[str, str] | None = None) -> Iterator[Record]:
