@@ -49,6 +49,25 @@ def _same(cards: list[dict[str, Any]], paths: list[Path], what: str, get) -> Non
             raise MergeError(f"{path}: its {what} differs from {paths[0]}'s; these are not shards of one run")
 
 
+def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
+    """The scorecards must be the shards of one run, each once, none missing."""
+    shards = [card["config"].get("shard") for card in cards]
+    if not any(shards):
+        return
+    counts = {shard[1] if shard else None for shard in shards}
+    if len(counts) != 1 or None in counts:
+        raise MergeError("these scorecards mix runs split into different numbers of shards (or none)")
+    count = counts.pop()
+    seen: dict[int, Path] = {}
+    for (number, _), path in zip(shards, paths, strict=True):
+        if number in seen:
+            raise MergeError(f"{path}: shard {number}/{count} is given twice (also {seen[number]})")
+        seen[number] = path
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
+    if missing:
+        raise MergeError(f"shard {', '.join(missing)} missing: a merge needs every shard of the run")
+
+
 def merge(paths: list[Path], out: Path) -> int:
     cards = [_read(p) for p in paths]
     _same(
@@ -56,6 +75,7 @@ def merge(paths: list[Path], out: Path) -> int:
     )
     _same(cards, paths, "data", lambda c: [(s["name"], s["sha256"]) for s in c["suites"]])
     _same(cards, paths, "system", lambda c: c["system"]["label"])
+    _every_shard(cards, paths)
     results: dict[str, ItemResult] = {}
     for card, path in zip(cards, paths, strict=True):
         for raw in card["items"]:

@@ -146,6 +146,13 @@ OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
         None,
     ),
     (
+        "--ambig-shard-gates",
+        None,
+        "apply the suite gates (--ambig-fail-under, error and unscored rates) in each shard too, "
+        "not only in `pytest-ambigqa merge`",
+        None,
+    ),
+    (
         "--ambig-retrieval-report",
         None,
         "report recall@k of each interpretation's gold passages, from the original question and "
@@ -222,6 +229,7 @@ class RunConfig:
     resume: bool = False
     rescore: Path | None = None
     shard: tuple[int, int] | None = None
+    shard_gates: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it (URLs redacted; keys are never in it)."""
@@ -542,4 +550,5 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         resume=_value(config, "--ambig-resume") is not None,
         rescore=rescore,
         shard=_shard(_value(config, "--ambig-shard")),
+        shard_gates=_value(config, "--ambig-shard-gates") is not None,
     )

@@ -357,11 +357,31 @@ class AmbigRun:
         # Without the store's claims, the pools of xdist workers would ask each other's items.
         shared = not hasattr(self.config, "workerinput") or self.store() is not None
         if self.cfg.concurrency > 1 and self._pool is None and shared:
+            self._warm()
             self._pool = Prefetcher(lambda i: self.evaluate(i, system), self.cfg.concurrency)
             ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
             self._pool.start([self._by_key[k] for k in ahead])
         result = self._pool.result(item) if self._pool is not None else None
         return result if result is not None else self.evaluate(item, system)
+
+    def _warm(self) -> None:
+        """Heavy imports and model loads, once, in this thread, before pool threads share them.
+
+        A module first imported by several threads at once can be seen half-initialised
+        (deepeval and httpx did that); loading here also keeps the first items' calls from
+        queueing behind the imports.
+        """
+        from .metrics.text import split_sentences
+
+        split_sentences("Warm up.")
+        if any(s.suite.name == "asqa" for s in self.loaded):
+            from .metrics.rouge import rouge_lsum
+
+            rouge_lsum("warm up", ["warm up"])
+        if self.judge is not None:
+            self.judge.warm(geval=any(s.suite.name == "condambigqa" for s in self.loaded))
+        if isinstance(self.scorers.reader, HFReader):
+            self.scorers.reader.load()
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         suite = SUITES[item.suite]
@@ -555,7 +575,12 @@ class AmbigRun:
             self.cfg.max_error_rate,
             self.cfg.max_unscored_rate,
         )
-        self.scorecard = dataclasses.replace(card, shortfalls=shortfalls)
+        deferred = None
+        if self.cfg.shard is not None and not self.cfg.shard_gates:
+            number, count = self.cfg.shard
+            deferred = f"shard {number}/{count}: suite gates are applied by `pytest-ambigqa merge`"
+            shortfalls = []
+        self.scorecard = dataclasses.replace(card, shortfalls=shortfalls, gates_deferred=deferred)
         if self.cfg.report_dir is not None:
             try:
                 self._write_reports(self.scorecard)

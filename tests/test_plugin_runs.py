@@ -149,7 +149,11 @@ def test_shards_partition_the_items(system):
 def test_merged_shards_equal_one_run(system, gate, capsys):
     whole, single = run(system, f"--ambig-fail-under={gate}", report="whole")
     for i in (1, 2):
-        run(system, f"--ambig-fail-under={gate}", f"--ambig-shard={i}/2", report=f"shard{i}")
+        shard, card = run(system, f"--ambig-fail-under={gate}", f"--ambig-shard={i}/2", report=f"shard{i}")
+        assert shard.ret == 0 and card["gates"]["deferred"].startswith(f"shard {i}/2")  # the merge gates
+    if gate == "str_em=101":
+        strict, _ = run(system, f"--ambig-fail-under={gate}", "--ambig-shard=1/2", "--ambig-shard-gates")
+        assert strict.ret == 1
     code = cli(
         [
             "merge",
@@ -171,7 +175,9 @@ def test_merge_refuses_what_is_not_one_run(system, capsys):
     run(system, "--ambig-shard=1/2", "--ambig-seed=7", report="b")
     a, b = str(system.path / "a/scorecard.json"), str(system.path / "b/scorecard.json")
     assert cli(["merge", a, a, "-o", str(system.path / "m")]) == 2
-    assert "is in two shards" in capsys.readouterr().err
+    assert "shard 1/2 is given twice" in capsys.readouterr().err
+    assert cli(["merge", a, "-o", str(system.path / "m")]) == 2
+    assert "shard 2/2 missing: a merge needs every shard of the run" in capsys.readouterr().err
     assert cli(["merge", a, b, "-o", str(system.path / "m")]) == 2
     assert "its configuration differs" in capsys.readouterr().err
 

@@ -40,6 +40,14 @@ class Judge:
         self.client = JudgeClient(settings, cache)
         self.samples = samples
 
+    def warm(self, geval: bool) -> None:
+        """Import the client (and deepeval's G-Eval) now, in the calling thread."""
+        self.client.client  # noqa: B018 - builds the OpenAI client, importing openai and httpx
+        if geval:
+            from .geval import load_geval
+
+            load_geval()
+
     @property
     def seeds(self) -> list[int]:
         return [self.client.settings.seed + k for k in range(self.samples)]

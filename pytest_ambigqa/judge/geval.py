@@ -139,6 +139,20 @@ def _check_any(data: Any) -> str | None:
     return None if isinstance(data, dict) else "it is not a JSON object"
 
 
+@lru_cache(maxsize=1)
+def load_geval():
+    """deepeval's G-Eval pieces: (GEval, LLMTestCase, the test-case parameters)."""
+    from deepeval.metrics import GEval
+    from deepeval.test_case import LLMTestCase
+
+    try:
+        from deepeval.test_case import SingleTurnParams as Params
+    except ImportError:  # deepeval < 4
+        from deepeval.test_case import LLMTestCaseParams as Params
+    _model_class()
+    return GEval, LLMTestCase, Params
+
+
 class GEvalScorer:
     """Scores (generated, expected) pairs with the two G-Eval metrics, 0-1 each."""
 
@@ -148,14 +162,7 @@ class GEvalScorer:
     def score(
         self, which: dict[str, Any], question: str, actual: str, expected: str, seed: int, usage: Usage
     ) -> float:
-        from deepeval.metrics import GEval
-        from deepeval.test_case import LLMTestCase
-
-        try:
-            from deepeval.test_case import SingleTurnParams as Params
-        except ImportError:  # deepeval < 4
-            from deepeval.test_case import LLMTestCaseParams as Params
-
+        GEval, LLMTestCase, Params = load_geval()
         metric = GEval(
             name=which["name"],
             criteria=which["criteria"],

@@ -111,6 +111,10 @@ class HFReader:
         self.path = path
         self.profile = profile
 
+    def load(self) -> None:
+        """Load the model now (else on first use)."""
+        self._parts  # noqa: B018
+
     @cached_property
     def _parts(self) -> tuple[Any, Any]:
         offline_transformers()

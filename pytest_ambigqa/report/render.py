@@ -214,6 +214,8 @@ def terminal_lines(card: Scorecard) -> list[str]:
             lines.append(f"  missing: {', '.join(missing[:10])}{more}")
     lines.append("")
     lines += [f"gate FAILED: {s}" for s in card.shortfalls]
+    if card.gates_deferred:
+        lines.append(f"gates deferred: {card.gates_deferred}")
     return lines
 
 
@@ -329,5 +331,7 @@ def markdown(card: Scorecard) -> str:
             out += ["", "Items without an answer:", ""]
             out += [f"- {_md(r.key)} ({r.status}): {_md(r.error)}" for r in errored]
     out += ["", "## Gates", ""]
-    out += [f"- FAILED: {_md(s)}" for s in card.shortfalls] or ["- passed"]
+    out += [f"- FAILED: {_md(s)}" for s in card.shortfalls] or [
+        f"- deferred: {_md(card.gates_deferred)}" if card.gates_deferred else "- passed"
+    ]
     return "\n".join(out) + "\n"

@@ -100,6 +100,7 @@ class Scorecard:
     retrieval: dict[str, Any] | None = None  # retriever, k and corpus of the evidence report
     judge: dict[str, Any] | None = None  # model, templates, usage and cost of the judge
     shortfalls: list[str] = field(default_factory=list)
+    gates_deferred: str | None = None  # a shard's suite gates wait for the merge
 
     def to_json(self, duration: float | None = None) -> dict[str, Any]:
         return {
@@ -132,7 +133,11 @@ class Scorecard:
                 }
                 for card in self.suites
             ],
-            "gates": {"passed": not self.shortfalls, "shortfalls": list(self.shortfalls)},
+            "gates": {
+                "passed": not self.shortfalls,
+                "shortfalls": list(self.shortfalls),
+                "deferred": self.gates_deferred,
+            },
             "items": [r.to_dict() for r in self.results],
             "timing": {"duration": duration},
         }
