@@ -82,21 +82,23 @@ class AnswerStore:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 
-    def done(self, key: str, run: str, resume: bool) -> tuple[str, Any] | None:
-        """("ok", answer dict) or ("error", message) already stored for this run (or any run, resuming)."""
+    def done(self, key: str, run: str, resume: bool) -> tuple[str, Any, bool] | None:
+        """("ok", answer dict, earlier) or ("error", message, earlier) already stored for this
+        run (or, resuming, any run); ``earlier`` says it came from another run than ``run``."""
         rows = self._execute(
-            "SELECT state, payload FROM answers WHERE key = ? AND run = ? AND state != 'claimed'", (key, run)
+            "SELECT state, payload, run FROM answers WHERE key = ? AND run = ? AND state != 'claimed'",
+            (key, run),
         )
         if not rows and resume:
             rows = self._execute(
-                "SELECT state, payload FROM answers WHERE key = ? AND state = 'ok' "
+                "SELECT state, payload, run FROM answers WHERE key = ? AND state = 'ok' "
                 "ORDER BY updated DESC LIMIT 1",
                 (key,),
             )
         if not rows:
             return None
-        state, payload = rows[0]
-        return state, json.loads(payload) if state == "ok" else payload
+        state, payload, by = rows[0]
+        return state, json.loads(payload) if state == "ok" else payload, by != run
 
     def claim(self, key: str, run: str) -> bool:
         """True if this process may ask the system: nobody claimed it this run, or the claimant died."""

@@ -444,6 +444,20 @@ def _saved_config(path: Path) -> dict[str, Any]:
         raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
 
 
+def _needs_a_suite(config: pytest.Config) -> None:
+    """Options given on the command line without ``--ambig-suite`` would do nothing: say so."""
+    given = [
+        option
+        for option, *_ in OPTIONS
+        if option != "--ambig-suite" and config.getoption(_ini_name(option)) not in (None, False)
+    ]
+    if given:
+        raise pytest.UsageError(
+            f"{', '.join(given)}: choose the benchmark with --ambig-suite ({', '.join(SUITES)}); "
+            "without it the plugin runs nothing"
+        )
+
+
 def read_run_config(config: pytest.Config) -> RunConfig:
     """Read and check every ambigqa option; no suite selected gives ``suites == ()``."""
     base = Path(config.invocation_params.dir)
@@ -452,6 +466,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     saved = _saved_config(rescore) if rescore else {}
     suites = _suites(_value(config, "--ambig-suite") or ",".join(saved.get("suites", ())))
     if not suites:
+        _needs_a_suite(config)
         return RunConfig(suites=())
     gate = _choice(config, "--ambig-gate", GATE_MODES)
     limit = _value(config, "--ambig-limit")
@@ -476,11 +491,9 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     )
     for t in fail_under:
         if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
-            config.issue_config_time_warning(
-                pytest.PytestConfigWarning(
-                    f"--ambig-fail-under: {t} is on the printed 0-100 scale; did you mean {t.value * 100:g}?"
-                ),
-                stacklevel=2,
+            raise pytest.UsageError(
+                f"--ambig-fail-under: {t} is on the printed 0-100 scale (a percentage); "
+                f"did you mean {t.metric}={t.value * 100:g}?"
             )
     return RunConfig(
         suites=suites,

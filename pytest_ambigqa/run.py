@@ -44,7 +44,7 @@ from .rescore import load_saved
 from .retrieval import Retriever
 from .retrieval.corpus import Corpus, load_corpus, suite_corpus
 from .retrieval.evidence import evidence_recall
-from .schema import AmbigItem, Answer, ItemResult, safe_str
+from .schema import AmbigItem, Answer, ItemResult, Passage, safe_str
 from .suites import SUITES, DataError, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
 from .systems import System, SystemFailure, from_object, load_system
 
@@ -131,6 +131,9 @@ class AmbigRun:
             self.default_system = load_system(cfg.system or "lexical", search_dir)
         self.system_is_default = cfg.system is None and self.rescore is None
         self.check_retriever_for(self.default_system)
+        if self.rescore is None:
+            for problem in self._passage_problems(self.default_system):
+                config.issue_config_time_warning(AmbigQAWarning(problem), stacklevel=2)
         if cfg.retrieval_report:
             self.check_retriever_for(None)
         if cfg.report_dir is not None and cfg.report_dir.exists() and not cfg.report_dir.is_dir():
@@ -349,6 +352,8 @@ class AmbigRun:
             self.check_retriever_for(system)
         except (TypeError, pytest.UsageError) as exc:
             pytest.fail(f"ambig_system fixture: {exc}", pytrace=False)
+        for problem in self._passage_problems(system):
+            warnings.warn(AmbigQAWarning(problem), stacklevel=2)
         self._systems[id(obj)] = (obj, system)  # holding obj keeps its id from being reused
         return system
 
@@ -363,6 +368,24 @@ class AmbigRun:
             self._pool.start([self._by_key[k] for k in ahead])
         result = self._pool.result(item) if self._pool is not None else None
         return result if result is not None else self.evaluate(item, system)
+
+    def _passage_problems(self, system: System) -> list[str]:
+        """A system that reads `passages`, under a protocol that hands them over, from a data
+        file that has none: it would get [] on every item without knowing why."""
+        if "passages" not in system.inputs:
+            return []
+        problems = []
+        for loaded in self.loaded:
+            if not loaded.items or any(item.passages for item in loaded.items):
+                continue
+            probe = dataclasses.replace(loaded.items[0], passages=(Passage("p", "", "probe"),))
+            if loaded.suite.inputs(probe, self.scorers)["passages"]:
+                problems.append(
+                    f"{loaded.suite.title}: {loaded.source} gives its items no passages, so the "
+                    f"system's `passages` argument is [] on every item (a retriever over "
+                    "--ambig-corpus, or a file with passages such as ALCE's, gives it evidence)"
+                )
+        return problems
 
     def _warm(self) -> None:
         """Heavy imports and model loads, once, in this thread, before pool threads share them.
@@ -422,6 +445,7 @@ class AmbigRun:
             evidence=evidence,
             samples=scored.samples,
             units=scored.units,
+            details=scored.details,
             usage=scored.usage,
             index=item.index,
             cached=cached,
@@ -437,12 +461,12 @@ class AmbigRun:
         pools = self.cfg.concurrency > 1  # pools of several processes may race for an item: claim it
         while pools or self.cfg.resume:
             stored = self._stored(lambda store: store.done(key, self.run_id, self.cfg.resume))
-            if stored is not None:
-                state, payload = stored
+            if stored is not None:  # "from the store" means from an earlier run, not another worker
+                state, payload, earlier = stored
                 return (
-                    (Answer.from_dict(payload), "", None, True)
+                    (Answer.from_dict(payload), "", None, earlier)
                     if state == "ok"
-                    else (None, payload, None, True)
+                    else (None, payload, None, earlier)
                 )
             if not pools or self._stored(lambda store: store.claim(key, self.run_id), default=True):
                 break

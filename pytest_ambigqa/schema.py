@@ -172,6 +172,9 @@ class ItemResult:
     evidence: dict[str, float] | None = None  # retrieval recall of gold passages, see retrieval/evidence.py
     samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
     units: dict[str, list[float]] = field(default_factory=dict)  # pooled metrics: one value per unit
+    details: dict[str, Any] = field(
+        default_factory=dict
+    )  # why the scores are what they are (reader spans, matches)
     usage: dict[str, Any] | None = None  # what the judge calls for this item cost
     index: int = 0  # the item's position in its data file
     cached: bool = False  # the answer came from the response store, not from the system
@@ -202,6 +205,7 @@ class ItemResult:
             evidence=data.get("evidence"),
             samples={k: [float(x) for x in v] for k, v in (data.get("samples") or {}).items()},
             units={k: [float(x) for x in v] for k, v in (data.get("units") or {}).items()},
+            details=dict(data.get("details") or {}),
             usage=data.get("usage"),
             index=int(data.get("index") or 0),
             cached=bool(data.get("cached")),

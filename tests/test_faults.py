@@ -121,3 +121,23 @@ def test_gold_answers_that_normalise_to_nothing_are_flagged(pytester):
     warnings = card["suites"][0]["data_warnings"]
     assert len(warnings) == 1 and f"march-{raw[1]['id']} ('!!!')" in warnings[0]
     result.stdout.fnmatch_lines(["*data warning: 1 item(s) have a gold answer that normalises to nothing*"])
+
+
+def test_items_that_never_ran_are_not_called_scored(pytester):
+    pytester.makepyfile(
+        first="def answer(question, item):\n    if item.index == 1:\n        raise ValueError('x')\n    return question\n"
+    )
+    result, card = run(pytester, "--ambig-suite=march", "--ambig-system=first:answer", "-x")
+    str_em = card["suites"][0]["metrics"]["str_em"]
+    assert card["suites"][0]["missing"] == 11 and str_em["n"] == 13 and str_em["failed"] == 12
+    result.stdout.fnmatch_lines(["*STR-EM*1/13 +12 failed as 0*"])
+
+
+def test_a_system_reading_passages_from_a_file_without_any_is_told(pytester, shared_data):
+    data = shared_data / "asqa" / "asqa_dev_sample40.jsonl"  # the din0s layout: no passages
+    pytester.makepyfile(reads="def answer(question, passages):\n    return question\n")
+    result, _ = run(
+        pytester, "--ambig-suite=asqa", f"--ambig-data={data}", "--ambig-system=reads:answer", "-W", "default"
+    )
+    result.assert_outcomes(passed=40)
+    result.stdout.fnmatch_lines(["*ASQA: *asqa_dev_sample40.jsonl gives its items no passages*"])

@@ -324,6 +324,20 @@ def test_user_test_with_ambig_item_and_assert_ambig(pytester):
     )
     skipped = pytester.runpytest("test_mine.py")
     skipped.assert_outcomes(skipped=1)
+    pytester.makepyfile(
+        test_both="""
+        import pytest
+        from pytest_ambigqa import assert_ambig
+        def test_across_suites(ambig_item):
+            gold = " ".join(i.short_answers[0] for i in ambig_item.interpretations)
+            assert_ambig(gold, ambig_item, str_em=1.0, citation=0.0)  # each suite checks what it has
+        def test_a_typo_is_an_error(ambig_item):
+            with pytest.raises(ValueError, match="str_emm is no metric"):
+                assert_ambig("x", ambig_item, str_emm=1.0)
+        """
+    )
+    both = pytester.runpytest("test_both.py", "--ambig-suite=march,condambigqa", "--ambig-limit=2")
+    both.assert_outcomes(passed=8)
 
 
 # -- reports and gates ------------------------------------------------------------------
@@ -347,6 +361,7 @@ def test_report_files(pytester):
         "mean": None,
         "low": None,
         "high": None,
+        "failed": 0,
     }
     markdown = (pytester.path / "report" / "scorecard.md").read_text()
     assert (
@@ -467,9 +482,27 @@ def test_bad_input_is_one_usage_error_line(pytester, args, message):
     assert broken.read_bytes() == before
 
 
-def test_fail_under_on_a_fraction_warns(pytester):
-    result = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=str_em=0.3", "-W", "default")
-    result.stdout.fnmatch_lines(["*str_em=0.3 is on the printed 0-100 scale; did you mean 30?*"])
+def test_fail_under_on_a_fraction_is_an_error(pytester):
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=str_em=0.3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --ambig-fail-under: str_em=0.3 is on the printed 0-100 scale (a percentage); did you mean str_em=30?"
+        ]
+    )
+
+
+def test_options_without_a_suite_say_so(pytester):
+    result = pytester.runpytest("--ambig-system=oracle", "--ambig-limit=3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: --ambig-limit, --ambig-system: choose the benchmark with --ambig-suite*"]
+    )
+    pytester.makeini(
+        "[pytest]\nambig_system = oracle\n"
+    )  # an ini default is no request: the plugin stays idle
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    pytester.runpytest().assert_outcomes(passed=1)
 
 
 def test_ini_options(pytester):

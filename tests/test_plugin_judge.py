@@ -211,6 +211,10 @@ def test_llm_reader(pytester, chat_server):
     result.assert_outcomes(passed=1)
     item = card["items"][0]
     assert "disambig_f1" in item["scores"] and item["scores"]["disambig_f1"] < 1  # the stand-in reads 3 words
+    spans = item["details"]["reader"]  # what the reader read: why Disambig-F1 is what it is
+    march = {i.id: i for i in MARCH}[item["item_id"]]
+    assert [s["question"] for s in spans] == [i.question for i in march.interpretations]
+    assert all(s["span"] for s in spans)
 
 
 def test_gold_conditions_setting(pytester, chat_server):

@@ -84,6 +84,7 @@ def test_each_item_is_asked_once_under_xdist(system):
     assert sorted(asked) == sorted(i.id for i in MARCH)  # no item asked twice, by either worker's pool
     # Which worker asks which item is the scheduler's business (one may take them all on a busy
     # machine): the promise is only that every item is asked exactly once.
+    assert not any(r["cached"] for r in card["items"])  # asked in this run: none "from the store"
 
 
 def test_resume_asks_only_for_what_is_missing(system, monkeypatch):

@@ -200,6 +200,8 @@ def test_closed_book_with_a_judge_pools_answer_pairs(pytester, chat_server):
     assert result.ret == 0  # metrics outside the setting are not "unscored" by the judge
     card = json.loads((pytester.path / "report" / "scorecard.json").read_text())
     units = [u for item in card["items"] for u in item["units"]["answer"]]
+    matches = card["items"][0]["details"]["matches"]
+    assert len(matches) == 2 and matches[0]["gold"] == 0 and matches[0]["answer"] == units[0]
     assert len(units) == 6  # two pairs per item, matched or not
     answer = card["suites"][0]["metrics"]["answer"]
     assert answer["mean"] == pytest.approx(sum(units) / len(units))

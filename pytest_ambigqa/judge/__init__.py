@@ -29,6 +29,7 @@ class Judgement:
 
     samples: dict[str, list[float]]
     units: dict[str, list[float]] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)  # what was judged, for the report
 
     def means(self) -> dict[str, float]:
         return {m: sum(v) / len(v) for m, v in self.samples.items()}

@@ -37,6 +37,12 @@ def _interval(s: MetricSummary) -> str:
     return f"[{_num(s.low, s.metric)}, {_num(s.high, s.metric)}]"
 
 
+def _scored(s: MetricSummary) -> str:
+    """Items scored from an answer, of all; the items without one that count as 0 said apart."""
+    text = f"{s.n - s.failed}/{s.n + s.unscored}"
+    return f"{text} +{s.failed} failed as 0" if s.failed else text
+
+
 def _row_label(row: dict[str, Any]) -> str:
     return f"{row['method']} / {row['model']}" if row.get("method") else row["model"]
 
@@ -178,13 +184,12 @@ def terminal_lines(card: Scorecard) -> list[str]:
         lines.append(f"  errors {suite.errors}, missing {suite.missing}")
         table = [["metric", "score", "95% CI", "scored", "papers"]]
         for metric, s in suite.metrics.items():
-            scored = f"{s.n}/{s.n + s.unscored}" if s.n else ""
             table.append(
                 [
                     METRICS[metric].label,
                     _score(s),
                     _interval(s),
-                    scored,
+                    _scored(s) if s.n else "",
                     paper_range(rows, metric, setting),
                 ]
             )
@@ -285,7 +290,7 @@ def markdown(card: Scorecard) -> str:
                         METRICS[metric].label,
                         _score(s),
                         _interval(s),
-                        f"{s.n}/{s.n + s.unscored}",
+                        _scored(s),
                         paper_range(rows, metric, setting),
                     ]
                 )

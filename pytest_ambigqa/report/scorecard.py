@@ -7,6 +7,7 @@ stay in every correctness denominator as 0.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections import Counter
@@ -38,6 +39,7 @@ class MetricSummary:
     mean: float | None  # on the printed scale
     low: float | None
     high: float | None
+    failed: int = 0  # of the n, items without an answer (errors, missing) counted as 0
 
 
 @dataclass(frozen=True)
@@ -144,14 +146,14 @@ class Scorecard:
 
 
 def _summary(
-    name: str, values: list[float], total: int, reason: str | None, factor: float, seed: int
+    name: str, values: list[float], total: int, reason: str | None, factor: float, seed: int, failed: int = 0
 ) -> MetricSummary:
     if not values:
         return MetricSummary(name, 0, total, reason, None, None, None)
     low, high = bootstrap_interval(values, seed)
     mean = sum(values) / len(values)
     return MetricSummary(
-        name, len(values), total - len(values), reason, mean * factor, low * factor, high * factor
+        name, len(values), total - len(values), reason, mean * factor, low * factor, high * factor, failed
     )
 
 
@@ -177,16 +179,20 @@ def summarize(metric: str, results: Sequence[ItemResult], seed: int, *scope: str
     if not scored or (answered and not any(r.status == "ok" for r in scored)):
         return MetricSummary(metric, 0, len(results), reason, None, None, None)
     n, unscored = len(scored), len(results) - len(scored)
+    failed = sum(r.status != "ok" for r in scored)
     item_seed = stable_seed(seed, *scope, metric)
     if spec.aggregation == "sum":
         total = sum(r.scores[source] for r in scored) * spec.factor
-        return MetricSummary(metric, n, unscored, reason, total, None, None)
+        return MetricSummary(metric, n, unscored, reason, total, None, None, failed)
     if spec.aggregation == "boot-mid":
         mid = rouge_bootstrap_mid([r.scores[source] for r in scored], item_seed) * spec.factor
-        return MetricSummary(metric, n, unscored, reason, mid, None, None)
+        return MetricSummary(metric, n, unscored, reason, mid, None, None, failed)
     if any(r.units.get(metric) for r in scored):
-        return _summarize_pooled(metric, scored, unscored, reason, item_seed)
-    return _summary(metric, [r.scores[metric] for r in scored], len(results), reason, spec.factor, item_seed)
+        return dataclasses.replace(
+            _summarize_pooled(metric, scored, unscored, reason, item_seed), failed=failed
+        )
+    values = [r.scores[metric] for r in scored]
+    return _summary(metric, values, len(results), reason, spec.factor, item_seed, failed)
 
 
 def _summarize_pooled(

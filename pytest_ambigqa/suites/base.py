@@ -29,6 +29,7 @@ class Scored:
     unscored: dict[str, str] = field(default_factory=dict)
     samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
     units: dict[str, list[float]] = field(default_factory=dict)  # pooled metrics, one value per unit
+    details: dict[str, Any] = field(default_factory=dict)  # what a scorer saw: reader spans, pair matches
     usage: dict[str, Any] | None = None  # what the judge calls cost (judge.client.Usage)
 
 
@@ -201,6 +202,9 @@ def add_reader_scores(scored: Scored, item: AmbigItem, text: str, scorers: Score
         scored.unscored.update(dict.fromkeys(("disambig_f1", "disambig_em", "disambig_hit"), _failure(exc)))
     else:
         scored.scores.update(disambig_scores(predictions, [i.short_answers for i in item.interpretations]))
+        scored.details["reader"] = [
+            {"question": q, "span": p} for q, p in zip(questions, predictions, strict=True)
+        ]
     _add_usage(scored, usage)
 
 
@@ -231,6 +235,7 @@ def add_judgement(scored: Scored, metrics: Sequence[str], judge) -> None:
         scored.scores.update(judgement.means())
         scored.samples.update(judgement.samples)
         scored.units.update(judgement.units)
+        scored.details.update(judgement.details)
     _add_usage(scored, usage)
 
 

@@ -8,6 +8,7 @@ decide what systems are given, what the judge sees and how items are scored.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,7 @@ def judge_pairs(
     cites = sum(len(p.citations) for p in pairs) / len(pairs) if pairs else 0.0
     samples: dict[str, list[float]] = {}
     units: list[list[float]] = []
+    matched: list[dict[str, Any]] = []
     for seed in judge.seeds:
 
         def score(g: int, k: int, seed: int = seed) -> PairScores:
@@ -169,13 +171,19 @@ def judge_pairs(
             answer = judge.geval(ANSWER, source, pair.answer, prop.short_answers[0], seed, usage)
             return PairScores(condition, answer, citation_precision(pair.citations, prop.passage_ids))
 
-        scores = item_scores(setting, greedy_match(setting, len(pairs), len(gold), score), len(gold), cites)
+        matches = greedy_match(setting, len(pairs), len(gold), score)
+        if not matched:  # the first seed's matching, for the report
+            matched = [
+                {"pair": g, "gold": k, **({} if s is None else dataclasses.asdict(s))}
+                for g, (k, s) in enumerate(matches)
+            ]
+        scores = item_scores(setting, matches, len(gold), cites)
         for metric, value in scores.values.items():
             samples.setdefault(metric, []).append(value)
         if "answer" in scores.units:
             units.append(scores.units["answer"])
     pooled = {"answer": [sum(u) / len(u) for u in zip(*units, strict=True)]} if units else {}
-    return Judgement(samples, pooled)
+    return Judgement(samples, pooled, {"matches": matched})
 
 
 def _item(rec: Record) -> AmbigItem:
