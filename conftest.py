@@ -15,10 +15,13 @@ from typing import Any
 import numpy  # noqa: F401
 import pydantic_core  # noqa: F401
 import pytest
+import rouge_score.rouge_scorer  # noqa: F401
 from hypothesis import settings
 
-# pytester's in-process runs restore sys.modules afterwards, and a C extension cannot be loaded
-# twice in one process: import the ones the plugin uses (numpy, openai's pydantic) up front.
+# pytester's in-process runs restore sys.modules afterwards, and numpy's C extensions cannot be
+# loaded twice in one process: import up front what the plugin loads in those runs (numpy,
+# openai's pydantic, and rouge-score, whose NLTK pulls in SciPy and numpy.fft), whichever
+# xdist worker happens to run an inner run first.
 
 pytest_plugins = ["pytester"]
 

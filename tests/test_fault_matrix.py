@@ -1,0 +1,78 @@
+"""The invariant, as a matrix: judge fault x suite x serial/xdist against one loopback server.
+
+Whatever the judge server does, every item is present, every no-model metric is what a run
+without any judge gives, every model metric is unscored with its reason (never 0), the run
+fails saying why, and the API key is in no file and no output.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import GUARD, SECRET
+from pytest_ambigqa.baselines import oracle
+from pytest_ambigqa.metrics import METRICS
+from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers, stratified_sample
+
+FAULTS = ["html", "foo", "null-choices", "list-content", "invalid", "500", "401-echo"]
+SUITE_ARGS = {
+    "march": [],
+    "condambigqa": [],
+    "asqa": ["--ambig-reader=llm"],  # the judge model reads the answers: the reader fails with it
+}
+LIMIT = 3
+
+
+def fault_free(suite: str) -> dict[str, dict[str, float]]:
+    """Each selected item's no-model scores, computed here with no judge and no reader."""
+    items = stratified_sample(SUITES[suite].load(None, LoadOptions()).items, LIMIT, 0)
+    return {
+        item.key: {
+            m: v
+            for m, v in SUITES[suite].score(item, oracle(item.question, item), Scorers()).scores.items()
+            if METRICS[m].needs is None
+        }
+        for item in items
+    }
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("suite", list(SUITE_ARGS))
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_failing_judge_changes_nothing_else(pytester, chat_server, fault, suite, workers):
+    chat_server.faults = [fault] * 10_000
+    pytester.makeconftest(GUARD)
+    result = pytester.runpytest(
+        f"--ambig-suite={suite}",
+        "--ambig-system=oracle",
+        f"--ambig-limit={LIMIT}",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-judge=judge-m",
+        "--ambig-judge-retries=1",
+        "--ambig-judge-reasks=1",
+        "--ambig-cache-dir=cache",
+        "--ambig-report=report",
+        "--junitxml=junit.xml",
+        "-n",
+        workers,
+        *SUITE_ARGS[suite],
+    )
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, output[-2000:]
+    assert "INTERNALERROR" not in output and "Traceback" not in output
+    result.stdout.fnmatch_lines(["gate FAILED: *the configured model scored no item*"])
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
+    expected = fault_free(suite)
+    items = {f"{i['suite']}-{i['item_id']}": i for i in card["items"]}
+    assert set(items) == set(expected) and {i["status"] for i in items.values()} == {"ok"}
+    for key, item in items.items():
+        no_model = {m: v for m, v in item["scores"].items() if METRICS[m].needs is None}
+        assert no_model == expected[key], key
+        modelled = [m for m in SUITES[suite].metrics if METRICS[m].needs and not METRICS[m].suite_level]
+        assert all(m not in item["scores"] and item["unscored"][m] for m in modelled), key
+    for path in pytester.path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in output
