@@ -193,6 +193,8 @@ class ChatServer:
                 if fault and fault.startswith("retry-after="):
                     message = {"error": {"message": "slow down"}}
                     return self._send(429, message, {"Retry-After": fault.split("=", 1)[1]})
+                if fault == "400-surrogate":
+                    return self._send(400, {"error": {"message": "bad \ud800 request"}})
                 if fault == "401-echo":
                     echoed = f"invalid key in header Authorization: {self.headers.get('Authorization')}"
                     return self._send(401, {"error": {"message": echoed}})

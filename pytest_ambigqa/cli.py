@@ -21,7 +21,7 @@ import pytest
 from .config import parse_thresholds
 from .metrics.profiles import DEFAULT_PROFILE, PROFILES
 from .report import gates, render
-from .report.output import clean_text, json_text, scrub, write_text
+from .report.output import json_text, safe_output, write_text
 from .report.scorecard import build
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Protocol, Scorers
@@ -146,7 +146,7 @@ def merge(paths: list[Path], out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_text(out / "scorecard.json", json_text(card.to_json(), indent=2, ensure_ascii=False) + "\n")
     write_text(out / "scorecard.md", render.markdown(card))
-    print(scrub(clean_text("\n".join(render.terminal_lines(card)))))
+    print(safe_output("\n".join(render.terminal_lines(card))))
     failed_items = [
         r.key for r in card.results if r.status != "ok" or gates.item_shortfalls(r.scores, r.suite, item_min)
     ]
@@ -168,6 +168,12 @@ def main(argv: list[str] | None = None) -> int:
         return merge(args.scorecards, args.output)
     except (MergeError, pytest.UsageError) as exc:
         print(f"pytest-ambigqa merge: {exc}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        print(
+            f"pytest-ambigqa merge: not scorecards this version wrote ({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+        )
         return 2
 
 

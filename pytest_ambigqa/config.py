@@ -445,11 +445,16 @@ def _saved_config(path: Path) -> dict[str, Any]:
 
 
 def _needs_a_suite(config: pytest.Config) -> None:
-    """Options given on the command line without ``--ambig-suite`` would do nothing: say so."""
+    """Options typed on the command line without ``--ambig-suite`` would do nothing: say so.
+
+    Only the command line itself counts: ``addopts`` that a project sets for its ambigqa runs
+    must not break its other pytest runs.
+    """
+    typed = config.invocation_params.args
     given = [
         option
         for option, *_ in OPTIONS
-        if option != "--ambig-suite" and config.getoption(_ini_name(option)) not in (None, False)
+        if option != "--ambig-suite" and any(a == option or a.startswith(f"{option}=") for a in typed)
     ]
     if given:
         raise pytest.UsageError(

@@ -42,6 +42,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if run is not None:
         del config.stash[RUN_KEY]
         config.pluginmanager.unregister(run)
+        run.close()
 
 
 def _run(request: pytest.FixtureRequest) -> AmbigRun:
@@ -99,10 +100,10 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
     properties = run.properties(result, system)
     request.node.addfinalizer(lambda: request.node.user_properties.extend(properties))
     if result.status == "error":
-        from .report.output import clean_text, scrub
+        from .report.output import safe_output
 
         message = f"ambigqa {result.key}: {result.error}"
         if result.trace and request.config.getoption("tbstyle", "auto") != "no":
             message += "\n\n" + result.trace  # the system's frames, not ours
-        pytest.fail(scrub(clean_text(message)), pytrace=False)
+        pytest.fail(safe_output(message), pytrace=False)
     return result

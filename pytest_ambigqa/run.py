@@ -13,6 +13,7 @@ import importlib.util
 import json
 import os
 import platform
+import shutil
 import sqlite3
 import tempfile
 import threading
@@ -38,7 +39,7 @@ from .metrics.profiles import PROFILES
 from .metrics.reader import HFReader
 from .pool import Prefetcher
 from .report import gates, render
-from .report.output import clean_text, json_text, scrub, write_text
+from .report.output import clean, json_text, safe_output, write_text
 from .report.scorecard import Scorecard, build
 from .rescore import load_saved
 from .retrieval import Retriever
@@ -100,6 +101,7 @@ class AmbigRun:
     def __init__(self, config: pytest.Config, cfg: RunConfig) -> None:
         self.config = config
         self.cfg = cfg
+        self._temporary_cache: Path | None = None
         self._cache_dir = self._choose_cache_dir()
         self.judge = self._judge()
         self.scorers = Scorers(
@@ -289,6 +291,7 @@ class AmbigRun:
         if problem is None:
             return Path(wanted)
         fallback = Path(tempfile.mkdtemp(prefix="ambigqa-cache-"))
+        self._temporary_cache = fallback  # removed when the run ends (``close``)
         self.config.issue_config_time_warning(
             AmbigQAWarning(
                 f"the cache directory {wanted} cannot be written ({problem}): this run keeps its "
@@ -474,7 +477,7 @@ class AmbigRun:
         if self.cfg.rate:
             time.sleep(self._stored(lambda store: store.reserve_slot(self.cfg.rate), default=0.0))
         answer, error, trace = _outcome(lambda: system.answer(item, self.cfg.timeout, extras))
-        payload = answer.to_dict() if answer else error
+        payload = clean(answer.to_dict() if answer else error, secrets=True)  # no key reaches the disk
         self._stored(lambda store: store.put(key, self.run_id, "ok" if answer else "error", payload))
         return answer, error, trace, False
 
@@ -553,9 +556,9 @@ class AmbigRun:
         readable scores, then the full records of the result and of the system."""
         props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
         props += [(f"ambigqa.{m}", round(v, 6)) for m, v in result.scores.items()]
-        props += [(f"ambigqa.{m}", scrub(f"n/a: {reason}")) for m, reason in result.unscored.items()]
+        props += [(f"ambigqa.{m}", safe_output(f"n/a: {reason}")) for m, reason in result.unscored.items()]
         if result.error:
-            props.append(("ambigqa.error", scrub(clean_text(result.error))))
+            props.append(("ambigqa.error", safe_output(result.error)))
         # ASCII JSON: it travels to the xdist controller whatever the answer's characters
         props.append((RESULT_PROPERTY, json_text(result.to_dict())))
         props.append((SYSTEM_PROPERTY, json_text(self.describe(system))))
@@ -636,6 +639,11 @@ class AmbigRun:
             upper = "the system reads the gold item (it declares `item`)"
         return dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
 
+    def close(self) -> None:
+        """At unconfigure: a temporary cache made for this run goes with it."""
+        if self._temporary_cache is not None:
+            shutil.rmtree(self._temporary_cache, ignore_errors=True)
+
     def _retrieval_info(self) -> dict[str, Any] | None:
         if not self.cfg.retrieval_report:
             return None
@@ -657,12 +665,12 @@ class AmbigRun:
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self._unmet:
-            terminalreporter.write_line(scrub(self._unmet), red=True)
+            terminalreporter.write_line(safe_output(self._unmet), red=True)
         if self.scorecard is None:
             return
         terminalreporter.write_sep("=", "ambigqa scorecard")
         for line in render.terminal_lines(self.scorecard):
-            terminalreporter.write_line(scrub(clean_text(line)), red=line.startswith("gate FAILED"))
+            terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
         if self.cfg.report_dir is not None and not self._unmet:
             terminalreporter.write_line(f"scorecard written to {self.cfg.report_dir}")
 

@@ -104,7 +104,14 @@ class System:
         except BaseException as exc:  # the user's code, sys.exit() included: this item's error
             message = f"system raised {type(exc).__name__}: {safe_str(exc)}"
             raise SystemFailure(message, trace=_safe_trace(exc)) from None
-        return to_answer(raw)
+        try:
+            return to_answer(raw)
+        except SystemFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an answer too odd to read (nested too deep, a huge int)
+            raise SystemFailure(
+                f"system returned an answer that cannot be read: {type(exc).__name__}: {safe_str(exc)[:200]}"
+            ) from None
 
     def describe(self, gold_conditions: bool = False) -> dict[str, Any]:
         gold = GOLD_INPUTS + (("conditions",) if gold_conditions else ())

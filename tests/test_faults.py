@@ -69,7 +69,7 @@ def test_a_key_the_judge_server_echoes_is_written_nowhere(pytester, chat_server)
     assert len(chat_server.requests) == 1  # authentication failed: no further calls
     reasons = {i["unscored"]["judge"] for i in card["items"]}
     assert reasons == {
-        "judge authentication failed: HTTP 401: invalid key in header Authorization: Bearer *** "
+        "judge authentication failed: HTTP 401: invalid key in header Authorization: Bearer [redacted] "
         "(no further judge calls this run)"
     }
     for path in pytester.path.rglob("*"):
@@ -141,3 +141,82 @@ def test_a_system_reading_passages_from_a_file_without_any_is_told(pytester, sha
     )
     result.assert_outcomes(passed=40)
     result.stdout.fnmatch_lines(["*ASQA: *asqa_dev_sample40.jsonl gives its items no passages*"])
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ('Set api-key: "abc" first', True),
+        ('see example.org/x?key=abc"def', False),
+        ("Prior authorization: required before Basic Law-making; Bearer Bonds2019 matured", True),
+        (f"Authorization: Bearer {SECRET}", False),
+        ("authorization = sk-proj-abcdefghijklmnopq", False),
+        ("https://user:pw@host/x?api_key=abc123", False),
+    ],
+)
+def test_scrubbing_masks_credentials_only(text, kept, monkeypatch):
+    from pytest_ambigqa.report.output import json_text, scrub
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    assert (scrub(text) == text) is kept
+    assert json.loads(json_text({"answer": text}))["answer"] == scrub(text)  # scrubbed, never cut in half
+    assert SECRET not in scrub(text)
+
+
+ODD = """
+import os
+
+def answer(question, item):
+    kind = item.index % 4
+    if kind == 0:
+        return 'He said: "Set api-key: \\\\"abc\\\\"" and ?key=abc"def'
+    if kind == 1:
+        return "the key is " + os.environ["OPENAI_API_KEY"]
+    if kind == 2:
+        deep = []
+        for _ in range(5000):
+            deep = [deep]
+        return {"text": "x", "metadata": {"deep": deep}}
+    return {"text": "x", "citations": [10 ** 5000]}
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_odd_answers_and_echoed_keys_stay_local(pytester, chat_server, workers):
+    """Quotes next to key-like words, a key in an answer, answers too deep or too big to read, and a
+    judge error holding a lone surrogate: items stay present, the key reaches no file."""
+    chat_server.faults = ["400-surrogate"] * 1000
+    pytester.makepyfile(odd=ODD)
+    result, card = run(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-system=odd:answer",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-judge=judge-m",
+        "-n",
+        workers,
+    )
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output and "Traceback" not in output
+    assert len(card["items"]) == 13 and card["suites"][0]["missing"] == 0
+    errors = [i["error"] for i in card["items"] if i["status"] == "error"]
+    assert errors and all(e.startswith("system returned an answer that cannot be read") for e in errors)
+    for path in pytester.path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_addopts_for_ambigqa_runs_do_not_break_other_runs(pytester):
+    pytester.makeini("[pytest]\naddopts = --ambig-report=report --ambig-cache-dir=cache\n")
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_merge_of_what_is_not_a_scorecard_is_one_line(pytester, capsys):
+    from pytest_ambigqa.cli import main
+
+    for n, body in enumerate(["{}", "[]", '{"config": {"shard": [1, "2"]}}']):
+        path = pytester.path / f"s{n}.json"
+        path.write_text(body)
+        assert main(["merge", str(path), "-o", str(pytester.path / "out")]) == 2
+        assert "pytest-ambigqa merge: " in capsys.readouterr().err

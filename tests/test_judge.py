@@ -11,7 +11,7 @@ from conftest import MALFORMED, SECRET
 from pytest_ambigqa.judge import Judge, JudgeSettings, JudgeUnavailable, LLMReader, Usage
 from pytest_ambigqa.judge import march as march_judge
 from pytest_ambigqa.judge.cache import CallCache
-from pytest_ambigqa.judge.client import JudgeClient, parse_json
+from pytest_ambigqa.judge.client import DEAD_AFTER, JudgeClient, parse_json
 from pytest_ambigqa.metrics.conditional import SETTINGS, balanced
 from pytest_ambigqa.schema import Answer, GeneratedInterpretation
 from pytest_ambigqa.suites import SUITES, LoadOptions
@@ -143,8 +143,12 @@ def test_a_dead_server_is_tried_once_then_given_up(tmp_path):
         port = sock.getsockname()[1]  # nothing listens here once the socket closes
     settings = JudgeSettings(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1)
     c = JudgeClient(settings, None)
-    with pytest.raises(JudgeUnavailable, match="APIConnectionError"):
-        ask(c, Usage())
+    for n in range(DEAD_AFTER - 1):  # a passing outage leaves later calls their chance
+        with pytest.raises(JudgeUnavailable, match="APIConnectionError") as first:
+            ask(c, Usage(), f"question {n}")
+        assert "no further" not in str(first.value)
+    with pytest.raises(JudgeUnavailable, match="3 calls in a row; no further judge calls this run"):
+        ask(c, Usage(), "the third")
     with pytest.raises(JudgeUnavailable, match="no further judge calls this run"):
         ask(c, Usage(), "another question")
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..report.output import clean, safe_output
 from .cache import CallCache
 
 REASK = (
@@ -39,9 +40,12 @@ class _Malformed(Exception):
     """The server answered 200 with something that is not a chat completion (retried)."""
 
 
-# Statuses that no retry can mend: the key, the permission or the model is wrong. After one,
-# the judge is dead for the rest of the run and every later call fails at once.
-_FATAL_STATUS = {401: "authentication failed", 403: "permission denied", 404: "not found"}
+# Statuses that no retry can mend: the key or the permission is wrong. After one, the judge
+# is dead for the rest of the run and every later call fails at once.
+_FATAL_STATUS = {401: "authentication failed", 403: "permission denied"}
+# A model that is not found, or a server nobody answers, may be a passing fault: the judge is
+# given up only after this many calls in a row have failed that way (a success resets it).
+DEAD_AFTER = 3
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,7 @@ class JudgeClient:
         self._client = None
         self._lock = threading.Lock()
         self._dead: str | None = None  # why the judge cannot answer at all (auth, dead server)
+        self._failing = 0  # calls in a row that found no server or no model
 
     @property
     def client(self):
@@ -168,7 +173,7 @@ class JudgeClient:
             data, problem = _checked(raw, check)
             if problem is None:
                 if self.cache is not None:
-                    self.cache.put(key, raw)
+                    self.cache.put(key, clean(raw, secrets=True))  # an echoed key never reaches the disk
                 return data, raw
             if attempt < self.settings.max_reasks:
                 usage.reasks += 1
@@ -238,7 +243,9 @@ class JudgeClient:
             if self._dead is not None:
                 raise JudgeUnavailable(self._dead)
             try:
-                return self._post(request)
+                raw = self._post(request)
+                self._failing = 0
+                return raw
             except transient as exc:
                 last = exc
             except openai.APIStatusError as exc:
@@ -249,8 +256,9 @@ class JudgeClient:
                     )
                     raise JudgeUnavailable(self._dead) from None
                 if exc.status_code < 500 and exc.status_code != 429:
+                    reason = f"judge refused the request: HTTP {exc.status_code}: {_brief(exc)}"
                     raise JudgeUnavailable(
-                        f"judge refused the request: HTTP {exc.status_code}: {_brief(exc)}"
+                        self._give_up(reason) if exc.status_code == 404 else reason
                     ) from None
                 last = exc
             if attempt == self.settings.max_retries:
@@ -263,8 +271,16 @@ class JudgeClient:
             waited += pause
         reason = f"judge unavailable after {attempt + 1} attempts: {_describe(last)}"
         if isinstance(last, openai.APIConnectionError) and not isinstance(last, openai.APITimeoutError):
-            self._dead = f"{reason} (no further judge calls this run)"  # nobody is listening
+            reason = self._give_up(reason)  # nobody is listening
         raise JudgeUnavailable(reason)
+
+    def _give_up(self, reason: str) -> str:
+        """Count a call that found no server or no model; after ``DEAD_AFTER`` in a row, stop."""
+        with self._lock:
+            self._failing += 1
+            if self._failing >= DEAD_AFTER and self._dead is None:
+                self._dead = f"{reason} ({DEAD_AFTER} calls in a row; no further judge calls this run)"
+            return self._dead or reason
 
 
 def _checked(raw: dict[str, Any], check: Callable[[Any], str | None]) -> tuple[Any, str | None]:
@@ -305,8 +321,8 @@ def _brief(exc: Exception) -> str:
     """The server's own error message when it sent one, else the client's."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return body["message"][:200]
-    return str(getattr(exc, "message", exc))[:200]
+        return safe_output(body["message"][:200])
+    return safe_output(str(getattr(exc, "message", exc))[:200])
 
 
 def _describe(exc: Exception | None) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..metrics import METRICS
 from . import published
+from .output import safe_output
 from .scorecard import MetricSummary, Scorecard, SuiteCard
 
 # The slice of each suite's headline published rows (MARCH Table 3, ASQA Table 11,
@@ -256,9 +257,10 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
 
 
 def _md(text: object) -> str:
-    """Inert Markdown for any string that came from outside (a system, a model, a file): one
-    line, no HTML, no emphasis, links, code or table breaks (GitHub step summaries render it)."""
-    flat = " ".join(str(text).split()).translate(_MD_ENTITIES)
+    """Inert Markdown for any string that came from outside (a system, a model, a file):
+    scrubbed, one line, no HTML, emphasis, link syntax, code or table breaks (GitHub step
+    summaries render it; bare URLs may still be linked)."""
+    flat = " ".join(safe_output(str(text)).split()).translate(_MD_ENTITIES)
     return _MD_SPECIAL.sub(r"\\\1", flat)
 
 
