@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .local_models import DEVICE_SPEC
 from .metrics import METRICS
 from .metrics.conditional import SETTINGS as CONDAMBIGQA
 from .metrics.profiles import DEFAULT_PROFILE, PROFILES
@@ -85,6 +86,12 @@ OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
         "PATH|NAME|llm|none",
         "reader for Disambig-F1: a QA model directory or cache name, or llm",
         None,
+    ),
+    (
+        "--ambig-device",
+        "auto|cpu|cuda[:N]",
+        "where the reader and the dense embedder run: auto is CUDA when torch sees a GPU, else the CPU",
+        "auto",
     ),
     ("--ambig-judge", "MODEL", "LLM judge model, on an OpenAI-compatible server", None),
     ("--ambig-judge-base-url", "URL", "the judge server (default: $OPENAI_BASE_URL, else OpenAI)", None),
@@ -212,6 +219,7 @@ class RunConfig:
     cache_dir: Path | None = None
     retrieval_report: bool = False
     reader: str | None = None
+    device: str = "auto"
     judge: str | None = None
     judge_base_url: str | None = None
     judge_timeout: float = 60.0
@@ -254,6 +262,7 @@ class RunConfig:
             "embedder": self.embedder,
             "retrieval_report": self.retrieval_report,
             "reader": self.reader,
+            "device": self.device,
             "judge": self.judge,
             "judge_base_url": redact(self.judge_base_url) if self.judge_base_url else None,
             "judge_samples": self.judge_samples,
@@ -419,6 +428,13 @@ def _choice(config: pytest.Config, option: str, choices: Sequence[str]) -> str:
     return value
 
 
+def _device(value: str | None) -> str:
+    spec = (value or "auto").strip().lower()
+    if not DEVICE_SPEC.fullmatch(spec):
+        raise pytest.UsageError(f"--ambig-device: '{value}' is not auto, cpu, cuda or cuda:N")
+    return spec
+
+
 def _protocol(config: pytest.Config, option: str, choices: Sequence[str], saved: dict[str, Any]) -> str:
     """A suite's setting; a rescore replays answers made under the saved run's setting."""
     name = _ini_name(option)[len("ambig_") :]
@@ -526,6 +542,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         cache_dir=base / Path(cache_dir).expanduser() if cache_dir else None,
         retrieval_report=_value(config, "--ambig-retrieval-report") is not None,
         reader=reader,
+        device=_device(_value(config, "--ambig-device")),
         judge=_value(config, "--ambig-judge"),
         judge_base_url=_value(config, "--ambig-judge-base-url"),
         judge_timeout=_number(

@@ -1,8 +1,10 @@
-"""Models from this machine only: a directory, or a name already in the Hugging Face cache."""
+"""Models from this machine only (a directory, or a name already in the Hugging Face cache),
+on the device ``--ambig-device`` picks."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
@@ -28,3 +30,27 @@ def offline_transformers() -> None:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
+
+
+DEVICE_SPEC = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+
+class DeviceUnavailable(Exception):
+    """``--ambig-device`` names an accelerator torch cannot see."""
+
+
+def pick_device(spec: str = "auto") -> str:
+    """The torch device for ``spec``: ``auto`` is the first CUDA GPU when torch sees one, else
+    the CPU; an explicit ``cuda[:N]`` that is not there raises rather than falling back, so a
+    run never silently takes hours on the CPU."""
+    import torch
+
+    if spec == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if spec.startswith("cuda"):
+        index = int(spec.partition(":")[2] or 0)
+        if not torch.cuda.is_available():
+            raise DeviceUnavailable(f"'{spec}': torch {torch.__version__} sees no CUDA device")
+        if index >= torch.cuda.device_count():
+            raise DeviceUnavailable(f"'{spec}': torch sees {torch.cuda.device_count()} CUDA device(s)")
+    return spec

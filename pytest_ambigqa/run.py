@@ -34,7 +34,7 @@ from .assertions import explain
 from .config import ITEM_KEY, RUN_KEY, RunConfig
 from .errors import AmbigQAWarning
 from .judge import Judge, JudgeSettings, LLMReader
-from .local_models import find_local_model
+from .local_models import DeviceUnavailable, find_local_model, pick_device
 from .metrics.profiles import PROFILES
 from .metrics.reader import HFReader
 from .pool import Prefetcher
@@ -207,7 +207,19 @@ class AmbigRun:
                 f"--ambig-reader: '{spec}' is neither a model directory nor a model in the local "
                 "Hugging Face cache (nothing is downloaded)"
             )
-        return HFReader(path, PROFILES[self.cfg.profile])
+        self._check_device("reader")
+        return HFReader(path, PROFILES[self.cfg.profile], self.cfg.device)
+
+    def _check_device(self, model: str) -> None:
+        """An explicit accelerator that is not there stops the run before any item, not on the
+        first item (``auto`` never fails: it falls back to the CPU)."""
+        if self.cfg.device.startswith("cuda"):
+            try:
+                pick_device(self.cfg.device)
+            except DeviceUnavailable as exc:
+                raise pytest.UsageError(
+                    f"--ambig-device: {exc}, so the {model} cannot run there; use auto or cpu"
+                ) from None
 
     # -- retrieval ----------------------------------------------------------------------
 
@@ -239,6 +251,8 @@ class AmbigRun:
         problem = retrieval.unavailable(self.cfg.retriever, self.cfg.embedder)
         if problem:
             raise pytest.UsageError(f"{who}: {problem}")
+        if self.cfg.retriever in ("dense", "hybrid"):
+            self._check_device("dense embedder")
 
     def retriever(self) -> Retriever | None:
         """The configured retriever, opened (or built once per machine) on first use.
@@ -253,7 +267,7 @@ class AmbigRun:
             if self._retriever_error is None:
                 try:
                     self._retriever = retrieval.open_retriever(
-                        self.cfg.retriever, self.corpus, self.cache_dir(), self.cfg.embedder
+                        self.cfg.retriever, self.corpus, self.cache_dir(), self.cfg.embedder, self.cfg.device
                     )
                 except Exception as exc:  # a model or index that will not load: say so, once per item
                     self._retriever_error = f"{type(exc).__name__}: {exc}"

@@ -197,6 +197,19 @@ def test_hf_reader_gives_disambig_f1_and_dr(pytester, tiny_qa_model):
     assert asqa["dr"]["mean"] == pytest.approx(expected)  # DR from the suite means, as ASQA's scorer does
     assert suite(card, "march")["metrics"]["disambig_f1"]["n"] == 2
     result.stdout.fnmatch_lines(["*Disambig-F1*[[]*[]]*", "*DR*"])
+    assert card["config"]["device"] == "auto"
+
+
+def test_an_explicit_accelerator_that_is_not_there_stops_the_run(pytester, tiny_qa_model):
+    result = pytester.runpytest(
+        "--ambig-suite=asqa", f"--ambig-reader={tiny_qa_model}", "--ambig-device=cuda:99"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --ambig-device: 'cuda:99': torch *CUDA device*, so the reader cannot run there; use auto or cpu"
+        ]
+    )
 
 
 def test_llm_reader(pytester, chat_server):
@@ -251,6 +264,7 @@ def test_gold_conditions_setting(pytester, chat_server):
             ["--ambig-reader=llm"],
             "ERROR: --ambig-reader=llm: the LLM reader is the judge model; set --ambig-judge",
         ),
+        (["--ambig-device=tpu"], "ERROR: --ambig-device: 'tpu' is not auto, cpu, cuda or cuda:N"),
         (["--ambig-judge=m", "--ambig-judge-price=1"], "ERROR: --ambig-judge-price: expected IN,OUT*"),
         (
             ["--ambig-condambigqa-setting=closed"],

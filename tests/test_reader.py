@@ -7,6 +7,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from pytest_ambigqa.local_models import DeviceUnavailable, pick_device
 from pytest_ambigqa.metrics.profiles import PROFILES
 from pytest_ambigqa.metrics.qa import disambig_scores, exact_match, token_f1
 from pytest_ambigqa.metrics.reader import HFReader, decode, decode_pipeline
@@ -166,3 +167,23 @@ def test_hf_reader_end_to_end(tiny_qa_model, profile):
     assert reader.read(questions, context) == answers  # deterministic
     assert reader.read([], context) == []
     assert reader.read(questions[:1], "") == [""]
+
+
+def test_hf_reader_sits_on_the_device_auto_picks(tiny_qa_model):
+    import torch
+
+    auto = HFReader(tiny_qa_model, PROFILES["alce"])
+    assert auto.device == ("cuda" if torch.cuda.is_available() else "cpu")
+    context = " ".join(p.text for p in ITEMS[0].passages)
+    questions = [i.question for i in ITEMS[0].interpretations]
+    answers = auto.read(questions, context)
+    _, model = auto._parts
+    assert next(model.parameters()).device.type == auto.device
+    if auto.device == "cpu":  # on a GPU the logits may differ in the last bits
+        assert HFReader(tiny_qa_model, PROFILES["alce"], "cpu").read(questions, context) == answers
+
+
+def test_an_accelerator_that_is_not_there_is_refused_not_replaced():
+    with pytest.raises(DeviceUnavailable, match="'cuda:99': torch .*CUDA device"):
+        pick_device("cuda:99")  # no machine this runs on has 100 GPUs
+    assert pick_device("cpu") == "cpu"

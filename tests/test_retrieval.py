@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pytest_ambigqa.baselines import retrieval as retrieval_baseline
 from pytest_ambigqa.baselines import sub_phrases
 from pytest_ambigqa.errors import AmbigQAWarning
+from pytest_ambigqa.local_models import pick_device
 from pytest_ambigqa.retrieval import open_retriever, unavailable
 from pytest_ambigqa.retrieval.bm25 import tokenize
 from pytest_ambigqa.retrieval.cache import BUILD_LOG
@@ -147,6 +148,12 @@ def test_retrievers_answer_the_contract(kind, cache, bm25, dense):
     assert retriever.batch([question, "Eurovision song contest"], k=5)[0] == hits
     more = retriever(question, k=8)
     assert [p.id for p in more[:5]] == [p.id for p in hits]  # k monotone: top-5 is a prefix of top-8
+
+
+def test_dense_embedder_runs_on_the_device_auto_picks(dense):
+    dense.rankings(["warm up"], 1)  # the model loads on first use
+    assert dense.embedder.model.device.type == pick_device("auto")  # the CPU on a machine without a GPU
+    assert pick_device("auto") in ("cpu", "cuda")
 
 
 def test_dense_finds_paraphrases(dense):

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..local_models import offline_transformers
+from ..local_models import offline_transformers, pick_device
 from .profiles import PROFILES, ScorerProfile
 
 MAX_LENGTH, STRIDE, N_BEST, NULL_THRESHOLD = 384, 128, 20, 0.0
@@ -105,15 +105,21 @@ def decode_pipeline(context: str, windows: Sequence[Window], max_answer_tokens: 
 
 
 class HFReader:
-    """An extractive QA model from a local directory (or the local Hugging Face cache)."""
+    """An extractive QA model from a local directory (or the local Hugging Face cache), on
+    ``device`` (an ``--ambig-device`` value, resolved when the model loads)."""
 
-    def __init__(self, path: Path, profile: ScorerProfile = PROFILES["alce"]) -> None:
+    def __init__(self, path: Path, profile: ScorerProfile = PROFILES["alce"], device: str = "auto") -> None:
         self.path = path
         self.profile = profile
+        self.device_spec = device
 
     def load(self) -> None:
         """Load the model now (else on first use)."""
         self._parts  # noqa: B018
+
+    @cached_property
+    def device(self) -> str:
+        return pick_device(self.device_spec)
 
     @cached_property
     def _parts(self) -> tuple[Any, Any]:
@@ -122,7 +128,7 @@ class HFReader:
 
         tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         model = AutoModelForQuestionAnswering.from_pretrained(str(self.path), local_files_only=True)
-        model.eval()
+        model.to(self.device).eval()
         return tokenizer, model
 
     def read(self, questions: Sequence[str], context: str, usage: Any = None) -> list[str]:
@@ -151,9 +157,13 @@ class HFReader:
         offsets = encoded.pop("offset_mapping").tolist()
         with torch.no_grad():
             output = model(
-                **{k: v for k, v in encoded.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+                **{
+                    k: v.to(self.device)
+                    for k, v in encoded.items()
+                    if k in ("input_ids", "attention_mask", "token_type_ids")
+                }
             )
-        starts, ends = output.start_logits.numpy(), output.end_logits.numpy()
+        starts, ends = (logits.float().cpu().numpy() for logits in (output.start_logits, output.end_logits))
         windows: list[list[Window]] = [[] for _ in questions]
         for i, owner in enumerate(owners):
             in_context = [sid == 1 for sid in encoded.sequence_ids(i)]

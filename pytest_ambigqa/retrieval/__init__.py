@@ -71,8 +71,11 @@ def unavailable(kind: str, embedder: str | None) -> str | None:
     return None
 
 
-def open_retriever(kind: str, corpus: Corpus, cache_dir: Path, embedder: str | None) -> Retriever:
-    """Load (or build once, under the cache lock) the index of ``kind`` for ``corpus``."""
+def open_retriever(
+    kind: str, corpus: Corpus, cache_dir: Path, embedder: str | None, device: str = "auto"
+) -> Retriever:
+    """Load (or build once, under the cache lock) the index of ``kind`` for ``corpus``; the
+    embedder runs on ``device`` (an ``--ambig-device`` value)."""
     cache = IndexCache(cache_dir)
     corpus_key = corpus.sha256
     bm25 = dense = None
@@ -90,7 +93,7 @@ def open_retriever(kind: str, corpus: Corpus, cache_dir: Path, embedder: str | N
         from . import dense as dense_module
 
         path = dense_module.resolve_model(embedder)
-        model = dense_module.Embedder(path)
+        model = dense_module.Embedder(path, device)
         key = fingerprint("dense", corpus_key, dense_module.model_fingerprint(path), dense_module.FLAT_LIMIT)
         dense = cache.get(
             "dense",

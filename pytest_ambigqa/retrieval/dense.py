@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..local_models import find_local_model, offline_transformers
+from ..local_models import find_local_model, offline_transformers, pick_device
 from ..schema import Passage
 from .cache import file_sha256, fingerprint
 from .corpus import Corpus
@@ -65,17 +65,18 @@ def model_fingerprint(path: Path) -> str:
 
 
 class Embedder:
-    """Loads the model on first use, offline, quietly, on the CPU."""
+    """Loads the model on first use, offline, quietly, on ``device`` (an ``--ambig-device`` value)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, device: str = "auto") -> None:
         self.path = path
+        self.device_spec = device
 
     @cached_property
     def model(self):
         offline_transformers()
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(str(self.path), device="cpu")
+        return SentenceTransformer(str(self.path), device=pick_device(self.device_spec))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(
