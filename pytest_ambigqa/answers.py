@@ -7,7 +7,9 @@ only reads its own rows; with it, any stored answer that is not an error is reus
 
 The same table coordinates the pools of xdist workers: a process *claims* an item before
 asking the system, so each item is asked once per run, whichever worker gets there first.
-A claim whose process has died is taken over. Each write is one SQLite transaction, so a
+A claim whose process has died is taken over. Answers leave the call path: ``put`` queues
+the row and a writer thread commits whatever has queued in one transaction as soon as it is
+free (milliseconds; ``close`` at the end of the run, Ctrl-C included, writes the rest). A
 crash leaves whole rows; a corrupt file is set aside with a warning and the run goes on.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -38,6 +41,7 @@ CREATE INDEX IF NOT EXISTS answers_by_key ON answers (key, state, updated);
 CREATE TABLE IF NOT EXISTS rate (id INTEGER PRIMARY KEY CHECK (id = 1), next REAL NOT NULL);
 """
 FILE = "answers.sqlite"
+_INSERT = "INSERT OR REPLACE INTO answers (key, run, state, payload, pid, updated) VALUES (?, ?, ?, ?, ?, ?)"
 
 
 def item_fingerprint(item: AmbigItem) -> str:
@@ -75,8 +79,13 @@ def _alive(pid: int) -> bool:
 class AnswerStore:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the connection: one statement or transaction at a time
         self._db = open_database(path, SCHEMA, "SELECT count(*) FROM answers", "answer cache")
+        self._queue: list[tuple] = []  # rows ``put`` but not yet committed
+        self._queued = threading.Condition()
+        self._writer: threading.Thread | None = None
+        self._closing = False
+        self._failure: Exception | None = None  # the writer's error: raised by the next put/close
 
     def _execute(self, sql: str, args: tuple = ()) -> list[tuple]:
         with self._lock:
@@ -120,17 +129,50 @@ class AnswerStore:
             finally:
                 self._db.execute("COMMIT")
 
-    def claimant_alive(self, key: str, run: str) -> bool:
-        rows = self._execute("SELECT state, pid FROM answers WHERE key = ? AND run = ?", (key, run))
-        return bool(rows) and rows[0][0] == "claimed" and _alive(rows[0][1])
-
     def put(self, key: str, run: str, state: str, payload: Any) -> None:
+        """Queue the row for the writer thread: the caller never waits on the disk."""
+        if self._failure is not None:
+            raise self._failure
         text = json.dumps(payload) if state == "ok" else str(payload)
-        self._execute(
-            "INSERT OR REPLACE INTO answers (key, run, state, payload, pid, updated) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (key, run, state, text, os.getpid(), time.time()),
-        )
+        with self._queued:
+            if self._closing:
+                raise sqlite3.ProgrammingError("the answer store is closed")
+            self._queue.append((key, run, state, text, os.getpid(), time.time()))
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write, name="ambigqa-answers", daemon=True)
+                self._writer.start()
+            self._queued.notify()
+
+    def _write(self) -> None:
+        while True:
+            with self._queued:
+                while not self._queue and not self._closing:
+                    self._queued.wait()
+                rows, self._queue = self._queue, []
+            if not rows:
+                return  # closing, and everything is written
+            try:
+                with self._lock:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    try:
+                        self._db.executemany(_INSERT, rows)
+                    except BaseException:
+                        self._db.execute("ROLLBACK")
+                        raise
+                    self._db.execute("COMMIT")
+            except (sqlite3.Error, OSError) as exc:
+                self._failure = exc
+                return
+
+    def close(self) -> None:
+        """Write what is queued and stop the writer (raises the writer's error, if it had one)."""
+        with self._queued:
+            self._closing = True
+            self._queued.notify()
+        if self._writer is not None:
+            self._writer.join()
+        if self._failure is not None:
+            raise self._failure
 
     def reserve_slot(self, rate: float) -> float:
         """Seconds to wait before the next request, so all processes together keep to ``rate``/s."""

@@ -475,7 +475,8 @@ class AmbigRun:
         if self.rescore is not None:  # saved answers, no system at all
             return _outcome(lambda: system.answer(item, self.cfg.timeout, extras)) + (True,)
         key = answer_key(system.label, self._config_fingerprint(system), item)
-        pools = self.cfg.concurrency > 1  # pools of several processes may race for an item: claim it
+        # Only the pools of xdist workers (several processes, one run) can race for an item: claim it.
+        pools = self.cfg.concurrency > 1 and hasattr(self.config, "workerinput")
         while pools or self.cfg.resume:
             stored = self._stored(lambda store: store.done(key, self.run_id, self.cfg.resume))
             if stored is not None:  # "from the store" means from an earlier run, not another worker
@@ -654,7 +655,13 @@ class AmbigRun:
         return dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
 
     def close(self) -> None:
-        """At unconfigure: a temporary cache made for this run goes with it."""
+        """At unconfigure (Ctrl-C too): the answers still queued are written, then a temporary
+        cache made for this run goes with it."""
+        if self._store is not None:
+            try:
+                self._store.close()
+            except (sqlite3.Error, OSError) as exc:
+                self._disable_store(exc)
         if self._temporary_cache is not None:
             shutil.rmtree(self._temporary_cache, ignore_errors=True)
 

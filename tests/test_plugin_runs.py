@@ -8,10 +8,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
+from pytest_ambigqa.answers import AnswerStore
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
@@ -239,3 +241,32 @@ def test_ctrl_c_keeps_finished_answers_for_resume(system, monkeypatch):
     asked_again = [c["item"] for c in calls(system)][before:]
     assert len(asked_again) == len(MARCH) - len(stored)  # the resumed run asked for exactly the rest
     assert {c["item"] for c in calls(system)} == {i.id for i in MARCH}
+
+
+# -- the answer store's writer ---------------------------------------------------------------
+
+
+def test_store_writes_every_queued_answer_off_the_call_path(tmp_path):
+    store = AnswerStore(tmp_path / "answers.sqlite")
+    keys = [f"k{i}" for i in range(400)]
+
+    def answer(chunk):
+        for key in chunk:
+            store.put(key, "run", "ok", {"text": key})
+
+    threads = [threading.Thread(target=answer, args=(keys[i::8],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    store.close()  # what the run's end (Ctrl-C included) does: the queue is written
+    reopened = AnswerStore(tmp_path / "answers.sqlite")
+    assert all(reopened.done(k, "run", resume=False) == ("ok", {"text": k}, False) for k in keys)
+
+
+def test_a_store_write_that_fails_is_reported_not_lost_silently(tmp_path):
+    store = AnswerStore(tmp_path / "answers.sqlite")
+    store._db.close()  # the disk goes away under the writer
+    store.put("k", "run", "ok", {"text": "a"})
+    with pytest.raises(sqlite3.Error):
+        store.close()  # the run turns the store off with a warning (see test_faults)
