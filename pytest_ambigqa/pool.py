@@ -1,10 +1,13 @@
-"""Evaluating items ahead of their tests, on a bounded pool of threads.
+"""Evaluating items ahead of their tests, in two stages on bounded pools of threads.
 
 pytest runs tests one after another; the systems under evaluation mostly wait on I/O. With
-``--ambig-concurrency=N`` the items' evaluations (system call, judge and reader calls) start
-in test order on N threads, and each test takes its item's result when it gets there, so
-reports, ``-x`` and ``--lf`` behave as in a serial run. Threads are daemons: a hung system
-never keeps the process alive, and ``stop`` cancels everything not yet started.
+``--ambig-concurrency=N`` the items' system calls start in test order on N threads, and each
+test takes its item's result when it gets there, so reports, ``-x`` and ``--lf`` behave as in
+a serial run. Scoring (judge and reader calls included) is a second stage on its own N
+threads, which wait for ``ready`` (the scorers' imports and model loads, done in the
+background): a call never waits for scoring, so the first calls are in flight while NLTK,
+SciPy or a reader load. Threads are daemons: a hung system never keeps the process alive, and
+``stop`` cancels everything not yet started.
 """
 
 from __future__ import annotations
@@ -16,34 +19,64 @@ from concurrent.futures import CancelledError, Future, wait
 
 from .schema import AmbigItem, ItemResult
 
+Scoring = Callable[[], ItemResult]  # what is left to do for an item once the system answered
+
 
 class Prefetcher:
-    def __init__(self, evaluate: Callable[[AmbigItem], ItemResult], workers: int) -> None:
-        self._evaluate = evaluate
+    def __init__(
+        self, call: Callable[[AmbigItem], Scoring], workers: int, ready: threading.Event | None = None
+    ) -> None:
+        self._call = call
         self._workers = workers
+        self._ready = ready
         self._futures: dict[str, Future[ItemResult]] = {}
-        self._queue: queue.SimpleQueue[tuple[AmbigItem, Future[ItemResult]]] = queue.SimpleQueue()
+        self._calls: queue.SimpleQueue[tuple[AmbigItem, Future[ItemResult]]] = queue.SimpleQueue()
+        self._scores: queue.SimpleQueue[tuple[Scoring, Future[ItemResult]]] = queue.SimpleQueue()
         self._stopped = threading.Event()
+        self._open = 0  # futures not yet done: the scoring stage ends when none is left
+        self._open_lock = threading.Lock()
 
     def start(self, items: Sequence[AmbigItem]) -> None:
         for item in items:
             future: Future[ItemResult] = Future()
             self._futures[item.key] = future
-            self._queue.put((item, future))
-        for n in range(min(self._workers, len(items))):
-            threading.Thread(target=self._work, name=f"ambigqa-pool-{n}", daemon=True).start()
+            self._calls.put((item, future))
+        self._open = len(self._futures)
+        for future in self._futures.values():
+            future.add_done_callback(self._closed)
+        threads = min(self._workers, len(items))
+        for n in range(threads):
+            threading.Thread(target=self._call_stage, name=f"ambigqa-call-{n}", daemon=True).start()
+            threading.Thread(target=self._score_stage, name=f"ambigqa-score-{n}", daemon=True).start()
 
-    def _work(self) -> None:
+    def _closed(self, _: Future[ItemResult]) -> None:
+        with self._open_lock:
+            self._open -= 1
+
+    def _call_stage(self) -> None:
         while not self._stopped.is_set():
             try:
-                item, future = self._queue.get_nowait()
+                item, future = self._calls.get_nowait()
             except queue.Empty:
                 return
             if not future.set_running_or_notify_cancel():
                 continue
             try:
-                future.set_result(self._evaluate(item))
+                self._scores.put((self._call(item), future))
             except BaseException as exc:  # handed to the test that waits for this item
+                future.set_exception(exc)
+
+    def _score_stage(self) -> None:
+        if self._ready is not None:
+            self._ready.wait()
+        while self._open > 0:
+            try:
+                scoring, future = self._scores.get(timeout=0.5)
+            except queue.Empty:
+                continue  # calls still in flight (or hung: this daemon thread then idles with them)
+            try:
+                future.set_result(scoring())
+            except BaseException as exc:
                 future.set_exception(exc)
 
     def result(self, item: AmbigItem) -> ItemResult | None:
@@ -57,7 +90,7 @@ class Prefetcher:
             return None
 
     def stop(self, grace: float = 1.0) -> None:
-        """No new evaluations start; those running get ``grace`` seconds to finish and be stored.
+        """No new calls start; those running get ``grace`` seconds to finish, be stored and scored.
 
         A call still running after that is left to its daemon thread, so a hung system
         never holds up the end of the session.

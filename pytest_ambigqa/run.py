@@ -37,7 +37,7 @@ from .judge import Judge, JudgeSettings, LLMReader
 from .local_models import DeviceUnavailable, find_local_model, pick_device
 from .metrics.profiles import PROFILES
 from .metrics.reader import HFReader
-from .pool import Prefetcher
+from .pool import Prefetcher, Scoring
 from .report import gates, render
 from .report.output import clean, json_text, safe_output, write_text
 from .report.scorecard import Scorecard, build
@@ -379,8 +379,9 @@ class AmbigRun:
         # Without the store's claims, the pools of xdist workers would ask each other's items.
         shared = not hasattr(self.config, "workerinput") or self.store() is not None
         if self.cfg.concurrency > 1 and self._pool is None and shared:
-            self._warm()
-            self._pool = Prefetcher(lambda i: self.evaluate(i, system), self.cfg.concurrency)
+            ready = threading.Event()
+            threading.Thread(target=self._warm, args=(ready,), name="ambigqa-warm", daemon=True).start()
+            self._pool = Prefetcher(lambda i: self._call(i, system), self.cfg.concurrency, ready)
             ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
             self._pool.start([self._by_key[k] for k in ahead])
         result = self._pool.result(item) if self._pool is not None else None
@@ -404,26 +405,36 @@ class AmbigRun:
                 )
         return problems
 
-    def _warm(self) -> None:
-        """Heavy imports and model loads, once, in this thread, before pool threads share them.
+    def _warm(self, ready: threading.Event) -> None:
+        """Heavy imports and model loads, once, in one background thread, while the pool's
+        first system calls are in flight; the scoring stage waits for ``ready``.
 
         A module first imported by several threads at once can be seen half-initialised
-        (deepeval and httpx did that); loading here also keeps the first items' calls from
-        queueing behind the imports.
+        (deepeval and httpx did that), so no scorer runs before this is done. A failure here
+        is left to the scorers, which meet it again and report it on each item (n/a or error).
         """
-        from .metrics.text import split_sentences
+        try:
+            from .metrics.text import split_sentences
 
-        split_sentences("Warm up.")
-        if any(s.suite.name == "asqa" for s in self.loaded):
-            from .metrics.rouge import rouge_lsum
+            split_sentences("Warm up.")
+            if any(s.suite.name == "asqa" for s in self.loaded):
+                from .metrics.rouge import rouge_lsum
 
-            rouge_lsum("warm up", ["warm up"])
-        if self.judge is not None:
-            self.judge.warm(geval=any(s.suite.name == "condambigqa" for s in self.loaded))
-        if isinstance(self.scorers.reader, HFReader):
-            self.scorers.reader.load()
+                rouge_lsum("warm up", ["warm up"])
+            if self.judge is not None:
+                self.judge.warm(geval=any(s.suite.name == "condambigqa" for s in self.loaded))
+            if isinstance(self.scorers.reader, HFReader):
+                self.scorers.reader.load()
+        except Exception:  # noqa: BLE001, S110 - reported per item by the scorer that needs it
+            pass
+        finally:
+            ready.set()
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
+        return self._call(item, system)()
+
+    def _call(self, item: AmbigItem, system: System) -> Scoring:
+        """Ask the system (the pool's first stage); what is returned scores the answer (its second)."""
         suite = SUITES[item.suite]
         extras = suite.inputs(item, self.scorers)
         try:
@@ -434,16 +445,24 @@ class AmbigRun:
             if self.cfg.retrieval_report:
                 evidence = evidence_recall(item, self.corpus, self.retriever(), self.cfg.top_k)
         except RetrieverUnavailable as exc:
-            return suite.failed_result(item, self.scorers, "error", str(exc))
+            unopened = suite.failed_result(item, self.scorers, "error", str(exc))
+            return lambda: unopened
         if system.requires_retriever and extras.get("retriever", True) is None:
             reason = f"the system requires a retriever, and the {suite.title} setting gives none"
-            return suite.failed_result(item, self.scorers, "error", reason)
+            refused = suite.failed_result(item, self.scorers, "error", reason)
+            return lambda: refused
         started = time.perf_counter()
         answer, error, trace, cached = self._answer(item, system, extras)
         duration = time.perf_counter() - started
         if answer is None:
             failed = suite.failed_result(item, self.scorers, "error", error, duration)
-            return dataclasses.replace(failed, evidence=evidence, cached=cached, trace=trace)
+            return lambda: dataclasses.replace(failed, evidence=evidence, cached=cached, trace=trace)
+        return lambda: self._score(item, answer, duration, evidence, cached)
+
+    def _score(
+        self, item: AmbigItem, answer: Answer, duration: float, evidence: Any, cached: bool
+    ) -> ItemResult:
+        suite = SUITES[item.suite]
         try:
             scored = suite.score(item, answer, self.scorers)
         except Exception as exc:  # noqa: BLE001 - a scorer bug: this item says so, the run goes on

@@ -15,6 +15,8 @@ import pytest
 
 from pytest_ambigqa.answers import AnswerStore
 from pytest_ambigqa.cli import main as cli
+from pytest_ambigqa.pool import Prefetcher
+from pytest_ambigqa.schema import ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 MARCH = SUITES["march"].load(None, LoadOptions()).items
@@ -270,3 +272,25 @@ def test_a_store_write_that_fails_is_reported_not_lost_silently(tmp_path):
     store.put("k", "run", "ok", {"text": "a"})
     with pytest.raises(sqlite3.Error):
         store.close()  # the run turns the store off with a warning (see test_faults)
+
+
+# -- the pool's two stages ------------------------------------------------------------------
+
+
+def test_calls_never_wait_for_scoring_or_its_imports():
+    items = SUITES["march"].load(None, LoadOptions()).items
+    called, ready = [], threading.Event()
+    all_called = threading.Event()
+
+    def call(item):
+        called.append(item.key)
+        if len(called) == len(items):
+            all_called.set()
+        return lambda: ItemResult(suite=item.suite, item_id=item.id, status="ok", scores={"x": 1.0})
+
+    pool = Prefetcher(call, workers=3, ready=ready)  # scoring is held back, as by slow imports
+    pool.start(items)
+    assert all_called.wait(60)  # a deadlock guard, not a timing: every call ran with no scoring yet
+    assert sorted(called) == sorted(i.key for i in items)
+    ready.set()
+    assert [pool.result(i).item_id for i in items] == [i.id for i in items]
