@@ -134,10 +134,12 @@ class AnswerStore:
         if self._failure is not None:
             raise self._failure
         text = json.dumps(payload) if state == "ok" else str(payload)
+        row = (key, run, state, text, os.getpid(), time.time())
         with self._queued:
-            if self._closing:
-                raise sqlite3.ProgrammingError("the answer store is closed")
-            self._queue.append((key, run, state, text, os.getpid(), time.time()))
+            if self._closing:  # a call that outlived the run (after -x): written at once
+                self._execute(_INSERT, row)
+                return
+            self._queue.append(row)
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write, name="ambigqa-answers", daemon=True)
                 self._writer.start()
@@ -160,8 +162,8 @@ class AnswerStore:
                         self._db.execute("ROLLBACK")
                         raise
                     self._db.execute("COMMIT")
-            except (sqlite3.Error, OSError) as exc:
-                self._failure = exc
+            except BaseException as exc:  # noqa: BLE001 - raised by the next put or close, never lost
+                self._failure = exc if isinstance(exc, (sqlite3.Error, OSError)) else OSError(repr(exc))
                 return
 
     def close(self) -> None:

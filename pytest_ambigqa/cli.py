@@ -28,7 +28,7 @@ from .suites import SUITES, LoadedSuite, Protocol, Scorers
 from .suites.march import SETTINGS as MARCH_SETTINGS
 
 # Config fields that may differ between shards of one run.
-_PER_SHARD = ("shard",)
+_PER_SHARD = ("shard", "device")  # shards may run on different machines
 
 
 class MergeError(Exception):

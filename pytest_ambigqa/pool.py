@@ -73,7 +73,12 @@ class Prefetcher:
             try:
                 scoring, future = self._scores.get(timeout=0.5)
             except queue.Empty:
-                continue  # calls still in flight (or hung: this daemon thread then idles with them)
+                if self._stopped.is_set():
+                    return  # only hung calls are left; their tests will not run
+                continue  # calls still in flight
+            if self._stopped.is_set():  # -x, --maxfail, Ctrl-C: the answer is stored; no paid scoring
+                future.set_exception(CancelledError())
+                continue
             try:
                 future.set_result(scoring())
             except BaseException as exc:
@@ -90,7 +95,8 @@ class Prefetcher:
             return None
 
     def stop(self, grace: float = 1.0) -> None:
-        """No new calls start; those running get ``grace`` seconds to finish, be stored and scored.
+        """No new calls start, nothing more is scored; calls running get ``grace`` seconds to
+        finish and be stored.
 
         A call still running after that is left to its daemon thread, so a hung system
         never holds up the end of the session.

@@ -8,6 +8,7 @@ gathers them and builds the scorecard, gates and reports.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import json
@@ -541,7 +542,11 @@ class AmbigRun:
         with self._lock:
             if self._store_problem is not None:
                 return
-            self._store, self._store_problem = None, f"{type(exc).__name__}: {safe_str(exc)}"
+            broken, self._store = self._store, None
+            self._store_problem = f"{type(exc).__name__}: {safe_str(exc)}"
+        if broken is not None:
+            with contextlib.suppress(Exception):  # its writer thread ends; what it can still write, it writes
+                broken.close()
         warnings.warn(
             AmbigQAWarning(
                 f"the response store {self.cache_dir() / ANSWERS_FILE} cannot be used "

@@ -262,8 +262,9 @@ def test_store_writes_every_queued_answer_off_the_call_path(tmp_path):
     for t in threads:
         t.join()
     store.close()  # what the run's end (Ctrl-C included) does: the queue is written
+    store.put("late", "run", "ok", {"text": "late"})  # a call that outlived the run (-x): written at once
     reopened = AnswerStore(tmp_path / "answers.sqlite")
-    assert all(reopened.done(k, "run", resume=False) == ("ok", {"text": k}, False) for k in keys)
+    assert all(reopened.done(k, "run", resume=False) == ("ok", {"text": k}, False) for k in [*keys, "late"])
 
 
 def test_a_store_write_that_fails_is_reported_not_lost_silently(tmp_path):
@@ -294,3 +295,22 @@ def test_calls_never_wait_for_scoring_or_its_imports():
     assert sorted(called) == sorted(i.key for i in items)
     ready.set()
     assert [pool.result(i).item_id for i in items] == [i.id for i in items]
+
+
+def test_after_stop_nothing_more_is_scored():
+    items = SUITES["march"].load(None, LoadOptions()).items
+    scored, ready, all_called = [], threading.Event(), threading.Event()
+    called = []
+
+    def call(item):
+        called.append(item.key)
+        if len(called) == len(items):
+            all_called.set()
+        return lambda: scored.append(item.key)
+
+    pool = Prefetcher(call, workers=3, ready=ready)
+    pool.start(items)
+    assert all_called.wait(60)
+    pool.stop(grace=0)  # -x: the answers are in; their paid scoring must not start
+    ready.set()
+    assert [pool.result(i) for i in items] == [None] * len(items) and scored == []

@@ -19,6 +19,7 @@ only when first used.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -112,6 +113,8 @@ class HFReader:
         self.path = path
         self.profile = profile
         self.device_spec = device
+        self._loading = threading.Lock()  # one load, however many scoring threads ask at once
+        self._model: tuple[Any, Any] | None = None
 
     def load(self) -> None:
         """Load the model now (else on first use)."""
@@ -121,8 +124,14 @@ class HFReader:
     def device(self) -> str:
         return pick_device(self.device_spec)
 
-    @cached_property
+    @property
     def _parts(self) -> tuple[Any, Any]:
+        with self._loading:  # a failed load is tried again by the next item, never twice at once
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+    def _load(self) -> tuple[Any, Any]:
         offline_transformers()
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
