@@ -43,11 +43,12 @@ def run_pytest(args: list[str], cwd: Path, env: dict[str, str] | None = None) ->
     Measured as on a user's machine: Python's bytecode cache is left on (this sandbox sets
     PYTHONDONTWRITEBYTECODE=1, which makes pytest re-rewrite every plugin module in every
     process and run); Hypothesis's pytest plugin, there only because our test extra installs
-    it, is not loaded; nor is deepeval's, as the README advises (2-4 s per process).
+    it, is not loaded, nor is pytest-asyncio's (deepeval's dependency); deepeval's own is kept
+    out by pytest-ambigqa.pth.
     """
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
-    quiet = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:deepeval", "-p", "no:asyncio"]
+    quiet = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:asyncio"]
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", *quiet, "-q", *args],
         cwd=cwd,

@@ -1,4 +1,6 @@
-"""A pytest plugin for the bench scripts: per-item wall time of the whole test protocol."""
+"""A pytest plugin for the bench scripts: per-item wall time of the whole test protocol, and
+the session's end (from the last item's report to the end of every other plugin's unconfigure:
+scorecard, gates, reports, terminal summary, store close)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import time
 import pytest
 
 _times: list[float] = []
+_last_item_done: list[float] = []
 
 
 @pytest.hookimpl(wrapper=True)
@@ -18,6 +21,7 @@ def pytest_runtest_protocol(item, nextitem):
         return (yield)
     finally:
         _times.append(time.perf_counter() - started)
+        _last_item_done[:] = [time.perf_counter()]
 
 
 def pytest_sessionfinish(session):
@@ -25,3 +29,11 @@ def pytest_sessionfinish(session):
     if out and not hasattr(session.config, "workerinput"):
         with open(out, "w") as handle:
             json.dump(_times, handle)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    out = os.environ.get("AMBIGQA_BENCH_END")
+    if out and _last_item_done and not hasattr(config, "workerinput"):
+        with open(out, "w") as handle:
+            json.dump(time.perf_counter() - _last_item_done[0], handle)

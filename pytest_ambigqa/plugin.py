@@ -6,25 +6,29 @@ selected, so an idle plugin costs a project's test runs next to nothing.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import deepeval_gate
 from .config import ITEM_KEY, RUN_KEY, add_options, read_run_config
 from .schema import AmbigItem, ItemResult
 
 if TYPE_CHECKING:
     from .run import AmbigRun
 
-# deepeval (our G-Eval judge) phones home and reads .env files unless told not to. Set before
-# any test imports it, and inherited by xdist workers; a value the user set is kept.
-os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
-os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
+# Before any test imports deepeval (our G-Eval judge); xdist workers inherit it.
+deepeval_gate.quiet()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.option.verbose > 0 and deepeval_gate.blocked_by_us(config.pluginmanager):
+        return "ambigqa: deepeval's pytest plugin is not loaded in this run (-p deepeval loads it)"
+    return None
 
 
 def pytest_configure(config: pytest.Config) -> None:

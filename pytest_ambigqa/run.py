@@ -415,10 +415,7 @@ class AmbigRun:
         is left to the scorers, which meet it again and report it on each item (n/a or error).
         """
         try:
-            from .metrics.text import split_sentences
-
-            split_sentences("Warm up.")
-            if any(s.suite.name == "asqa" for s in self.loaded):
+            if any(s.suite.name == "asqa" for s in self.loaded):  # NLTK: sentences for ROUGE-Lsum
                 from .metrics.rouge import rouge_lsum
 
                 rouge_lsum("warm up", ["warm up"])

@@ -12,21 +12,15 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
-import os
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .. import deepeval_gate
 from .client import JudgeClient, JudgeUnavailable, Usage
 
-# deepeval must not phone home, read the user's .env, or write into the working directory.
-for _name, _value in (
-    ("DEEPEVAL_TELEMETRY_OPT_OUT", "1"),
-    ("DEEPEVAL_DISABLE_DOTENV", "1"),
-    ("DEEPEVAL_DISABLE_LEGACY_KEYFILE", "1"),
-):
-    os.environ.setdefault(_name, _value)
+deepeval_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
 
 CONDITION = {
     "name": "Condition Correctness",
