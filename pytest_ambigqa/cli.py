@@ -21,7 +21,7 @@ import pytest
 from .config import parse_thresholds
 from .metrics.profiles import DEFAULT_PROFILE, PROFILES
 from .report import gates, render
-from .report.output import json_text, safe_output, write_text
+from .report.output import json_document, safe_output, write_text
 from .report.scorecard import build
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Protocol, Scorers
@@ -144,7 +144,7 @@ def merge(paths: list[Path], out: Path) -> int:
     ]
     card = dataclasses.replace(card, suites=suites, shortfalls=shortfalls)
     out.mkdir(parents=True, exist_ok=True)
-    write_text(out / "scorecard.json", json_text(card.to_json(), indent=2, ensure_ascii=False) + "\n")
+    write_text(out / "scorecard.json", json_document(card.to_json()) + "\n")
     write_text(out / "scorecard.md", render.markdown(card))
     print(safe_output("\n".join(render.terminal_lines(card))))
     failed_items = [

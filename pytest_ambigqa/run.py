@@ -40,7 +40,7 @@ from .metrics.profiles import PROFILES
 from .metrics.reader import HFReader
 from .pool import Prefetcher, Scoring
 from .report import gates, render
-from .report.output import clean, json_text, safe_output, write_text
+from .report.output import clean, json_document, json_text, safe_output, write_text
 from .report.scorecard import Scorecard, build
 from .rescore import load_saved
 from .retrieval import Retriever
@@ -701,7 +701,7 @@ class AmbigRun:
         directory = self.cfg.report_dir
         assert directory is not None
         directory.mkdir(parents=True, exist_ok=True)
-        payload = json_text(card.to_json(duration=time.time() - self._started), indent=2, ensure_ascii=False)
+        payload = json_document(card.to_json(duration=time.time() - self._started))
         write_text(directory / "scorecard.json", payload + "\n")
         write_text(directory / "scorecard.md", render.markdown(card))
 

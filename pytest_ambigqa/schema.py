@@ -7,6 +7,7 @@ metrics, systems and reports agree on one vocabulary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from typing import Any, Literal
 
 AMBIGUITY_TYPES = ("semantic", "syntactic", "constraint")
@@ -184,7 +185,7 @@ class ItemResult:
         return f"{self.suite}-{self.item_id}"
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {name: getattr(self, name) for name in _result_fields()}
         data["answer"] = self.answer.to_dict() if self.answer else None
         return data
 
@@ -210,3 +211,8 @@ class ItemResult:
             index=int(data.get("index") or 0),
             cached=bool(data.get("cached")),
         )
+
+
+@lru_cache(maxsize=1)
+def _result_fields() -> tuple[str, ...]:
+    return tuple(f.name for f in fields(ItemResult))

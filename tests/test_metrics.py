@@ -170,10 +170,7 @@ def test_rouge_is_case_insensitive_and_stemmed():
     assert rouge_lsum("PARIS IS CAPITALS", ["paris is capital"]) == pytest.approx(1.0)
 
 
-@given(st.lists(unit, min_size=1, max_size=60), st.integers(0, 2**31 - 1))
-def test_rouge_bootstrap_mid_is_the_official_aggregators(values, seed):
-    """rouge-score's BootstrapAggregator, seeded through the global generator, gives the
-    very number our seeded replica gives."""
+def _official_mid(values, seed):
     from rouge_score import scoring
 
     state = np.random.get_state()
@@ -182,11 +179,23 @@ def test_rouge_bootstrap_mid_is_the_official_aggregators(values, seed):
         aggregator = scoring.BootstrapAggregator()
         for v in values:
             aggregator.add_scores({"rougeLsum": scoring.Score(v / 2, v, v)})
-        official = aggregator.aggregate()["rougeLsum"].mid.fmeasure
+        return aggregator.aggregate()["rougeLsum"].mid.fmeasure
     finally:
         np.random.set_state(state)
-    assert rouge_bootstrap_mid(values, seed) == official
+
+
+@given(st.lists(unit, min_size=1, max_size=60), st.integers(0, 2**31 - 1))
+def test_rouge_bootstrap_mid_is_the_official_aggregators(values, seed):
+    """rouge-score's BootstrapAggregator, seeded through the global generator, gives the
+    very number our seeded replica gives."""
+    assert rouge_bootstrap_mid(values, seed) == _official_mid(values, seed)
     assert min(values) - 1e-12 <= rouge_bootstrap_mid(values, seed) <= max(values) + 1e-12
+
+
+def test_rouge_bootstrap_mid_at_a_full_split_in_chunks():
+    """ASQA dev's 948 items and more, resampled in chunks: still the aggregator's number."""
+    values = list(np.random.default_rng(7).random(3000) * 0.6)
+    assert rouge_bootstrap_mid(values, 11) == _official_mid(values, 11)
 
 
 @given(texts, st.lists(texts, min_size=1, max_size=3))

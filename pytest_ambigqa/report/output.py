@@ -48,6 +48,37 @@ def _header(match: re.Match[str]) -> str:
     return f"{name}{sep}{scheme or ''}{MASK}" if credential else match.group(0)
 
 
+class _Scrubber:
+    """:func:`scrub` for one output: the environment's credentials read once, and a quick look
+    that passes over the strings no pattern could match (nearly all) untouched."""
+
+    # Each pattern needs one of these in the text: "sk-" and "://" as written; a header's
+    # name; a query parameter's "key=", "token=" or "secret=" (lower-cased).
+    _PLAIN = ("sk-", "://")
+    _LOWER = ("authorization", "api-key", "key=", "token=", "secret=")
+
+    def __init__(self) -> None:
+        self.values = _secret_values()
+        # In JSON text a value's quotes and backslashes stand escaped.
+        self.in_json = tuple({*self.values, *(json.dumps(v, ensure_ascii=False)[1:-1] for v in self.values)})
+
+    def might_hold(self, text: str, values: tuple[str, ...] | list[str]) -> bool:
+        if any(needle in text for needle in self._PLAIN) or any(v in text for v in values):
+            return True
+        lower = text.lower()
+        return any(needle in lower for needle in self._LOWER)
+
+    def __call__(self, text: str) -> str:
+        if not self.might_hold(text, self.values):
+            return text
+        for value in self.values:
+            text = text.replace(value, MASK)
+        text = _HEADER.sub(_header, text)
+        for pattern, replacement in _PATTERNS:
+            text = pattern.sub(replacement, text)
+        return text
+
+
 def scrub(text: str) -> str:
     """``text`` with every credential we can recognise replaced by ``[redacted]``.
 
@@ -55,17 +86,12 @@ def scrub(text: str) -> str:
     Bearer ...``); OpenAI-style ``sk-`` keys; credentials in URLs and key-like query
     parameters. Ordinary words ("prior authorization: required") are left alone.
     """
-    for value in _secret_values():
-        text = text.replace(value, MASK)
-    text = _HEADER.sub(_header, text)
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+    return _Scrubber()(text)
 
 
 def clean_text(text: str) -> str:
     """Encodable text: lone surrogates and the like become "?"."""
-    return text.encode("utf-8", "replace").decode("utf-8")
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def safe_output(text: str) -> str:
@@ -76,20 +102,64 @@ def safe_output(text: str) -> str:
 def clean(value: Any, *, secrets: bool = False) -> Any:
     """A JSON-able value with non-finite floats as strings and every string encodable (and,
     with ``secrets``, scrubbed)."""
+    return _clean(value, _Scrubber() if secrets else None)
+
+
+def _clean(value: Any, scrubber: _Scrubber | None) -> Any:
+    if isinstance(value, str):
+        value = clean_text(value)
+        return scrubber(value) if scrubber is not None else value
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)  # "nan", "inf", "-inf"
-    if isinstance(value, str):
-        return safe_output(value) if secrets else clean_text(value)
     if isinstance(value, dict):
-        return {clean(str(k), secrets=secrets): clean(v, secrets=secrets) for k, v in value.items()}
+        return {_clean(_key(k), scrubber): _clean(v, scrubber) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [clean(v, secrets=secrets) for v in value]
+        return [_clean(v, scrubber) for v in value]
     return value
+
+
+def _key(key: Any) -> str:
+    """A key as ``json`` spells it (``true``, ``null``, ``1.5``), any other as ``str`` does."""
+    if isinstance(key, str):
+        return key
+    return json.dumps(key) if key is None or isinstance(key, (bool, int, float)) else str(key)
 
 
 def json_text(value: Any, **kwargs: Any) -> str:
     """Standard JSON (no NaN), valid UTF-8, every string scrubbed before it is encoded."""
     return json.dumps(clean(value, secrets=True), allow_nan=False, **kwargs)
+
+
+def json_document(value: dict[str, Any], rows: str = "items") -> str:
+    """:func:`json_text` of a report, for people and for diffs: indented, except that each
+    element of the ``rows`` list stands compact on a line of its own.
+
+    Fast, because the rows are nearly all of a scorecard: ``json`` encodes indented output in
+    pure Python, and a row whose plain encoding is valid UTF-8 with nothing a credential
+    pattern could match needs no walk through :func:`clean` (the result is the same).
+    """
+    scrubber = _Scrubber()
+    parts = []
+    for key, item in value.items():
+        if key == rows and isinstance(item, list) and item:
+            lines = ",\n".join("    " + _row(row, scrubber) for row in item)
+            text = "[\n" + lines + "\n  ]"
+        else:
+            cleaned = _clean(item, scrubber)
+            text = json.dumps(cleaned, allow_nan=False, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+        parts.append(f"  {json.dumps(_clean(_key(key), scrubber), ensure_ascii=False)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}" if parts else "{}"
+
+
+def _row(row: Any, scrubber: _Scrubber) -> str:
+    try:
+        text = json.dumps(row, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")  # a lone surrogate fails here
+        if not scrubber.might_hold(text, scrubber.in_json):
+            return text
+    except (TypeError, ValueError):  # NaN, a lone surrogate, a key json cannot spell
+        pass
+    return json.dumps(_clean(row, scrubber), allow_nan=False, ensure_ascii=False)
 
 
 def write_text(path: Path, text: str) -> None:

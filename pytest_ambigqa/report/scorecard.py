@@ -162,16 +162,23 @@ def _reason(results: Sequence[ItemResult], metric: str) -> str | None:
     return reasons.most_common(1)[0][0] if reasons else None
 
 
-def summarize(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
+def summarize(
+    metric: str,
+    results: Sequence[ItemResult],
+    seed: int,
+    *scope: str,
+    known: Mapping[str, MetricSummary] | None = None,
+) -> MetricSummary:
     """One metric over ``results`` by its spec's aggregation (see ``metrics.AGGREGATIONS``).
 
     Errored and missing items carry 0 for correctness metrics; but when no answered item
     could be scored (the system never reports what the metric reads, say), those zeros
-    alone make no number: the metric is n/a with the answered items' reason.
+    alone make no number: the metric is n/a with the answered items' reason. ``known``:
+    the same results' summaries so far, which a metric built from others reuses.
     """
     spec = METRICS[metric]
     if spec.aggregation == "geometric":
-        return _summarize_geometric(metric, results, seed, *scope)
+        return _summarize_geometric(metric, results, seed, *scope, known=known or {})
     source = spec.item_metric
     scored = [r for r in results if source in r.scores]
     answered = [r for r in results if r.status == "ok"]
@@ -219,7 +226,9 @@ def _summarize_pooled(
     return MetricSummary(metric, len(scored), unscored, reason, value, low, high)
 
 
-def _summarize_geometric(metric: str, results: Sequence[ItemResult], seed: int, *scope: str) -> MetricSummary:
+def _summarize_geometric(
+    metric: str, results: Sequence[ItemResult], seed: int, *scope: str, known: Mapping[str, MetricSummary]
+) -> MetricSummary:
     """A suite score built from two suite values: DR = sqrt(QA-F1 x ROUGE-Lsum).
 
     As ASQA's ``scoring.py`` computes it, on the printed 0-100 scale, with its ROUGE-Lsum
@@ -227,7 +236,7 @@ def _summarize_geometric(metric: str, results: Sequence[ItemResult], seed: int, 
     is cheaper than a bootstrap of bootstrap mids and differs from it by their difference.
     """
     spec = METRICS[metric]
-    parts = [summarize(m, results, seed, *scope) for m in spec.of]
+    parts = [known[m] if m in known else summarize(m, results, seed, *scope) for m in spec.of]
     missing = next((p for p in parts if p.mean is None), None)
     if missing is not None:
         return MetricSummary(metric, 0, len(results), missing.reason, None, None, None)
@@ -312,13 +321,9 @@ def build(
                 items=len(suite_results),
                 errors=sum(r.status == "error" for r in suite_results),
                 missing=sum(r.status == "missing" for r in suite_results),
-                metrics={m: summarize(m, suite_results, seed, name) for m in suite.suite.metrics},
+                metrics=_summaries(suite.suite.metrics, suite_results, seed, name),
                 slices=[
-                    Slice(
-                        kind,
-                        len(part),
-                        {m: summarize(m, part, seed, name, kind) for m in suite.suite.metrics},
-                    )
+                    Slice(kind, len(part), _summaries(suite.suite.metrics, part, seed, name, kind))
                     for kind, part in parts
                 ],
                 evidence=evidence,
@@ -340,6 +345,14 @@ def build(
         retrieval=retrieval,
         judge=judge,
     )
+
+
+def _summaries(metrics: Sequence[str], results: Sequence[ItemResult], seed: int, *scope: str) -> dict:
+    """Every metric of a suite over ``results``, in order, each computed once."""
+    done: dict[str, MetricSummary] = {}
+    for metric in metrics:
+        done[metric] = summarize(metric, results, seed, *scope, known=done)
+    return done
 
 
 def _data_warnings(suite: Suite, items: Sequence[AmbigItem]) -> list[str]:

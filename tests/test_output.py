@@ -1,0 +1,55 @@
+"""The writers' fast paths change no output: the scrubber's quick look and the report's rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ambigqa.report import output
+
+SECRET = 'k3y"with\\quote-0123456789'
+# Pieces of every pattern, of the secret, and the characters JSON escapes.
+pieces = st.sampled_from(
+    ["sk-", "abcdefghijklmnop", "://", "user:pw@", "Authorization", "API-KEY", ": ", "Bearer ", "?key=",
+     "&token=", "secret=", SECRET, SECRET[:5], '"', "\\", "\n", "é", "\ud800", " ", "x"]
+)  # fmt: skip
+texts = st.lists(pieces, max_size=12).map("".join)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _secret_in_the_environment():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MY_SERVICE_API_KEY", SECRET)
+        yield
+
+
+def _every_pattern(text: str) -> str:
+    """scrub without the quick look: every substitution, on every string."""
+    for value in output._secret_values():
+        text = text.replace(value, output.MASK)
+    text = output._HEADER.sub(output._header, text)
+    for pattern, replacement in output._PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+@given(texts)
+def test_the_quick_look_never_skips_a_credential(text):
+    assert output.scrub(text) == _every_pattern(text)
+
+
+@given(st.lists(st.dictionaries(texts, st.one_of(texts, st.floats(), st.booleans(), st.none()), max_size=3)))
+def test_a_report_reads_back_as_the_slow_path_writes_it(rows):
+    document = {"suites": [{"name": "x"}], "items": rows, "timing": {"duration": float("nan")}}
+    text = output.json_document(document)
+    text.encode("utf-8")  # valid UTF-8 whatever the rows hold
+    assert json.loads(text) == json.loads(output.json_text(document))
+    assert SECRET not in text and json.dumps(SECRET)[1:-1] not in text
+
+
+def test_each_row_stands_on_its_own_line():
+    text = output.json_document({"a": {"b": 1}, "items": [{"x": 1}, {"y": "sk-abcdefghijklmnopq"}]})
+    assert text.splitlines()[5:7] == ['    {"x": 1},', '    {"y": "sk-[redacted]"}']
