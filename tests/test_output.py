@@ -41,12 +41,27 @@ def test_the_quick_look_never_skips_a_credential(text):
     assert output.scrub(text) == _every_pattern(text)
 
 
-@given(st.lists(st.dictionaries(texts, st.one_of(texts, st.floats(), st.booleans(), st.none()), max_size=3)))
-def test_a_report_reads_back_as_the_slow_path_writes_it(rows):
+def _walked(value, **kwargs) -> str:
+    """json_text the long way: every string of ``value`` cleaned and scrubbed, then encoded."""
+    return json.dumps(output._clean(value, output._Scrubber()), allow_nan=False, **kwargs)
+
+
+values = st.one_of(texts, st.floats(), st.booleans(), st.none(), st.integers())
+rows = st.lists(st.dictionaries(st.one_of(texts, st.booleans(), st.integers()), values, max_size=3))
+
+
+@given(rows)
+def test_plain_values_skip_the_walk_and_write_the_same(rows):
+    assert output.json_text(rows) == _walked(rows)
+    assert output.json_text(rows, ensure_ascii=False) == _walked(rows, ensure_ascii=False)
+
+
+@given(rows)
+def test_a_report_reads_back_as_the_walk_writes_it(rows):
     document = {"suites": [{"name": "x"}], "items": rows, "timing": {"duration": float("nan")}}
     text = output.json_document(document)
     text.encode("utf-8")  # valid UTF-8 whatever the rows hold
-    assert json.loads(text) == json.loads(output.json_text(document))
+    assert json.loads(text) == json.loads(_walked(document))
     assert SECRET not in text and json.dumps(SECRET)[1:-1] not in text
 
 

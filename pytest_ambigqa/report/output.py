@@ -31,7 +31,16 @@ _PATTERNS = (
 
 def _secret_values() -> list[str]:
     """The values of the environment's credentials (OPENAI_API_KEY and the like), longest first:
-    variables named like a key, token, secret or password whose value looks like one."""
+    variables named like a key, token, secret or password whose value looks like one.
+
+    Read again whenever the environment has changed (a comparison of its raw mapping, in C),
+    since every string written is checked against them: reading it item by item cost more
+    than the rest of the plugin's work per item.
+    """
+    raw = getattr(os.environ, "_data", None)
+    cached = _SECRETS_SEEN.get("environ")
+    if raw is not None and cached is not None and cached[0] == raw:
+        return cached[1]
     values = {
         v
         for k, v in os.environ.items()
@@ -39,7 +48,13 @@ def _secret_values() -> list[str]:
         and (len(v) >= 12 or (k == "OPENAI_API_KEY" and len(v) >= 8))
         and not any(c.isspace() for c in v)
     }
-    return sorted(values, key=len, reverse=True)
+    found = sorted(values, key=len, reverse=True)
+    if raw is not None:
+        _SECRETS_SEEN["environ"] = (dict(raw), found)
+    return found
+
+
+_SECRETS_SEEN: dict[str, tuple[dict, list[str]]] = {}
 
 
 def _header(match: re.Match[str]) -> str:
@@ -127,39 +142,46 @@ def _key(key: Any) -> str:
 
 def json_text(value: Any, **kwargs: Any) -> str:
     """Standard JSON (no NaN), valid UTF-8, every string scrubbed before it is encoded."""
-    return json.dumps(clean(value, secrets=True), allow_nan=False, **kwargs)
+    return _encoded(value, _Scrubber(), **kwargs)
+
+
+def _encoded(value: Any, scrubber: _Scrubber, **kwargs: Any) -> str:
+    """:func:`json_text` without walking ``value`` when it needs nothing of :func:`clean`.
+
+    Nearly every value is plain: finite numbers, valid text, no credential. One encoding in
+    C shows it (a lone surrogate fails to encode, a NaN fails ``allow_nan``, a key ``json``
+    cannot spell fails, and the scrubber's look sees the whole text); only the others are
+    walked. Either way the result is the same.
+    """
+    try:
+        plain = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        plain.encode("utf-8")
+        if not scrubber.might_hold(plain, scrubber.in_json):
+            same = kwargs == {"ensure_ascii": False}
+            return plain if same else json.dumps(value, allow_nan=False, **kwargs)
+    except (TypeError, ValueError):
+        pass
+    return json.dumps(_clean(value, scrubber), allow_nan=False, **kwargs)
 
 
 def json_document(value: dict[str, Any], rows: str = "items") -> str:
     """:func:`json_text` of a report, for people and for diffs: indented, except that each
     element of the ``rows`` list stands compact on a line of its own.
 
-    Fast, because the rows are nearly all of a scorecard: ``json`` encodes indented output in
-    pure Python, and a row whose plain encoding is valid UTF-8 with nothing a credential
-    pattern could match needs no walk through :func:`clean` (the result is the same).
+    Fast, because the rows are nearly all of a scorecard and ``json`` encodes indented output
+    in pure Python: each row is encoded compactly, by :func:`_encoded`.
     """
     scrubber = _Scrubber()
     parts = []
     for key, item in value.items():
         if key == rows and isinstance(item, list) and item:
-            lines = ",\n".join("    " + _row(row, scrubber) for row in item)
+            lines = ",\n".join("    " + _encoded(row, scrubber, ensure_ascii=False) for row in item)
             text = "[\n" + lines + "\n  ]"
         else:
             cleaned = _clean(item, scrubber)
             text = json.dumps(cleaned, allow_nan=False, ensure_ascii=False, indent=2).replace("\n", "\n  ")
         parts.append(f"  {json.dumps(_clean(_key(key), scrubber), ensure_ascii=False)}: {text}")
     return "{\n" + ",\n".join(parts) + "\n}" if parts else "{}"
-
-
-def _row(row: Any, scrubber: _Scrubber) -> str:
-    try:
-        text = json.dumps(row, allow_nan=False, ensure_ascii=False)
-        text.encode("utf-8")  # a lone surrogate fails here
-        if not scrubber.might_hold(text, scrubber.in_json):
-            return text
-    except (TypeError, ValueError):  # NaN, a lone surrogate, a key json cannot spell
-        pass
-    return json.dumps(_clean(row, scrubber), allow_nan=False, ensure_ascii=False)
 
 
 def write_text(path: Path, text: str) -> None:

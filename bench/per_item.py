@@ -1,0 +1,86 @@
+"""The plugin's own cost per item, against a bare parametrized pytest test doing the same call
+and STR-EM. Target (issue 10): under 1 ms per item on top.
+
+Both runs take the same N MARCH items and the same zero-latency system (it returns the gold
+long answer); the bare test calls it and computes STR-EM with our metric function, the
+plugin run does what a user's run does (every MARCH metric, the answer store, the JUnit
+properties, the scorecard). Per item is pytest's whole test protocol for the item
+(``_timing.py``: setup, call, teardown, reports), so start-up and the session's end are
+left out; the runs alternate and the medians of their per-item medians are compared.
+
+    python bench/per_item.py [--items 1000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+from _common import run_pytest, scaled
+
+SYSTEM = """
+def answer(question, item):
+    return item.long_answers[0]
+"""
+
+BARE = """
+import os
+from pathlib import Path
+
+import pytest
+
+from bench_system import answer
+from pytest_ambigqa.metrics.coverage import str_em, str_em_hits
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+ITEMS = SUITES["march"].load(Path(os.environ["AMBIGQA_BENCH_DATA"]), LoadOptions()).items
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=[item.key for item in ITEMS])
+def test_item(item):
+    text = answer(item.question, item)
+    assert 0 <= str_em(str_em_hits([i.short_answers for i in item.interpretations], text)) <= 1
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "bench_system.py").write_text(SYSTEM)
+        (root / "test_bare.py").write_text(BARE)
+        data = scaled("march", args.items, root)
+        times = root / "times.json"
+        env = {
+            "AMBIGQA_BENCH_TIMES": str(times),
+            "AMBIGQA_BENCH_DATA": str(data),
+            "PYTHONPATH": f"{Path(__file__).parent}:{root}",
+        }
+        runs = {
+            "bare pytest test": ["-p", "_timing", "test_bare.py"],
+            "pytest-ambigqa": [
+                "-p", "_timing", "--ambig-suite=march", f"--ambig-data={data}",
+                "--ambig-system=bench_system:answer", f"--ambig-cache-dir={root / 'cache'}",
+            ],
+        }  # fmt: skip
+        per_item: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.rounds):
+            for name, options in runs.items():
+                run_pytest(options, root, env=env)
+                per_item[name].append(statistics.median(json.loads(times.read_text())) * 1000)
+        bare, ours = (statistics.median(per_item[name]) for name in runs)
+        print(f"{args.items} MARCH items, zero-latency system, per-item protocol, median of {args.rounds}:")
+        for name, values in per_item.items():
+            each = ", ".join(f"{v:.3f}" for v in values)
+            print(f"  {name:<18} {statistics.median(values):.3f} ms  ({each})")
+        print(f"  the plugin's own cost: {ours - bare:.3f} ms per item")
+
+
+if __name__ == "__main__":
+    main()
