@@ -13,9 +13,12 @@ from pathlib import Path
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 
-def scaled(suite: str, n: int, directory: Path) -> Path:
-    """``n`` items for ``suite``: the bundled sample repeated with fresh ids, in its own format."""
-    raw = json.loads(SUITES[suite].sample_path().read_text(encoding="utf-8"))
+def scaled(suite: str, n: int, directory: Path, source: Path | None = None) -> Path:
+    """``n`` items for ``suite``: the bundled sample (or ``source``, JSON or JSON lines)
+    repeated with fresh ids, in its own format."""
+    text = (source or SUITES[suite].sample_path()).read_text(encoding="utf-8")
+    lines = text.lstrip()[:1] == "{"  # JSON lines (the real ASQA dev sample); our samples are lists
+    raw = [json.loads(line) for line in text.splitlines() if line.strip()] if lines else json.loads(text)
     key = "sample_id" if suite == "asqa" else "id"
     records = [_copy(raw[i % len(raw)], key, i) for i in range(n)]
     path = directory / f"{suite}_{n}.json"

@@ -112,6 +112,7 @@ def merge(paths: list[Path], out: Path) -> int:
             condambigqa_setting=config.get("condambigqa_setting") or "main",
             march_setting=config.get("march_setting") or MARCH_SETTINGS[0],
             profile=PROFILES[config.get("profile") or DEFAULT_PROFILE],
+            metrics=frozenset(config["metrics"]) if config.get("metrics") is not None else None,
         ),
         config["seed"],
         system=cards[0]["system"],

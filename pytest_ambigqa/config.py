@@ -47,6 +47,13 @@ OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", str(DEFAULT_TIMEOUT)),
     ("--ambig-report", "DIR", "write scorecard.json and scorecard.md into DIR", None),
     (
+        "--ambig-metrics",
+        "NAMES",
+        "compute only these metrics, comma-separated (the others are not asked for: no reader, judge "
+        "or ROUGE runs for them)",
+        None,
+    ),
+    (
         "--ambig-fail-under",
         "[SUITE:]METRIC=VALUE,...",
         "fail the run if a suite score is below VALUE (printed scale)",
@@ -207,6 +214,7 @@ class RunConfig:
     system: str | None = None
     timeout: float | None = DEFAULT_TIMEOUT
     report_dir: Path | None = None
+    metrics: tuple[str, ...] | None = None  # --ambig-metrics: None is every metric
     fail_under: tuple[Threshold, ...] = ()
     gate: str = "mean"
     item_min: tuple[Threshold, ...] = ()
@@ -251,6 +259,7 @@ class RunConfig:
             "seed": self.seed,
             "system": redact(self.system) if self.system else None,
             "timeout": self.timeout,
+            "metrics": list(self.metrics) if self.metrics is not None else None,
             "fail_under": [str(t) for t in self.fail_under],
             "gate": self.gate,
             "item_min": [str(t) for t in self.item_min],
@@ -350,7 +359,12 @@ def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Pa
 
 
 def parse_thresholds(
-    option: str, text: str | None, suites: tuple[str, ...], *, item_scale: bool
+    option: str,
+    text: str | None,
+    suites: tuple[str, ...],
+    *,
+    item_scale: bool,
+    metrics: tuple[str, ...] | None = None,
 ) -> tuple[Threshold, ...]:
     if not text:
         return ()
@@ -362,6 +376,8 @@ def parse_thresholds(
             raise pytest.UsageError(f"{option}: suite '{suite}' is not selected ({', '.join(suites)})")
         candidates = [suite] if suite else list(suites)
         valid = sorted({m for s in candidates for m in SUITES[s].metrics})
+        if metrics is not None and metric in valid and metric not in metrics:
+            raise pytest.UsageError(f"{option}: {metric} is not computed in this run (--ambig-metrics)")
         if metric not in valid:
             raise pytest.UsageError(
                 f"{option}: unknown metric '{metric}' for {', '.join(candidates)} (valid: {', '.join(valid)})"
@@ -383,6 +399,27 @@ def parse_thresholds(
                 )
         out.append(Threshold(suite, metric, value))
     return tuple(out)
+
+
+def _metrics(text: str | None, suites: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``--ambig-metrics``: names of the selected suites' metrics; each suite keeps at least one."""
+    if not text:
+        return None
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    valid = sorted({m for s in suites for m in SUITES[s].metrics})
+    for name in names:
+        if name not in valid:
+            raise pytest.UsageError(
+                f"--ambig-metrics: unknown metric '{name}' for {', '.join(suites)} "
+                f"(valid: {', '.join(valid)})"
+            )
+    for suite in suites:
+        if not set(names) & set(SUITES[suite].metrics):
+            raise pytest.UsageError(
+                f"--ambig-metrics: none of {', '.join(names)} is a metric of {suite} "
+                f"(its metrics: {', '.join(SUITES[suite].metrics)})"
+            )
+    return names
 
 
 def _price(text: str | None) -> tuple[float, float] | None:
@@ -507,8 +544,9 @@ def read_run_config(config: pytest.Config) -> RunConfig:
     march_setting = _protocol(config, "--ambig-march-setting", MARCH_SETTINGS, saved)
     profile = _choice(config, "--ambig-scorer-profile", tuple(PROFILES))
     retriever = _choice(config, "--ambig-retriever", RETRIEVERS)
+    metrics = _metrics(_value(config, "--ambig-metrics"), suites)
     fail_under = parse_thresholds(
-        "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False
+        "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False, metrics=metrics
     )
     for t in fail_under:
         if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
@@ -526,10 +564,11 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         system=_value(config, "--ambig-system"),
         timeout=timeout or None,
         report_dir=base / Path(report).expanduser() if report else None,
+        metrics=metrics,
         fail_under=fail_under,
         gate=gate,
         item_min=parse_thresholds(
-            "--ambig-item-min", _value(config, "--ambig-item-min"), suites, item_scale=True
+            "--ambig-item-min", _value(config, "--ambig-item-min"), suites, item_scale=True, metrics=metrics
         ),
         max_error_rate=(
             _number("--ambig-max-error-rate", max_error_rate, low=0, high=1) if max_error_rate else None

@@ -36,6 +36,7 @@ from .config import ITEM_KEY, RUN_KEY, RunConfig
 from .errors import AmbigQAWarning
 from .judge import Judge, JudgeSettings, LLMReader
 from .local_models import DeviceUnavailable, find_local_model, pick_device
+from .metrics import METRICS
 from .metrics.profiles import PROFILES
 from .metrics.reader import HFReader
 from .pool import Prefetcher, Scoring
@@ -111,6 +112,7 @@ class AmbigRun:
             condambigqa_setting=cfg.condambigqa_setting,
             march_setting=cfg.march_setting,
             profile=PROFILES[cfg.profile],
+            metrics=frozenset(cfg.metrics) if cfg.metrics is not None else None,
         )
         self.rescore = load_saved(cfg.rescore) if cfg.rescore else None
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
@@ -415,13 +417,15 @@ class AmbigRun:
         is left to the scorers, which meet it again and report it on each item (n/a or error).
         """
         try:
-            if any(s.suite.name == "asqa" for s in self.loaded):  # NLTK: sentences for ROUGE-Lsum
+            asqa = any(s.suite.name == "asqa" for s in self.loaded)
+            if asqa and self.scorers.wants("rouge_lsum"):  # NLTK: sentences for ROUGE-Lsum
                 from .metrics.rouge import rouge_lsum
 
                 rouge_lsum("warm up", ["warm up"])
-            if self.judge is not None:
+            needs = {METRICS[m].needs for s in self.loaded for m in self.scorers.selected(s.suite.metrics)}
+            if self.judge is not None and "judge" in needs:
                 self.judge.warm(geval=any(s.suite.name == "condambigqa" for s in self.loaded))
-            if isinstance(self.scorers.reader, HFReader):
+            if isinstance(self.scorers.reader, HFReader) and "reader" in needs:
                 self.scorers.reader.load()
         except Exception:  # noqa: BLE001, S110 - reported per item by the scorer that needs it
             pass
@@ -467,18 +471,19 @@ class AmbigRun:
             error = f"scoring failed: {type(exc).__name__}: {safe_str(exc)[:300]}"
             failed = suite.failed_result(item, self.scorers, "error", error, duration)
             return dataclasses.replace(failed, answer=answer, evidence=evidence, cached=cached)
+        keep = self.scorers.keep
         return ItemResult(
             suite=item.suite,
             item_id=item.id,
             status="ok",
             ambiguity_type=item.ambiguity_type,
-            scores=scored.scores,
-            unscored=scored.unscored,
+            scores=keep(scored.scores),
+            unscored=keep(scored.unscored),
             answer=answer,
             duration=duration,
             evidence=evidence,
-            samples=scored.samples,
-            units=scored.units,
+            samples=keep(scored.samples),
+            units=keep(scored.units),
             details=scored.details,
             usage=scored.usage,
             index=item.index,
@@ -624,7 +629,7 @@ class AmbigRun:
             self.scorers,
             self.cfg.seed,
             system=system,
-            config=self.cfg.to_dict(),
+            config=self.cfg.to_dict() | self._device_used(),
             versions=_versions(),
             retrieval=self._retrieval_info(),
             judge=self.judge.describe() if self.judge else None,
@@ -652,6 +657,18 @@ class AmbigRun:
         if (shortfalls or self._unmet) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def _device_used(self) -> dict[str, str]:
+        """Where the local models ran (what ``--ambig-device=auto`` chose), when the run had one;
+        every process of a run on one machine picks alike."""
+        reader = self.scorers.reader
+        if not isinstance(reader, HFReader) and self.cfg.retriever not in ("dense", "hybrid"):
+            return {}
+        try:
+            device = reader.device if isinstance(reader, HFReader) else pick_device(self.cfg.device)
+            return {"device_used": device}
+        except (DeviceUnavailable, ImportError):
+            return {}
+
     def _protocol(self, loaded: LoadedSuite, inputs: list[str]) -> Protocol:
         """The suite's protocol for this run, with what makes it an upper bound or easier."""
         suite = loaded.suite
@@ -666,6 +683,10 @@ class AmbigRun:
                 f"files{gold}, not Wikipedia as the papers do: an easier search (give a corpus with "
                 "--ambig-corpus)"
             )
+        if self.cfg.metrics is not None:
+            left = [m for m in suite.metrics if m not in self.cfg.metrics]
+            if left:
+                notes.append(f"not computed (--ambig-metrics): {', '.join(left)}")
         if loaded.is_sample:
             notes.append("the items are the bundled sample, written for this project, not the benchmark's")
         elif len(loaded.items) < loaded.total:

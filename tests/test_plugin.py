@@ -468,6 +468,18 @@ def test_error_rate_gate_and_item_min(pytester):
             ["--ambig-suite=march", "--ambig-march-fields=answers=a"],
             "ERROR: --ambig-march-fields: unknown field 'answers' (valid: *",
         ),
+        (
+            ["--ambig-suite=march", "--ambig-metrics=str_em,rouge"],
+            "ERROR: --ambig-metrics: unknown metric 'rouge' for march (valid: *",
+        ),
+        (
+            ["--ambig-suite=march,asqa", "--ambig-metrics=rouge_lsum"],
+            "ERROR: --ambig-metrics: none of rouge_lsum is a metric of march (its metrics: str_em, *",
+        ),
+        (
+            ["--ambig-suite=asqa", "--ambig-metrics=str_em", "--ambig-fail-under=rouge_lsum=30"],
+            "ERROR: --ambig-fail-under: rouge_lsum is not computed in this run (--ambig-metrics)",
+        ),
     ],
 )
 def test_bad_input_is_one_usage_error_line(pytester, args, message):
@@ -557,3 +569,34 @@ def test_data_option_uses_a_real_file(pytester, shared_data):
     card_ = suite_card(card, "condambigqa")
     assert card_["items"] == 20 and not card_["is_sample"] and card_["source"] == str(path)
     assert Path(card_["source"]).exists()
+
+
+def test_only_the_metrics_asked_for_are_computed(pytester):
+    """--ambig-metrics: the others are named as not computed, never dropped in silence, and
+    what only they need (NLTK and ROUGE for ASQA) is never loaded."""
+    pytester.makeconftest(
+        """
+import sys
+
+def pytest_sessionfinish(session):
+    with open("loaded.txt", "w") as out:
+        out.write(" ".join(m for m in ("nltk", "rouge_score") if m in sys.modules))
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--ambig-report=report", "--ambig-suite=asqa", "--ambig-system=oracle",
+        "--ambig-metrics=str_em,str_hit",
+    )  # fmt: skip
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
+    assert result.ret == 0
+    asqa = suite_card(card, "asqa")
+    assert list(asqa["metrics"]) == ["str_em", "str_hit"]
+    assert all(
+        set(item["scores"]) == {"str_em", "str_hit"} and not item["unscored"] for item in card["items"]
+    )
+    assert any("not computed (--ambig-metrics): cover_em, rouge_lsum" in n for n in asqa["protocol"]["notes"])
+    assert card["config"]["metrics"] == ["str_em", "str_hit"]
+    result.stdout.fnmatch_lines(
+        ["*note: not computed (--ambig-metrics): cover_em, rouge_lsum*", "*STR-EM*100.0*"]
+    )
+    assert (pytester.path / "loaded.txt").read_text() == ""

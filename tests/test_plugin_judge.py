@@ -197,7 +197,13 @@ def test_hf_reader_gives_disambig_f1_and_dr(pytester, tiny_qa_model):
     assert asqa["dr"]["mean"] == pytest.approx(expected)  # DR from the suite means, as ASQA's scorer does
     assert suite(card, "march")["metrics"]["disambig_f1"]["n"] == 2
     result.stdout.fnmatch_lines(["*Disambig-F1*[[]*[]]*", "*DR*"])
-    assert card["config"]["device"] == "auto"
+    import torch
+
+    chosen = "cuda" if torch.cuda.is_available() else "cpu"
+    assert card["config"]["device"] == "auto" and card["config"]["device_used"] == chosen  # what auto chose
+    result.stdout.fnmatch_lines(
+        [f"*local models (reader, dense embedder) ran on {chosen} (--ambig-device=auto)"]
+    )
 
 
 def test_an_explicit_accelerator_that_is_not_there_stops_the_run(pytester, tiny_qa_model):

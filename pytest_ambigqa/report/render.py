@@ -106,6 +106,11 @@ def _system_lines(card: Scorecard) -> list[str]:
         lines.append(f"  receives: {', '.join(system['inputs'])}")
     if system.get("gold_inputs"):
         lines.append(f"  gold inputs ({', '.join(system['gold_inputs'])}): scores are an upper bound")
+    if card.config.get("device_used"):
+        lines.append(
+            f"  local models (reader, dense embedder) ran on {card.config['device_used']} "
+            f"(--ambig-device={card.config.get('device', 'auto')})"
+        )
     stored = sum(r.cached for r in card.results)
     if stored:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)

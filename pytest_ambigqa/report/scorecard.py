@@ -304,6 +304,7 @@ def build(
         ]
         ordered.extend(suite_results)
         parts = _parts(suite_results, suite.suite.sliced_by_type)
+        metrics = scorers.selected(suite.suite.metrics)
         evidence = []
         if any(r.evidence for r in suite_results):
             evidence = [
@@ -321,16 +322,16 @@ def build(
                 items=len(suite_results),
                 errors=sum(r.status == "error" for r in suite_results),
                 missing=sum(r.status == "missing" for r in suite_results),
-                metrics=_summaries(suite.suite.metrics, suite_results, seed, name),
+                metrics=_summaries(metrics, suite_results, seed, name),
                 slices=[
-                    Slice(kind, len(part), _summaries(suite.suite.metrics, part, seed, name, kind))
+                    Slice(kind, len(part), _summaries(metrics, part, seed, name, kind))
                     for kind, part in parts
                 ],
                 evidence=evidence,
                 variance=_variance(suite_results, name, item_min),
                 protocol=(protocols or {}).get(name, OPEN_RETRIEVAL),
                 profile=scorers.profile.title if suite.suite.uses_profile else None,
-                outside=suite.suite.outside_setting(scorers),
+                outside=scorers.keep(suite.suite.outside_setting(scorers)),
                 data_warnings=_data_warnings(suite.suite, chosen),
             )
         )

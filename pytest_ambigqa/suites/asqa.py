@@ -67,7 +67,9 @@ class Asqa(Suite):
         first line, ``[n]`` citation marks removed; ASQA: the whole answer)."""
         text = scorers.profile.prepare(answer.text)
         scored = Scored(long_form_scores(item, answer, scorers.profile), scorers.unavailable(self.metrics))
-        if item.long_answers:
+        if not scorers.wants("rouge_lsum"):
+            pass  # not asked for (--ambig-metrics): NLTK and ROUGE stay unloaded
+        elif item.long_answers:
             scored.scores["rouge_lsum"] = rouge_lsum(text, item.long_answers)
         else:
             scored.unscored["rouge_lsum"] = "item has no reference long answer"

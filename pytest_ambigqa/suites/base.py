@@ -7,6 +7,7 @@ import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -79,14 +80,39 @@ class Scorers:
     condambigqa_setting: str = "main"
     march_setting: str = "open-retrieval"
     profile: ScorerProfile = PROFILES[DEFAULT_PROFILE]
+    metrics: frozenset[str] | None = None  # --ambig-metrics: None is every metric
+
+    def selected(self, metrics: Sequence[str]) -> tuple[str, ...]:
+        """The metrics among a suite's ``metrics`` that this run computes and reports."""
+        return tuple(metrics) if self.metrics is None else tuple(m for m in metrics if m in self.metrics)
+
+    def wants(self, *item_metrics: str) -> bool:
+        """Whether any of these item scores feeds a selected metric (so is worth computing)."""
+        return self.metrics is None or any(m in _needed(self.metrics) for m in item_metrics)
+
+    def keep(self, values: dict[str, Any]) -> dict[str, Any]:
+        """``values`` (item scores, reasons) without those no selected metric reads."""
+        return values if self.metrics is None else {k: v for k, v in values.items() if self.wants(k)}
 
     def unavailable(self, metrics: Sequence[str]) -> dict[str, str]:
         """The metrics among ``metrics`` that need a model this run does not have."""
         return {
             m: NOT_CONFIGURED[need]
-            for m in metrics
+            for m in self.selected(metrics)
             if (need := METRICS[m].needs) and getattr(self, need) is None
         }
+
+
+@lru_cache(maxsize=8)
+def _needed(selected: frozenset[str]) -> frozenset[str]:
+    """The item scores the selected metrics are computed from (DR: QA-F1 and ROUGE-Lsum)."""
+    needed = set(selected)
+    for name in selected:
+        spec = METRICS[name]
+        needed.add(spec.item_metric)
+        for part in spec.of:
+            needed.update((part, METRICS[part].item_metric))
+    return frozenset(needed)
 
 
 @dataclass(frozen=True)
@@ -153,10 +179,10 @@ class Suite:
         self, item: AmbigItem, scorers: Scorers, status: Status, error: str, duration: float = 0.0
     ) -> ItemResult:
         """An item with no answer: 0 for correctness metrics, the others unscored."""
-        unscored = scorers.unavailable(self.metrics) | self.outside_setting(scorers)
+        unscored = scorers.unavailable(self.metrics) | scorers.keep(self.outside_setting(scorers))
         reason = "system error" if status == "error" else error
         scores = {}
-        for name in self.metrics:
+        for name in scorers.selected(self.metrics):
             if name in unscored or METRICS[name].suite_level:
                 continue
             if METRICS[name].correctness:
@@ -192,7 +218,7 @@ def long_form_scores(item: AmbigItem, answer: Answer, profile: ScorerProfile) ->
 
 def add_reader_scores(scored: Scored, item: AmbigItem, text: str, scorers: Scorers) -> None:
     """Disambig-F1/EM/Hit: the reader answers each clarified question from the long answer."""
-    if scorers.reader is None:
+    if scorers.reader is None or not scorers.wants("disambig_f1", "disambig_em", "disambig_hit"):
         return
     usage = Usage()
     questions = [i.question or i.condition or item.question for i in item.interpretations]

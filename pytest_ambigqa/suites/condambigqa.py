@@ -95,7 +95,7 @@ class CondAmbigQA(Suite):
             scored.scores["citation"] = citation_precision(cited, gold)
             scored.scores["unofficial_citations"] = float(sum(not is_official_citation(c) for c in cited))
         add_self_report(scored, item, answer)
-        if scorers.judge is not None:
+        if scorers.judge is not None and scorers.wants(*setting.metrics):
             add_judgement(
                 scored,
                 setting.metrics,

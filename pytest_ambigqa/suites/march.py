@@ -92,8 +92,8 @@ class March(Suite):
         scored = Scored(long_form_scores(item, answer, scorers.profile), scorers.unavailable(self.metrics))
         add_reader_scores(scored, item, scorers.profile.prepare(answer.text), scorers)
         add_self_report(scored, item, answer)
-        if scorers.judge is not None:
-            judged = [m for m in self.metrics if m.startswith("judge")]
+        judged = [m for m in self.metrics if m.startswith("judge")]
+        if scorers.judge is not None and scorers.wants(*judged):
             add_judgement(scored, judged, lambda usage: scorers.judge.march(item, answer.text, usage))
         return scored
 
