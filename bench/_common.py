@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -69,3 +70,11 @@ def median_of(runs: int, fn) -> float:
     """The median of ``runs`` timings, after one untimed warm-up run (caches filled)."""
     fn()
     return statistics.median(fn() for _ in range(runs))
+
+
+def arguments(doc: str, **defaults: int | float) -> argparse.Namespace:
+    """The script's options, ``--name N`` for each default (``rounds=3`` gives ``--rounds``)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    for name, default in defaults.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default)
+    return parser.parse_args()

@@ -13,13 +13,12 @@ left out; the runs alternate and the medians of their per-item medians are compa
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import tempfile
 from pathlib import Path
 
-from _common import run_pytest, scaled
+from _common import arguments, run_pytest, scaled
 
 SYSTEM = """
 def answer(question, item):
@@ -47,10 +46,7 @@ def test_item(item):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = arguments(__doc__, items=1000, rounds=3)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "bench_system.py").write_text(SYSTEM)

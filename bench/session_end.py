@@ -10,20 +10,16 @@ suites in one run (6,000 items).
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import tempfile
 from pathlib import Path
 
-from _common import run_pytest, scaled
+from _common import arguments, run_pytest, scaled
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=2000)
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = arguments(__doc__, items=2000, runs=3)
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         data = {suite: scaled(suite, args.items, directory) for suite in ("march", "asqa", "condambigqa")}

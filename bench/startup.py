@@ -12,7 +12,6 @@ is on, as on a user's machine (``_common.run_pytest`` explains why).
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -20,6 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _common import arguments
 
 REPO = Path(__file__).resolve().parent.parent
 ENVS = Path(__file__).resolve().parent / ".envs"
@@ -53,9 +54,7 @@ def _run(python: Path, *extra: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    args = parser.parse_args()
+    args = arguments(__doc__, rounds=7)
     core, full = _env("core", ""), _env("all", "[all]")
     variants = {
         "core only": (core,),
