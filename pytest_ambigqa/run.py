@@ -126,6 +126,7 @@ class AmbigRun:
         self._store: AnswerStore | None = None
         self._store_problem: str | None = None  # why the store is off, once it failed
         self._pool: Prefetcher | None = None
+        self._warming: threading.Thread | None = None
         self._order: list[str] = []  # keys of the builtin items in the order this process runs them
         worker = getattr(config, "workerinput", None)
         self.run_id = worker["ambigqa_run"] if worker and "ambigqa_run" in worker else uuid.uuid4().hex
@@ -383,7 +384,9 @@ class AmbigRun:
         shared = not hasattr(self.config, "workerinput") or self.store() is not None
         if self.cfg.concurrency > 1 and self._pool is None and shared:
             ready = threading.Event()
-            threading.Thread(target=self._warm, args=(ready,), name="ambigqa-warm", daemon=True).start()
+            self._warming = threading.Thread(target=self._warm, args=(ready,), name="ambigqa-warm")
+            self._warming.daemon = True
+            self._warming.start()
             self._pool = Prefetcher(lambda i: self._call(i, system), self.cfg.concurrency, ready)
             ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
             self._pool.start([self._by_key[k] for k in ahead])
@@ -698,7 +701,11 @@ class AmbigRun:
 
     def close(self) -> None:
         """At unconfigure (Ctrl-C too): the answers still queued are written, then a temporary
-        cache made for this run goes with it."""
+        cache made for this run goes with it. Imports the warm-up started are let finish: a
+        module half imported by a thread that outlives the run breaks whoever imports it next
+        in this process (a second session in one process, pytester's inline runs)."""
+        if self._warming is not None:
+            self._warming.join(timeout=120)
         if self._store is not None:
             try:
                 self._store.close()

@@ -27,6 +27,11 @@ import json, os, time
 LOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.jsonl")
 def answer(question, item):
     start = time.time()
+    hold, release = os.environ.get("HOLD_AFTER"), os.path.join(os.path.dirname(LOG), "release")
+    while hold and os.path.exists(LOG) and len(open(LOG).readlines()) >= int(hold):
+        if os.path.exists(release) or time.time() > start + 60:
+            break
+        time.sleep(0.02)  # the calls after the first HOLD_AFTER wait for the test's word
     time.sleep(float(os.environ.get("SLEEP", "0")))
     if item.id == os.environ.get("FAIL_ON"):
         raise RuntimeError("flaky")
@@ -214,7 +219,8 @@ def test_hung_system_is_cut_without_blocking_the_pool(system, monkeypatch):
 
 
 def test_ctrl_c_keeps_finished_answers_for_resume(system, monkeypatch):
-    env = {**os.environ, "SLEEP": "0.4", "PYTEST_ADDOPTS": "-p no:deepeval -p no:asyncio"}
+    # The run cannot end before the signal, however slowly this machine lets the test poll.
+    env = {**os.environ, "SLEEP": "0.4", "HOLD_AFTER": "4", "PYTEST_ADDOPTS": "-p no:deepeval -p no:asyncio"}
     args = [
         sys.executable,
         "-m",
@@ -230,6 +236,7 @@ def test_ctrl_c_keeps_finished_answers_for_resume(system, monkeypatch):
     while len(calls(system)) < 4 and time.time() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
+    (system.path / "release").touch()  # the held calls come back; the run must still stop
     output = proc.communicate(timeout=60)[0].decode()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
     with sqlite3.connect(system.path / "cache" / "answers.sqlite") as db:
@@ -237,7 +244,10 @@ def test_ctrl_c_keeps_finished_answers_for_resume(system, monkeypatch):
     before = len(calls(system))
     assert 4 <= len(stored) <= before < len(MARCH)  # the answers that came back were kept
     resumed = subprocess.run(
-        [*args, "--ambig-resume"], cwd=system.path, env={**env, "SLEEP": "0"}, capture_output=True
+        [*args, "--ambig-resume"],
+        cwd=system.path,
+        env={**env, "SLEEP": "0", "HOLD_AFTER": ""},
+        capture_output=True,
     )
     assert resumed.returncode == 0, resumed.stdout.decode()[-2000:]
     asked_again = [c["item"] for c in calls(system)][before:]

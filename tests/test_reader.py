@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -10,7 +13,7 @@ from hypothesis import strategies as st
 from pytest_ambigqa.local_models import DeviceUnavailable, pick_device
 from pytest_ambigqa.metrics.profiles import PROFILES
 from pytest_ambigqa.metrics.qa import disambig_scores, exact_match, token_f1
-from pytest_ambigqa.metrics.reader import HFReader, decode, decode_pipeline
+from pytest_ambigqa.metrics.reader import Batcher, HFReader, decode, decode_pipeline
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 ITEMS = [i for name in ("march", "asqa") for i in SUITES[name].load(None, LoadOptions()).items]
@@ -187,3 +190,80 @@ def test_an_accelerator_that_is_not_there_is_refused_not_replaced():
     with pytest.raises(DeviceUnavailable, match="'cuda:99': torch .*CUDA device"):
         pick_device("cuda:99")  # no machine this runs on has 100 GPUs
     assert pick_device("cpu") == "cpu"
+
+
+# -- one forward pass for the items read at the same moment -----------------------------------
+
+
+def _wait_until(condition, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.001)
+
+
+def _held(batcher: Batcher, reads: list, queued: int) -> list:
+    """Run ``reads`` on threads while the first pass is held until ``queued`` more wait."""
+    release = threading.Event()
+    forward = batcher.forward
+
+    def held(inputs):
+        if batcher.passes == 0:
+            release.wait(30)
+        return forward(inputs)
+
+    batcher.forward = held
+    results: list = [None] * len(reads)
+
+    def run(n: int) -> None:
+        try:
+            results[n] = reads[n]()
+        except Exception as exc:  # noqa: BLE001 - the test looks at it
+            results[n] = exc
+
+    threads = [threading.Thread(target=run, args=(0,))]
+    threads[0].start()
+    _wait_until(lambda: batcher._running)
+    threads += [threading.Thread(target=run, args=(n,)) for n in range(1, len(reads))]
+    for thread in threads[1:]:
+        thread.start()
+    _wait_until(lambda: len(batcher._pending) == queued)
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    return results
+
+
+def test_items_read_together_share_a_pass_and_read_as_they_do_alone(tiny_qa_model):
+    reader = HFReader(tiny_qa_model, PROFILES["alce"], "cpu")
+    cases = [
+        ([i.question for i in item.interpretations], " ".join(p.text for p in item.passages) * 2)
+        for item in ITEMS[:6]
+    ]
+    alone = [reader.read(q, c) for q, c in cases]
+    assert reader.batcher.passes == len(cases)
+    together = HFReader(tiny_qa_model, PROFILES["alce"], "cpu")
+    together.load()
+    results = _held(
+        together.batcher, [lambda q=q, c=c: together.read(q, c) for q, c in cases], len(cases) - 1
+    )
+    assert results == alone  # the same spans, to the character
+    assert together.batcher.passes == 2  # the first item alone, then the five that queued behind it
+
+
+def test_a_failing_pass_fails_only_the_items_that_fail_alone():
+    import torch
+
+    def forward(inputs):
+        rows = inputs["input_ids"]
+        if (rows < 0).any():
+            raise RuntimeError("a bad window")
+        values = rows.sum(dim=1).numpy().astype(float)
+        return values, -values
+
+    batcher = Batcher(forward)
+    inputs = [{"input_ids": torch.tensor([[n, n]])} for n in (1, 2, -3, 4)]
+    results = _held(batcher, [lambda i=i: batcher(i) for i in inputs], 3)
+    assert [r[0].tolist() for r in (results[0], results[1], results[3])] == [[2.0], [4.0], [8.0]]
+    assert isinstance(results[2], RuntimeError)
+    assert not batcher._running and not batcher._pending

@@ -105,6 +105,104 @@ def decode_pipeline(context: str, windows: Sequence[Window], max_answer_tokens: 
     return "" if min_null > best_score else best_text
 
 
+class _Request:
+    def __init__(self, inputs: dict[str, Any]) -> None:
+        self.inputs = inputs
+        self.rows = len(next(iter(inputs.values())))
+        self.done = threading.Event()
+        self.result: tuple[np.ndarray, np.ndarray] | None = None
+        self.error: BaseException | None = None
+
+
+class Batcher:
+    """One forward pass for the windows of every item being read at the same moment.
+
+    Items are scored on several threads at once (``--ambig-concurrency``); a thread that finds
+    a pass running queues its windows and waits, and the thread running passes takes all that
+    queued (up to ``max_rows``) into the next one. Nothing waits for company: a lone item goes
+    through at once, so a serial run is as before. Every window is padded to ``MAX_LENGTH``,
+    so windows of different items stack; a row's logits do not depend on the rows beside it
+    on the CPU (``tests/test_reader.py`` checks that batched and lone reads agree), while on
+    a GPU the kernels chosen for a batch size may move them in the last bits. A pass that
+    fails is tried again item by item, so that only the items that fail alone fail.
+    """
+
+    def __init__(self, forward, max_rows: int = 64) -> None:
+        self.forward = forward  # stacked inputs -> (start logits, end logits), numpy, one row per window
+        self.max_rows = max_rows
+        self.passes = 0
+        self._lock = threading.Lock()
+        self._pending: list[_Request] = []
+        self._running = False
+
+    def __call__(self, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        request = _Request(inputs)
+        with self._lock:
+            self._pending.append(request)
+            lead = not self._running
+            self._running = True
+        if lead:
+            self._serve()
+        request.done.wait()
+        if request.error is not None:
+            raise request.error
+        assert request.result is not None
+        return request.result
+
+    def _serve(self) -> None:
+        """Run passes until nothing is queued; whoever queued meanwhile is served too."""
+        while True:
+            with self._lock:
+                batch, rows = [], 0
+                while self._pending and (not batch or rows + self._pending[0].rows <= self.max_rows):
+                    batch.append(self._pending.pop(0))
+                    rows += batch[-1].rows
+                if not batch:
+                    self._running = False
+                    return
+            try:
+                self._run(batch)
+            except Exception as exc:  # noqa: BLE001 - whose windows failed? each is tried alone
+                self._alone(batch, exc)
+            except BaseException as exc:  # Ctrl-C: nobody may wait for a pass that will not come
+                with self._lock:
+                    waiting, self._pending, self._running = batch + self._pending, [], False
+                for request in waiting:
+                    request.error = exc
+                    request.done.set()
+                raise
+
+    def _alone(self, batch: list[_Request], exc: Exception) -> None:
+        """A failed pass fails only the items whose own windows fail (out of memory with
+        company, say, but not alone)."""
+        if len(batch) == 1:
+            batch[0].error = exc
+            batch[0].done.set()
+            return
+        for request in batch:
+            try:
+                self._run([request])
+            except Exception as own:  # noqa: BLE001 - this item's reader metrics go unscored
+                request.error = own
+                request.done.set()
+
+    def _run(self, batch: list[_Request]) -> None:
+        import torch
+
+        stacked = (
+            batch[0].inputs
+            if len(batch) == 1
+            else {k: torch.cat([r.inputs[k] for r in batch]) for k in batch[0].inputs}
+        )
+        starts, ends = self.forward(stacked)
+        self.passes += 1
+        at = 0
+        for request in batch:
+            request.result = (starts[at : at + request.rows], ends[at : at + request.rows])
+            at += request.rows
+            request.done.set()
+
+
 class HFReader:
     """An extractive QA model from a local directory (or the local Hugging Face cache), on
     ``device`` (an ``--ambig-device`` value, resolved when the model loads)."""
@@ -115,6 +213,7 @@ class HFReader:
         self.device_spec = device
         self._loading = threading.Lock()  # one load, however many scoring threads ask at once
         self._model: tuple[Any, Any] | None = None
+        self.batcher = Batcher(self._forward)
 
     def load(self) -> None:
         """Load the model now (else on first use)."""
@@ -141,9 +240,7 @@ class HFReader:
         return tokenizer, model
 
     def read(self, questions: Sequence[str], context: str, usage: Any = None) -> list[str]:
-        import torch
-
-        tokenizer, model = self._parts
+        tokenizer, _ = self._parts
         if not questions:
             return []
         pipeline = self.profile.reader_decoding == "pipeline"
@@ -164,15 +261,9 @@ class HFReader:
         )
         owners = encoded.pop("overflow_to_sample_mapping").tolist()
         offsets = encoded.pop("offset_mapping").tolist()
-        with torch.no_grad():
-            output = model(
-                **{
-                    k: v.to(self.device)
-                    for k, v in encoded.items()
-                    if k in ("input_ids", "attention_mask", "token_type_ids")
-                }
-            )
-        starts, ends = (logits.float().cpu().numpy() for logits in (output.start_logits, output.end_logits))
+        starts, ends = self.batcher(
+            {k: v for k, v in encoded.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        )
         windows: list[list[Window]] = [[] for _ in questions]
         for i, owner in enumerate(owners):
             in_context = [sid == 1 for sid in encoded.sequence_ids(i)]
@@ -186,6 +277,14 @@ class HFReader:
         if pipeline:
             return [decode_pipeline(context, w, self.profile.max_answer_tokens) for w in windows]
         return [decode(context, w, self.profile.max_answer_tokens) for w in windows]
+
+    def _forward(self, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        _, model = self._parts
+        with torch.no_grad():
+            output = model(**{k: v.to(self.device) for k, v in inputs.items()})
+        return tuple(logits.float().cpu().numpy() for logits in (output.start_logits, output.end_logits))
 
 
 def _word_span(encoded: Any, window: int, token: int, offset: Sequence[int]) -> tuple[int, int]:
