@@ -72,7 +72,7 @@ def median_of(runs: int, fn) -> float:
     return statistics.median(fn() for _ in range(runs))
 
 
-def arguments(doc: str, **defaults: int | float) -> argparse.Namespace:
+def arguments(doc: str, **defaults: int | float | str) -> argparse.Namespace:
     """The script's options, ``--name N`` for each default (``rounds=3`` gives ``--rounds``)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     for name, default in defaults.items():

@@ -221,16 +221,19 @@ def test_hung_system_is_cut_without_blocking_the_pool(system, monkeypatch):
 def test_ctrl_c_keeps_finished_answers_for_resume(system, monkeypatch):
     # The run cannot end before the signal, however slowly this machine lets the test poll.
     env = {**os.environ, "SLEEP": "0.4", "HOLD_AFTER": "4", "PYTEST_ADDOPTS": "-p no:deepeval -p no:asyncio"}
-    args = [
-        sys.executable,
-        "-m",
-        "pytest",
+    options = [
         "--ambig-suite=march",
         "--ambig-system=mysys:answer",
         "--ambig-cache-dir=cache",
         "--ambig-concurrency=2",
-        "-q",
     ]
+    # Ctrl-C as a terminal sends it, whatever this process inherited: a shell that started
+    # it in the background (`cmd &`) leaves SIGINT ignored, and so would the child be.
+    interruptible = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv[0] = 'pytest'; runpy.run_module('pytest', run_name='__main__')"
+    )
+    args = [sys.executable, "-c", interruptible, *options, "-q"]
     proc = subprocess.Popen(args, cwd=system.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.time() + 60
     while len(calls(system)) < 4 and time.time() < deadline:

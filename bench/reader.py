@@ -1,0 +1,83 @@
+"""The extractive reader (Disambig-F1) one item at a time against items read together.
+
+A RoBERTa-large-shaped QA model with random weights (hidden 1024, 16 heads; ``--layers`` of
+its 24, so the CPU finishes) and a vocabulary from the bundled samples reads the ASQA
+sample's questions against their long answers: first one item after another, then from
+``--threads`` threads at once, as ``--ambig-concurrency`` scores them, so that the reader's
+batcher puts the windows of the items waiting together into one forward pass. Items/s of
+both, and whether every span agrees. ``--device cuda`` where a GPU is available.
+
+    python bench/reader.py [--items 48] [--threads 8] [--layers 4] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from _common import arguments
+
+from pytest_ambigqa.metrics.profiles import PROFILES
+from pytest_ambigqa.metrics.reader import HFReader
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+
+def _model(directory: Path, layers: int, words: str) -> Path:
+    import torch
+    from transformers import BertTokenizerFast, RobertaConfig, RobertaForQuestionAnswering
+
+    vocab = sorted(set(re.findall(r"\w+", words.lower())))
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    (directory / "vocab.txt").write_text("\n".join([*special, *vocab]) + "\n")
+    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(0)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=1024,
+        num_hidden_layers=layers,
+        num_attention_heads=16,
+        intermediate_size=4096,
+        max_position_embeddings=514,
+        type_vocab_size=2,
+    )
+    RobertaForQuestionAnswering(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def main() -> None:
+    args = arguments(__doc__, items=48, threads=8, layers=4, device="cpu")
+    sample = SUITES["asqa"].load(None, LoadOptions()).items
+    items = [sample[i % len(sample)] for i in range(args.items)]
+    cases = [([i.question for i in item.interpretations], item.long_answers[0]) for item in items]
+    words = " ".join(q for qs, c in cases for q in qs) + " ".join(c for _, c in cases)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _model(Path(tmp), args.layers, words)
+        lone = HFReader(path, PROFILES["asqa"], args.device)
+        lone.read(*cases[0])  # load and warm up
+        started = time.perf_counter()
+        alone = [lone.read(q, c) for q, c in cases]
+        serial = time.perf_counter() - started
+        together = HFReader(path, PROFILES["asqa"], args.device)
+        together.read(*cases[0])
+        passes = together.batcher.passes
+        started = time.perf_counter()
+        with ThreadPoolExecutor(args.threads) as pool:
+            batched = list(pool.map(lambda case: together.read(*case), cases))
+        concurrent = time.perf_counter() - started
+    windows = sum(len(q) for q, _ in cases)
+    shape = f"{args.layers}-layer RoBERTa-large shape"
+    print(f"{args.items} ASQA items ({windows} questions), {shape}, {args.device}:")
+    print(f"  one item at a time   {args.items / serial:6.2f} items/s  ({args.items} forward passes)")
+    print(
+        f"  {args.threads} threads, batched  {args.items / concurrent:6.2f} items/s  "
+        f"({together.batcher.passes - passes} forward passes), {serial / concurrent:.2f}x"
+    )
+    print(f"  spans agree: {alone == batched}")
+
+
+if __name__ == "__main__":
+    main()
