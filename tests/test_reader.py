@@ -244,6 +244,8 @@ def test_items_read_together_share_a_pass_and_read_as_they_do_alone(tiny_qa_mode
     assert reader.batcher.passes == len(cases)
     together = HFReader(tiny_qa_model, PROFILES["alce"], "cpu")
     together.load()
+    assert together.batcher.max_rows == 1  # the CPU reads one item per pass (no faster batched)
+    together.batcher.max_rows = 64  # as on a GPU
     results = _held(
         together.batcher, [lambda q=q, c=c: together.read(q, c) for q, c in cases], len(cases) - 1
     )
@@ -261,7 +263,7 @@ def test_a_failing_pass_fails_only_the_items_that_fail_alone():
         values = rows.sum(dim=1).numpy().astype(float)
         return values, -values
 
-    batcher = Batcher(forward)
+    batcher = Batcher(forward, max_rows=64)
     inputs = [{"input_ids": torch.tensor([[n, n]])} for n in (1, 2, -3, 4)]
     results = _held(batcher, [lambda i=i: batcher(i) for i in inputs], 3)
     assert [r[0].tolist() for r in (results[0], results[1], results[3])] == [[2.0], [4.0], [8.0]]

@@ -31,6 +31,7 @@ from ..local_models import offline_transformers, pick_device
 from .profiles import PROFILES, ScorerProfile
 
 MAX_LENGTH, STRIDE, N_BEST, NULL_THRESHOLD = 384, 128, 20, 0.0
+GPU_BATCH_ROWS = 64  # windows per forward pass on a GPU, across the items read at once
 _MASKED = -10000.0  # the pipeline's logit for tokens outside the context
 
 
@@ -125,9 +126,13 @@ class Batcher:
     on the CPU (``tests/test_reader.py`` checks that batched and lone reads agree), while on
     a GPU the kernels chosen for a batch size may move them in the last bits. A pass that
     fails is tried again item by item, so that only the items that fail alone fail.
+
+    ``max_rows`` 1 keeps every item in a pass of its own: on this project's 2-core CPU,
+    passes of several items read no faster (2.57-2.67 items/s against 2.65 alone; 2.21 with
+    64-row passes, ``bench/reader.py``), so :class:`HFReader` batches on CUDA devices only.
     """
 
-    def __init__(self, forward, max_rows: int = 64) -> None:
+    def __init__(self, forward, max_rows: int = 1) -> None:
         self.forward = forward  # stacked inputs -> (start logits, end logits), numpy, one row per window
         self.max_rows = max_rows
         self.passes = 0
@@ -237,6 +242,7 @@ class HFReader:
         tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         model = AutoModelForQuestionAnswering.from_pretrained(str(self.path), local_files_only=True)
         model.to(self.device).eval()
+        self.batcher.max_rows = GPU_BATCH_ROWS if self.device.startswith("cuda") else 1
         return tokenizer, model
 
     def read(self, questions: Sequence[str], context: str, usage: Any = None) -> list[str]:
