@@ -1,14 +1,10 @@
-"""pytest-ambigqa: ambiguous-question benchmarks (MARCH, CondAmbigQA, ASQA) as pytest tests.
-
-PYTEST_DONT_REWRITE: ``pytest-ambigqa.pth`` imports this package at interpreter start, before
-pytest could rewrite it (it has no asserts); the marker keeps pytest from warning about that.
-"""
+"""pytest-ambigqa: ambiguous-question benchmarks (MARCH, CondAmbigQA, ASQA) as pytest tests."""
 
 from __future__ import annotations
 
 from importlib import import_module
 
-TYPE_CHECKING = False  # not typing's: importing typing costs every interpreter 10 ms (see below)
+TYPE_CHECKING = False  # not typing's, whose import alone costs 10 ms
 if TYPE_CHECKING:
     from typing import Any
 
@@ -17,8 +13,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-# Every name is imported on first use: ``pytest-ambigqa.pth`` imports this package in every
-# interpreter (deepeval_gate), and the plugin in every pytest run.
+# Every name is imported on first use: the plugin imports this package in every pytest run.
 _HOMES = {
     "AmbigItem": ".schema",
     "Answer": ".schema",

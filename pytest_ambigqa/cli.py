@@ -28,7 +28,7 @@ from .suites import SUITES, LoadedSuite, Protocol, Scorers
 from .suites.march import SETTINGS as MARCH_SETTINGS
 
 # Config fields that may differ between shards of one run.
-_PER_SHARD = ("shard", "device")  # shards may run on different machines
+_PER_SHARD = ("shard", "device", "device_used")  # shards may run on different machines
 
 
 class MergeError(Exception):
@@ -84,6 +84,9 @@ def merge(paths: list[Path], out: Path) -> int:
                 raise MergeError(f"{path}: item {result.key} is in two shards")
             results[result.key] = result
     config = {**cards[0]["config"], "shard": None}
+    used = sorted({c["config"]["device_used"] for c in cards if c["config"].get("device_used")})
+    if used:
+        config["device_used"] = ", ".join(used)  # every device a shard's models ran on
     suites = config["suites"]
     info = {s["name"]: s for card in cards for s in card["suites"]}
     loaded = []

@@ -10,15 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import deepeval_gate
+import pytest_ambigqa_gate
+
 from .config import ITEM_KEY, RUN_KEY, add_options, read_run_config
 from .schema import AmbigItem, ItemResult
 
 if TYPE_CHECKING:
     from .run import AmbigRun
-
-# Before any test imports deepeval (our G-Eval judge); xdist workers inherit it.
-deepeval_gate.quiet()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,7 +24,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    if config.option.verbose > 0 and deepeval_gate.blocked_by_us(config.pluginmanager):
+    if config.option.verbose > 0 and pytest_ambigqa_gate.blocked_by_us(config.pluginmanager):
         return "ambigqa: deepeval's pytest plugin is not loaded in this run (-p deepeval loads it)"
     return None
 
@@ -34,6 +32,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     cfg = read_run_config(config)
     if cfg.suites:
+        pytest_ambigqa_gate.quiet()  # before any test imports deepeval (our judge); workers inherit it
         from .run import AmbigRun
 
         run = AmbigRun(config, cfg)

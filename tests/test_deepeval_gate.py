@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from _pytest.config import PytestPluginManager
 
-from pytest_ambigqa import deepeval_gate
+import pytest_ambigqa_gate
 
 PROBE = """
 import json, os, sys
@@ -31,12 +31,19 @@ def test_probe(pytestconfig):
 """
 
 
-def _calls(pm: PytestPluginManager, group: str = "pytest11", name: str | None = None):
+def _calls(pm: PytestPluginManager, group: str = "pytest11", name: str | None = None) -> bool:
+    """Whether deepeval was blocked while pytest loaded the entry points."""
     calls = []
-    gated = deepeval_gate._gate(lambda self, group, name=None: calls.append((group, name)) or 0)
-    gated(pm, group, name)
-    assert calls == [(group, name)]  # pytest's own loading always goes on
-    return pm.is_blocked("deepeval")
+
+    def load(self, group, name=None):
+        calls.append((group, name, self.is_blocked("deepeval")))
+        return 0
+
+    before = pm.is_blocked("deepeval")
+    pytest_ambigqa_gate._gate(load)(pm, group, name)
+    assert [c[:2] for c in calls] == [(group, name)]  # pytest's own loading always goes on
+    assert pm.is_blocked("deepeval") == before  # out of the autoload only: later loads may take it
+    return calls[0][2]
 
 
 @pytest.fixture
@@ -48,7 +55,7 @@ def clean_env(monkeypatch):
 def test_a_plain_run_blocks_deepeval(clean_env):
     pm = PytestPluginManager()
     assert _calls(pm)
-    assert deepeval_gate.blocked_by_us(pm)
+    assert pytest_ambigqa_gate.blocked_by_us(pm)
 
 
 @pytest.mark.parametrize(
@@ -60,15 +67,21 @@ def test_a_plain_run_blocks_deepeval(clean_env):
         ),
         pytest.param(lambda pm, mp: pm.set_blocked("ambigqa"), id="no-ambigqa"),
         pytest.param(lambda pm, mp: pm.register(object(), "deepeval"), id="p-deepeval"),
+        pytest.param(lambda pm, mp: pm.set_blocked("deepeval"), id="p-no-deepeval"),
     ],
 )
 def test_a_run_that_asks_for_deepeval_keeps_it(monkeypatch, clean_env, setup):
     pm = PytestPluginManager()
     setup(pm, monkeypatch)
-    assert not _calls(pm)
-    assert not deepeval_gate.blocked_by_us(pm)
+    assert _calls(pm) == pm.is_blocked("deepeval")  # blocked only where the user blocked it
+    assert not pytest_ambigqa_gate.blocked_by_us(pm)
     if pm.get_plugin("deepeval") is not None:
         assert pm.has_plugin("deepeval")  # loaded by -p before autoload: never unregistered
+
+
+def test_plugins_named_like_it_do_not_count(monkeypatch, clean_env):
+    monkeypatch.setenv("PYTEST_PLUGINS", "my_deepeval_helpers")
+    assert _calls(PytestPluginManager())
 
 
 def test_loading_one_named_plugin_is_left_alone(clean_env):
@@ -78,11 +91,13 @@ def test_loading_one_named_plugin_is_left_alone(clean_env):
 
 def test_quiet_keeps_what_the_user_set(monkeypatch):
     monkeypatch.setenv("DEEPEVAL_TELEMETRY_OPT_OUT", "0")
-    for name in set(deepeval_gate.QUIET) - {"DEEPEVAL_TELEMETRY_OPT_OUT"}:
+    for name in set(pytest_ambigqa_gate.QUIET) - {"DEEPEVAL_TELEMETRY_OPT_OUT"}:
         monkeypatch.delenv(name, raising=False)
-    deepeval_gate.quiet()
+    pytest_ambigqa_gate.quiet()
     assert os.environ["DEEPEVAL_TELEMETRY_OPT_OUT"] == "0"
-    assert all(os.environ[name] == "1" for name in set(deepeval_gate.QUIET) - {"DEEPEVAL_TELEMETRY_OPT_OUT"})
+    assert all(
+        os.environ[name] == "1" for name in set(pytest_ambigqa_gate.QUIET) - {"DEEPEVAL_TELEMETRY_OPT_OUT"}
+    )
 
 
 # --- end to end, in this environment ---------------------------------------------------
@@ -137,6 +152,19 @@ def test_an_ambig_run_never_imports_deepeval(project):
 def test_p_deepeval_loads_it(project):
     path, env = project
     done = _pytest(path, env, "-p", "deepeval", "test_probe.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _probes(path) == [{"plugin": True, "imported": True, "worker": False}]
+
+
+def test_required_plugins_and_a_conftest_still_load_it(project):
+    path, env = project
+    (path / "pytest.ini").write_text("[pytest]\nrequired_plugins = deepeval\n")
+    done = _pytest(path, env, "test_probe.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _probes(path) == [{"plugin": True, "imported": True, "worker": False}]
+    (path / "pytest.ini").unlink()
+    (path / "conftest.py").write_text('pytest_plugins = ["deepeval"]\n')
+    done = _pytest(path, env, "test_probe.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert _probes(path) == [{"plugin": True, "imported": True, "worker": False}]
 

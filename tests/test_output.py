@@ -14,7 +14,8 @@ SECRET = 'k3y"with\\quote-0123456789'
 # Pieces of every pattern, of the secret, and the characters JSON escapes.
 pieces = st.sampled_from(
     ["sk-", "abcdefghijklmnop", "://", "user:pw@", "Authorization", "API-KEY", ": ", "Bearer ", "?key=",
-     "&token=", "secret=", SECRET, SECRET[:5], '"', "\\", "\n", "é", "\ud800", " ", "x"]
+     "&token=", "secret=", SECRET, SECRET[:5], '"', "\\", "\n", "é", "\ud800", " ", "x",
+     "Authorızation", "apı-key", "?ſecret=", "\u212aey="]
 )  # fmt: skip
 texts = st.lists(pieces, max_size=12).map("".join)
 

@@ -600,3 +600,26 @@ def pytest_sessionfinish(session):
         ["*note: not computed (--ambig-metrics): cover_em, rouge_lsum*", "*STR-EM*100.0*"]
     )
     assert (pytester.path / "loaded.txt").read_text() == ""
+
+
+def test_selected_metrics_keep_errored_items_and_their_reasons(pytester):
+    """An item the system failed counts 0 in what the selection is built from (ROUGE-Lsum for
+    its official mid; QA-F1 for DR), and DR without a reader is n/a, not a failed gate."""
+    pytester.makepyfile(
+        flaky="""
+def answer(question, item):
+    if item.index % 3 == 0:
+        raise RuntimeError("down")
+    return item.long_answers[0]
+"""
+    )
+    base = ["--ambig-suite=asqa", "--ambig-system=flaky:answer"]
+    _, whole = scorecard(pytester, *base, report="whole")
+    result, only = scorecard(pytester, *base, "--ambig-metrics=rouge_lsum_mid,dr", report="only")
+    assert result.ret == 1  # the errored items fail their tests, and nothing else
+    mid = suite_card(only, "asqa")["metrics"]["rouge_lsum_mid"]
+    assert mid == suite_card(whole, "asqa")["metrics"]["rouge_lsum_mid"]
+    assert mid["n"] == len(only["items"])  # errored items in the denominator
+    dr = suite_card(only, "asqa")["metrics"]["dr"]
+    assert dr["mean"] is None and "no reader configured" in dr["reason"]
+    assert not only["gates"]["shortfalls"]

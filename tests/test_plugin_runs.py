@@ -180,6 +180,20 @@ def test_merged_shards_equal_one_run(system, gate, capsys):
     assert "merged 13 items from 2 scorecards" in capsys.readouterr().out
 
 
+def test_shards_on_different_devices_merge(system, capsys):
+    """The device a shard's models ran on is the shard's own (`auto` chose per machine)."""
+    for i, device in ((1, "cuda:0"), (2, "cpu")):
+        run(system, f"--ambig-shard={i}/2", report=f"shard{i}")
+        path = system.path / f"shard{i}" / "scorecard.json"
+        card = json.loads(path.read_text())
+        card["config"]["device_used"] = device
+        path.write_text(json.dumps(card))
+    shards = [str(system.path / f"shard{i}/scorecard.json") for i in (1, 2)]
+    assert cli(["merge", *shards, "-o", str(system.path / "merged")]) == 0, capsys.readouterr().err
+    merged = json.loads((system.path / "merged" / "scorecard.json").read_text())
+    assert merged["config"]["device_used"] == "cpu, cuda:0"
+
+
 def test_merge_refuses_what_is_not_one_run(system, capsys):
     run(system, "--ambig-shard=1/2", report="a")
     run(system, "--ambig-shard=1/2", "--ambig-seed=7", report="b")

@@ -17,10 +17,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .. import deepeval_gate
+import pytest_ambigqa_gate
+
 from .client import JudgeClient, JudgeUnavailable, Usage
 
-deepeval_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
+pytest_ambigqa_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
 
 CONDITION = {
     "name": "Condition Correctness",

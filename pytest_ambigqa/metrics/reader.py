@@ -166,15 +166,17 @@ class Batcher:
                     self._running = False
                     return
             try:
-                self._run(batch)
-            except Exception as exc:  # noqa: BLE001 - whose windows failed? each is tried alone
-                self._alone(batch, exc)
+                try:
+                    self._run(batch)
+                except Exception as exc:  # noqa: BLE001 - whose windows failed? each is tried alone
+                    self._alone(batch, exc)
             except BaseException as exc:  # Ctrl-C: nobody may wait for a pass that will not come
                 with self._lock:
                     waiting, self._pending, self._running = batch + self._pending, [], False
                 for request in waiting:
-                    request.error = exc
-                    request.done.set()
+                    if not request.done.is_set():
+                        request.error = exc
+                        request.done.set()
                 raise
 
     def _alone(self, batch: list[_Request], exc: Exception) -> None:

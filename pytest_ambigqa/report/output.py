@@ -71,6 +71,7 @@ class _Scrubber:
     # name; a query parameter's "key=", "token=" or "secret=" (lower-cased).
     _PLAIN = ("sk-", "://")
     _LOWER = ("authorization", "api-key", "key=", "token=", "secret=")
+    _FOLDED = re.compile("|".join(_LOWER), re.IGNORECASE)
 
     def __init__(self) -> None:
         self.values = _secret_values()
@@ -80,6 +81,8 @@ class _Scrubber:
     def might_hold(self, text: str, values: tuple[str, ...] | list[str]) -> bool:
         if any(needle in text for needle in self._PLAIN) or any(v in text for v in values):
             return True
+        if not text.isascii():  # the patterns fold case as re does: "ı", "ſ" and "K" too
+            return self._FOLDED.search(text) is not None
         lower = text.lower()
         return any(needle in lower for needle in self._LOWER)
 

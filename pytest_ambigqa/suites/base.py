@@ -98,8 +98,8 @@ class Scorers:
         """The metrics among ``metrics`` that need a model this run does not have."""
         return {
             m: NOT_CONFIGURED[need]
-            for m in self.selected(metrics)
-            if (need := METRICS[m].needs) and getattr(self, need) is None
+            for m in metrics
+            if self.wants(m) and (need := METRICS[m].needs) and getattr(self, need) is None
         }
 
 
@@ -182,7 +182,7 @@ class Suite:
         unscored = scorers.unavailable(self.metrics) | scorers.keep(self.outside_setting(scorers))
         reason = "system error" if status == "error" else error
         scores = {}
-        for name in scorers.selected(self.metrics):
+        for name in (m for m in self.metrics if scorers.wants(m)):  # the parts of DR too
             if name in unscored or METRICS[name].suite_level:
                 continue
             if METRICS[name].correctness:

@@ -1,5 +1,9 @@
 """Keep deepeval quiet, and keep its pytest plugin out of pytest runs that did not ask for it.
 
+PYTEST_DONT_REWRITE: ``pytest-ambigqa.pth`` imports this module at interpreter start, before
+pytest could rewrite it. It stands outside the ``pytest_ambigqa`` package so that nothing of
+the package is imported before the user's own code (a checkout on ``sys.path``, coverage).
+
 deepeval (our CondAmbigQA G-Eval judge, from the ``judge`` extra) registers a ``pytest11``
 entry point, so every pytest process in an environment that has it imports all of deepeval
 before any plugin of ours runs: 1-3 s, more where pytest must assertion-rewrite its 400
@@ -9,16 +13,18 @@ module (confident-ai/deepeval#1419, #2836); until then this module does it for o
 
 ``pytest-ambigqa.pth`` runs :func:`install` at interpreter start: it waits, at the cost of one
 comparison per import, for ``_pytest.config`` and wraps its plugin manager's entry-point
-loading, so that ``deepeval`` is blocked exactly as ``-p no:deepeval`` would block it, unless
-the run asks for it: ``deepeval test run`` (which passes ``-p deepeval`` and sets
-``DEEPEVAL``), ``-p deepeval`` (on the command line, in ``addopts`` or ``PYTEST_ADDOPTS``),
-``PYTEST_PLUGINS`` naming it, or ``-p no:ambigqa``. Nothing else in any process changes;
-a failure here leaves pytest as it was.
+loading, so that the autoload skips ``deepeval`` as ``-p no:deepeval`` would, unless the run
+asks for it: ``deepeval test run`` (which passes ``-p deepeval`` and sets ``DEEPEVAL``),
+``-p deepeval`` (on the command line, in ``addopts`` or ``PYTEST_ADDOPTS``), ``PYTEST_PLUGINS``
+or ``required_plugins`` naming it, or ``-p no:ambigqa``; a conftest's ``pytest_plugins``
+still loads it later. Nothing else in any process changes; a failure here leaves pytest as
+it was.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 ENTRY_POINT = "deepeval"  # the name deepeval registers under pytest11, as in `-p no:deepeval`
@@ -45,6 +51,11 @@ def blocked_by_us(pluginmanager: object) -> bool:
     return getattr(pluginmanager, "_ambigqa_blocked_deepeval", False)
 
 
+def _names(specs: list[str] | tuple[str, ...]) -> set[str]:
+    """Plugin or distribution names out of ``-p``-like and requirement-like specs."""
+    return {re.split(r"[\s<>=!~;\[.]", spec.strip(), maxsplit=1)[0].lower() for spec in specs if spec.strip()}
+
+
 def _wanted(pluginmanager) -> bool:
     """Whether this run keeps deepeval's plugin: asked for it, decided already, or disabled us."""
     if pluginmanager.has_plugin(ENTRY_POINT) or pluginmanager.is_blocked(ENTRY_POINT):
@@ -53,16 +64,20 @@ def _wanted(pluginmanager) -> bool:
         return True  # `-p no:ambigqa`: leave the environment exactly as it is
     if os.environ.get("DEEPEVAL", "").strip().strip("'\"").lower() in _TRUE:
         return True  # `deepeval test run` sets it
-    return "deepeval" in os.environ.get("PYTEST_PLUGINS", "")
+    if "deepeval" in _names(os.environ.get("PYTEST_PLUGINS", "").split(",")):
+        return True
+    config = pluginmanager.get_plugin("pytestconfig")
+    return config is not None and "deepeval" in _names(config.getini("required_plugins"))
 
 
 def _gate(load):
     def load_setuptools_entrypoints(self, group, name=None):
+        blocked = False
         if group == "pytest11" and name is None:
             try:
                 if not _wanted(self):
                     self.set_blocked(ENTRY_POINT)
-                    self._ambigqa_blocked_deepeval = True
+                    blocked = self._ambigqa_blocked_deepeval = True
                     # pytest marked every module of every pytest11 distribution for assertion
                     # rewriting; deepeval is no plugin here, so a later import (our judge)
                     # need not pay for rewriting it.
@@ -71,7 +86,11 @@ def _gate(load):
                         must.discard(ENTRY_POINT)
             except Exception:  # noqa: BLE001 - never stand between pytest and its plugins
                 pass
-        return load(self, group, name)
+        try:
+            return load(self, group, name)
+        finally:
+            if blocked:  # out of the autoload only: a conftest's `pytest_plugins` may still load it
+                self.unblock(ENTRY_POINT)
 
     load_setuptools_entrypoints.__wrapped__ = load
     load_setuptools_entrypoints.__doc__ = load.__doc__
