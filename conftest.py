@@ -18,10 +18,16 @@ import pytest
 import rouge_score.rouge_scorer  # noqa: F401
 from hypothesis import settings
 
+try:
+    import torch  # noqa: F401
+except ImportError:  # the core install: no model-backed tests run
+    pass
+
 # pytester's in-process runs restore sys.modules afterwards, and numpy's C extensions cannot be
 # loaded twice in one process: import up front what the plugin loads in those runs (numpy,
-# openai's pydantic, and rouge-score, whose NLTK pulls in SciPy and numpy.fft), whichever
-# xdist worker happens to run an inner run first.
+# openai's pydantic, rouge-score, whose NLTK pulls in SciPy and numpy.fft, and torch: imported
+# again after an inner run had loaded it, it failed with "bad call flags" or crashed the
+# worker), whichever xdist worker happens to run an inner run first.
 
 pytest_plugins = ["pytester"]
 

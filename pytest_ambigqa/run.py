@@ -16,6 +16,7 @@ import os
 import platform
 import shutil
 import sqlite3
+import sys
 import tempfile
 import threading
 import time
@@ -661,10 +662,13 @@ class AmbigRun:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _device_used(self) -> dict[str, str]:
-        """Where the local models ran (what ``--ambig-device=auto`` chose), when the run had one;
-        every process of a run on one machine picks alike."""
+        """Where the local models ran (what ``--ambig-device=auto`` chose), when this process
+        ran them; every process of a run on one machine picks alike. torch is never imported
+        for it: an xdist controller whose workers ran the models records nothing."""
         reader = self.scorers.reader
         if not isinstance(reader, HFReader) and self.cfg.retriever not in ("dense", "hybrid"):
+            return {}
+        if "torch" not in sys.modules:
             return {}
         try:
             device = reader.device if isinstance(reader, HFReader) else pick_device(self.cfg.device)
