@@ -13,6 +13,12 @@ from pathlib import Path
 
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
+# The repository root, for the test suite's ``fixtures`` (bench/reader.py builds its model with
+# them) where the package is not an editable install; appended, so it shadows nothing installed.
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
 
 def scaled(suite: str, n: int, directory: Path, source: Path | None = None) -> Path:
     """``n`` items for ``suite``: the bundled sample (or ``source``, JSON or JSON lines)

@@ -13,7 +13,6 @@ whether every span agrees. ``--device cuda`` where a GPU is available.
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,32 +20,10 @@ from pathlib import Path
 
 from _common import arguments
 
+from fixtures.models import build_qa_model
 from pytest_ambigqa.metrics.profiles import PROFILES
-from pytest_ambigqa.metrics.reader import HFReader
+from pytest_ambigqa.models.reader import HFReader
 from pytest_ambigqa.suites import SUITES, LoadOptions
-
-
-def _model(directory: Path, layers: int, words: str) -> Path:
-    import torch
-    from transformers import BertTokenizerFast, RobertaConfig, RobertaForQuestionAnswering
-
-    vocab = sorted(set(re.findall(r"\w+", words.lower())))
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    (directory / "vocab.txt").write_text("\n".join([*special, *vocab]) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(0)
-    config = RobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=1024,
-        num_hidden_layers=layers,
-        num_attention_heads=16,
-        intermediate_size=4096,
-        max_position_embeddings=514,
-        type_vocab_size=2,
-    )
-    RobertaForQuestionAnswering(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
 
 
 def main() -> None:
@@ -56,7 +33,7 @@ def main() -> None:
     cases = [([i.question for i in item.interpretations], item.long_answers[0]) for item in items]
     words = " ".join(q for qs, c in cases for q in qs) + " ".join(c for _, c in cases)
     with tempfile.TemporaryDirectory() as tmp:
-        path = _model(Path(tmp), args.layers, words)
+        path = build_qa_model(Path(tmp), words, shape="roberta-large", layers=args.layers)
         lone = HFReader(path, PROFILES["asqa"], args.device)
         lone.read(*cases[0])  # load and warm up
         started = time.perf_counter()

@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from pytest_ambigqa.answers import _INSERT, AnswerStore
+from pytest_ambigqa.store.answers import _INSERT, AnswerStore
 
 THREADS, PUTS = 32, 50
 

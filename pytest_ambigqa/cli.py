@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
 
+import pluggy
 import pytest
 
-from .config import parse_thresholds
-from .metrics.profiles import DEFAULT_PROFILE, PROFILES
-from .report import gates, render
-from .report.output import json_document, safe_output, write_text
+from . import hookspecs
+from .metrics.profiles import PROFILES
+from .options import default, parse_thresholds
+from .report import gates, pipeline, render
+from .report.output import safe_output
+from .report.saved import ScorecardError, read_scorecard
 from .report.scorecard import build
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Protocol, Scorers
-from .suites.march import SETTINGS as MARCH_SETTINGS
 
 # Config fields that may differ between shards of one run.
 _PER_SHARD = ("shard", "device", "device_used")  # shards may run on different machines
@@ -37,9 +39,9 @@ class MergeError(Exception):
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise MergeError(f"{path}: not a readable scorecard.json ({exc})") from None
+        return read_scorecard(path)
+    except ScorecardError as exc:
+        raise MergeError(str(exc)) from None
 
 
 def _same(cards: list[dict[str, Any]], paths: list[Path], what: str, get) -> None:
@@ -112,9 +114,9 @@ def merge(paths: list[Path], out: Path) -> int:
         results,
         None,
         Scorers(
-            condambigqa_setting=config.get("condambigqa_setting") or "main",
-            march_setting=config.get("march_setting") or MARCH_SETTINGS[0],
-            profile=PROFILES[config.get("profile") or DEFAULT_PROFILE],
+            condambigqa_setting=config.get("condambigqa_setting") or default("--ambig-condambigqa-setting"),
+            march_setting=config.get("march_setting") or default("--ambig-march-setting"),
+            profile=PROFILES[config.get("profile") or default("--ambig-scorer-profile")],
             metrics=frozenset(config["metrics"]) if config.get("metrics") is not None else None,
         ),
         config["seed"],
@@ -128,9 +130,6 @@ def merge(paths: list[Path], out: Path) -> int:
     )
     fail_under = parse_thresholds(
         "--ambig-fail-under", ",".join(config["fail_under"]), tuple(suites), item_scale=False
-    )
-    shortfalls = gates.shortfalls(
-        card.suites, fail_under, config["gate"], config["max_error_rate"], config.get("max_unscored_rate")
     )
     warnings = {
         s["name"]: [
@@ -146,10 +145,14 @@ def merge(paths: list[Path], out: Path) -> int:
         dataclasses.replace(c, data_warnings=list(dict.fromkeys(warnings.get(c.name, []))))
         for c in card.suites
     ]
-    card = dataclasses.replace(card, suites=suites, shortfalls=shortfalls)
-    out.mkdir(parents=True, exist_ok=True)
-    write_text(out / "scorecard.json", json_document(card.to_json()) + "\n")
-    write_text(out / "scorecard.md", render.markdown(card))
+    card = pipeline.gated(
+        dataclasses.replace(card, suites=suites),
+        fail_under,
+        config["gate"],
+        config["max_error_rate"],
+        config.get("max_unscored_rate"),
+    )
+    problems = pipeline.write_reports(card, out)
     print(safe_output("\n".join(render.terminal_lines(card))))
     failed_items = [
         r.key for r in card.results if r.status != "ok" or gates.item_shortfalls(r.scores, r.suite, item_min)
@@ -157,8 +160,28 @@ def merge(paths: list[Path], out: Path) -> int:
     if failed_items:
         shown = ", ".join(failed_items[:10])
         print(f"{len(failed_items)} item(s) errored, missing or below --ambig-item-min: {shown}")
+    for problem in problems:
+        print(safe_output(f"pytest-ambigqa merge: {problem}"), file=sys.stderr)
     print(f"merged {len(results)} items from {len(paths)} scorecards into {out}")
-    return 1 if shortfalls or failed_items else 0
+    return 1 if card.shortfalls or failed_items or problems else 0
+
+
+def _load_plugins(names: list[str]) -> None:
+    """The suites, metrics and writers of the plugins named with ``-p``, as a pytest run sees them."""
+    if not names:
+        return
+    manager = pluggy.PluginManager("pytest")
+    manager.add_hookspecs(hookspecs)
+    sys.path.insert(0, str(Path.cwd()))  # as pytest's -p finds a module beside the run
+    for name in names:
+        try:
+            manager.register(importlib.import_module(name), name)
+        except ImportError as exc:
+            raise MergeError(f"-p {name}: cannot import it ({exc})") from None
+    try:
+        hookspecs.register_extensions(manager.hook)
+    except ValueError as exc:
+        raise MergeError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,8 +190,17 @@ def main(argv: list[str] | None = None) -> int:
     merge_parser = commands.add_parser("merge", help="merge the scorecard.json files of shards into one")
     merge_parser.add_argument("scorecards", nargs="+", type=Path, metavar="SCORECARD")
     merge_parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    merge_parser.add_argument(
+        "-p",
+        dest="plugins",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a plugin module whose pytest_ambigqa_* hooks add suites, metrics or writers (repeatable)",
+    )
     args = parser.parse_args(argv)
     try:
+        _load_plugins(args.plugins)
         return merge(args.scorecards, args.output)
     except (MergeError, pytest.UsageError) as exc:
         print(f"pytest-ambigqa merge: {exc}", file=sys.stderr)

@@ -1,7 +1,8 @@
-"""pytest hooks and fixtures of pytest-ambigqa; each delegates to :class:`run.AmbigRun`.
+"""pytest hooks and fixtures of pytest-ambigqa; each delegates to the session's objects.
 
-Only the options are loaded for every pytest run; the rest is imported when a suite is
-selected, so an idle plugin costs a project's test runs next to nothing.
+Only the options (and the hook declarations) are loaded for every pytest run; the rest is
+imported when a suite is selected, so an idle plugin costs a project's test runs next to
+nothing.
 """
 
 from __future__ import annotations
@@ -12,15 +13,19 @@ import pytest
 
 import pytest_ambigqa_gate
 
-from .config import ITEM_KEY, RUN_KEY, add_options, read_run_config
-from .schema import AmbigItem, ItemResult
+from . import hookspecs, options
 
 if TYPE_CHECKING:
-    from .run import AmbigRun
+    from .schema import AmbigItem, ItemResult
+    from .session.run import Run
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+    options.add_options(parser)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -30,25 +35,28 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    cfg = read_run_config(config)
-    if cfg.suites:
-        pytest_ambigqa_gate.quiet()  # before any test imports deepeval (our judge); workers inherit it
-        from .run import AmbigRun
+    if not options.selected(config):
+        options.refuse_without_suite(config)
+        return
+    pytest_ambigqa_gate.quiet()  # before any test imports deepeval (our judge); workers inherit it
+    # Imported by name, not as ``from . import session``: pytester's inline runs drop the
+    # package's submodules from sys.modules between runs, and the package attribute would
+    # keep the previous run's module (and its stash keys).
+    from .session import start
 
-        run = AmbigRun(config, cfg)
-        config.stash[RUN_KEY] = run
-        config.pluginmanager.register(run, "ambigqa-run")
+    start(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    run = config.stash.get(RUN_KEY, None)
-    if run is not None:
-        del config.stash[RUN_KEY]
-        config.pluginmanager.unregister(run)
-        run.close()
+    if options.selected(config):
+        from .session import stop
+
+        stop(config)
 
 
-def _run(request: pytest.FixtureRequest) -> AmbigRun:
+def _run(request: pytest.FixtureRequest) -> Run:
+    from .session.run import RUN_KEY
+
     run = request.config.stash.get(RUN_KEY, None)
     if run is None:
         pytest.skip("no ambigqa suite selected (use --ambig-suite)")
@@ -59,6 +67,8 @@ def _run(request: pytest.FixtureRequest) -> AmbigRun:
 def ambig_item(request: pytest.FixtureRequest) -> AmbigItem:
     """The benchmark item of this test (tests taking it run once per selected item)."""
     _run(request)
+    from .session.collection import ITEM_KEY
+
     item = request.node.stash.get(ITEM_KEY, None)
     if item is None:  # pragma: no cover - parametrization provides it for user tests
         pytest.skip("no ambigqa item for this test")
@@ -83,7 +93,7 @@ def ambig_retriever(request: pytest.FixtureRequest):
     run = _run(request)
     if run.cfg.retriever == "none":
         pytest.skip("no retriever configured (--ambig-retriever=none)")
-    from .run import RetrieverUnavailable
+    from .retrieval import RetrieverUnavailable
 
     try:
         run.check_retriever_for(None)
@@ -95,16 +105,18 @@ def ambig_retriever(request: pytest.FixtureRequest):
 @pytest.fixture
 def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_system: Any) -> ItemResult:
     """Ask the system about the item and score it; a failing system makes this test an error."""
-    run = _run(request)
-    system = run.system_for(ambig_system)
-    result = run.result_for(ambig_item, system)
+    from .report.output import safe_output
+    from .session.runner import RUNNER_KEY
+
+    _run(request)
+    runner = request.config.stash[RUNNER_KEY]
+    system = runner.system_for(ambig_system)
+    result = runner.result_for(ambig_item, system)
     # Added at teardown, so only the final report carries them (to the xdist controller
     # and into JUnit XML), not all three; a node finalizer runs even after a setup error.
-    properties = run.properties(result, system)
+    properties = runner.properties(result, system)
     request.node.addfinalizer(lambda: request.node.user_properties.extend(properties))
     if result.status == "error":
-        from .report.output import safe_output
-
         message = f"ambigqa {result.key}: {result.error}"
         if result.trace and request.config.getoption("tbstyle", "auto") != "no":
             message += "\n\n" + result.trace  # the system's frames, not ours

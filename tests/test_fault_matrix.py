@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from conftest import GUARD, SECRET
+from fixtures.network import GUARD
+from fixtures.servers import SECRET
 from pytest_ambigqa.baselines import oracle
 from pytest_ambigqa.metrics import METRICS
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers, stratified_sample

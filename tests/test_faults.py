@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import GUARD, SECRET
+from fixtures.network import GUARD
+from fixtures.servers import SECRET
 
 HOSTILE = """
 import math

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from conftest import MALFORMED, SECRET
+from fixtures.servers import MALFORMED, SECRET
 from pytest_ambigqa.judge import Judge, JudgeSettings, JudgeUnavailable, LLMReader, Usage
 from pytest_ambigqa.judge import march as march_judge
 from pytest_ambigqa.judge.cache import CallCache

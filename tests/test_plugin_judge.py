@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from conftest import GUARD, SECRET
+from fixtures.network import GUARD
+from fixtures.servers import SECRET
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 MARCH = SUITES["march"].load(None, LoadOptions()).items

@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from pytest_ambigqa.answers import AnswerStore
 from pytest_ambigqa.cli import main as cli
-from pytest_ambigqa.pool import Prefetcher
 from pytest_ambigqa.schema import ItemResult
+from pytest_ambigqa.store.answers import AnswerStore
+from pytest_ambigqa.store.pool import Prefetcher
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 MARCH = SUITES["march"].load(None, LoadOptions()).items

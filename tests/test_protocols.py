@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import GUARD
+from fixtures.network import GUARD
 
 RECORDER = """
 def answer(question, passages, retriever=None, conditions=None):

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pytest_ambigqa.local_models import DeviceUnavailable, pick_device
 from pytest_ambigqa.metrics.profiles import PROFILES
 from pytest_ambigqa.metrics.qa import disambig_scores, exact_match, token_f1
-from pytest_ambigqa.metrics.reader import Batcher, HFReader, decode, decode_pipeline
+from pytest_ambigqa.models.local import DeviceUnavailable, pick_device
+from pytest_ambigqa.models.reader import Batcher, HFReader, decode, decode_pipeline
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 ITEMS = [i for name in ("march", "asqa") for i in SUITES[name].load(None, LoadOptions()).items]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pytest_ambigqa.baselines import retrieval as retrieval_baseline
 from pytest_ambigqa.baselines import sub_phrases
 from pytest_ambigqa.errors import AmbigQAWarning
-from pytest_ambigqa.local_models import pick_device
+from pytest_ambigqa.models.local import pick_device
 from pytest_ambigqa.retrieval import open_retriever, unavailable
 from pytest_ambigqa.retrieval.bm25 import tokenize
 from pytest_ambigqa.retrieval.cache import BUILD_LOG

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..models.usage import Usage
 from ..schema import AmbigItem
 from . import march
 from .cache import CallCache
-from .client import JudgeClient, JudgeSettings, JudgeUnavailable, Usage
+from .client import JudgeClient, JudgeSettings, JudgeUnavailable
 
 __all__ = ["Judge", "JudgeSettings", "JudgeUnavailable", "Judgement", "LLMReader", "Usage"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AmbigQAWarning
-from ..sqlite import open_database
+from ..store.sqlite import open_database
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, reply TEXT NOT NULL, created REAL NOT NULL);"

@@ -19,9 +19,11 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ScorerUnavailable
+from ..models.usage import Usage
 from ..report.output import clean, safe_output
 from .cache import CallCache
 
@@ -32,7 +34,7 @@ REASK = (
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
-class JudgeUnavailable(Exception):
+class JudgeUnavailable(ScorerUnavailable):
     """The judge could not give a usable answer; the message says why."""
 
 
@@ -60,32 +62,6 @@ class JudgeSettings:
     concurrency: int = 4
     price_in: float | None = None  # $ per million prompt tokens
     price_out: float | None = None  # $ per million completion tokens
-
-
-@dataclass
-class Usage:
-    """What judging one item cost; summed per suite on the controller."""
-
-    requests: int = 0
-    cached: int = 0
-    retries: int = 0
-    reasks: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    fingerprints: list[str] = field(default_factory=list)
-
-    def add(self, other: Usage) -> None:
-        for name in ("requests", "cached", "retries", "reasks", "prompt_tokens", "completion_tokens", "cost"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.fingerprints = sorted(set(self.fingerprints) | set(other.fingerprints))
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(**data)
 
 
 def parse_json(content: str) -> Any:

@@ -1,8 +1,8 @@
 """CondAmbigQA's condition and answer scores: deepeval G-Eval through our judge client.
 
-The two metrics of CondAmbigQA Table 8 (seeds/004, Appendix D), with their names, criteria
-and evaluation steps, as the released ``evaluator.py`` defines them. deepeval drives G-Eval
-(its prompt, its 0-10 scale, its log-probability weighting when the server returns
+The two metrics of CondAmbigQA Table 8 (Li et al. 2025, arXiv 2502.01523, Appendix D), with
+their names, criteria and evaluation steps, as the released ``evaluator.py`` defines them.
+deepeval drives G-Eval (its prompt, its 0-10 scale, its log-probability weighting when the server returns
 log-probabilities); every model call goes through :class:`JudgeClient`, so the cache,
 retries, JSON checks and cost apply. ``measure`` is called directly, never ``evaluate()``.
 """
@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest_ambigqa_gate
 
-from .client import JudgeClient, JudgeUnavailable, Usage
+from ..models.usage import Usage
+from .client import JudgeClient, JudgeUnavailable
 
 pytest_ambigqa_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
 

@@ -1,4 +1,6 @@
-"""The MARCH LLM judge: four criteria, 0-5 each (MARCH, seeds/000 section 5, Table 9, App. F).
+"""The MARCH LLM judge: four criteria, 0-5 each (Park et al. 2025,
+"MARCH: Evaluating the Intersection of Ambiguity Interpretation and Multi-hop Inference",
+section 5, Table 9, Appendix F).
 
 The judge sees the question, each clarified question with its gold short answers, the
 gold long answer, and the system's long answer; it scores Relevance, Faithfulness,

@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from ..config import Threshold
 from ..metrics import METRICS, NOT_CONFIGURED
 from .scorecard import SuiteCard
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A ``--ambig-fail-under`` or ``--ambig-item-min`` entry: ``[suite:]metric=value``."""
+
+    suite: str | None  # None: every selected suite that has the metric
+    metric: str
+    value: float
+
+    def __str__(self) -> str:
+        scope = f"{self.suite}:" if self.suite else ""
+        return f"{scope}{self.metric}={self.value:g}"
 
 
 def shortfalls(

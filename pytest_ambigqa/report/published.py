@@ -1,35 +1,35 @@
-"""Numbers from the papers (``baselines/published.toml``), and which of them a run may be
+"""Numbers from the papers (each suite's ``suites/<name>/published.toml``), and which of them a run may be
 compared with: only rows produced under the run's own protocol, from a like-for-like source.
 """
 
 from __future__ import annotations
 
 import tomllib
-from functools import lru_cache
-from importlib import resources
+from functools import cache
 from typing import Any
 
-from ..suites import Protocol
+from ..suites import SUITES, Protocol
 
 
-@lru_cache(maxsize=1)
-def _published() -> dict[str, Any]:
-    text = (resources.files("pytest_ambigqa.baselines") / "published.toml").read_text("utf-8")
-    return tomllib.loads(text)
+@cache
+def _published(suite: str) -> dict[str, Any]:
+    known = SUITES.get(suite)
+    path = known.published_path() if known is not None else None
+    return tomllib.loads(path.read_text("utf-8")) if path is not None and path.is_file() else {}
 
 
-def source(name: str) -> dict[str, Any]:
+def source(suite: str, name: str) -> dict[str, Any]:
     """What a source's rows were produced under: protocol, items, note, like_for_like."""
-    return _published()["sources"].get(name, {})
+    return _published(suite).get("sources", {}).get(name, {})
 
 
 def rows(suite: str, setting: str | None = None) -> list[dict[str, Any]]:
     """Published rows of a suite, each with its ``protocol``; optionally one ``setting``
     (the slice: "all", an ambiguity type, ASQA's "dev")."""
     out = []
-    for row in _published().get(suite, []):
+    for row in _published(suite).get("rows", []):
         if setting is None or row.get("setting") == setting:
-            out.append({"protocol": source(row["source"]).get("protocol"), **row})
+            out.append({"protocol": source(suite, row["source"]).get("protocol"), **row})
     return out
 
 
@@ -38,7 +38,7 @@ def compare(suite: str, protocol: Protocol) -> list[dict[str, Any]]:
     ``same_protocol`` rows are the ones a reader would put beside this run."""
     marked = []
     for row in rows(suite):
-        meta = source(row["source"])
+        meta = source(suite, row["source"])
         if protocol.upper_bound:
             reason = f"this run is an upper bound: {protocol.upper_bound}"
         elif row["protocol"] != protocol.published_as:

@@ -6,14 +6,19 @@ import re
 from typing import Any
 
 from ..metrics import METRICS
+from ..suites import SUITES
 from . import published
 from .output import safe_output
 from .scorecard import MetricSummary, Scorecard, SuiteCard
 
-# The slice of each suite's headline published rows (MARCH Table 3, ASQA Table 11,
-# CondAmbigQA Tables 2 and 3); MARCH's per-type rows (Table 4) use the type as setting.
-MAIN_SETTING = {"march": "all", "asqa": "dev", "condambigqa": "all"}
 NOT_COMPARABLE = "n/c"
+
+
+def _headline(suite: str) -> str:
+    """The slice of published rows the "papers" column shows (MARCH Table 3, ASQA Table 11,
+    CondAmbigQA Tables 2 and 3; MARCH's per-type rows use the type): the suite says which."""
+    known = SUITES.get(suite)
+    return known.headline_setting if known is not None else "all"
 
 
 def _num(value: float | None, metric: str) -> str:
@@ -75,7 +80,7 @@ def _published_lines(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[str]:
         by_source.setdefault(row["source"], []).append(row)
     for name, group in by_source.items():
         comparable = [r for r in group if r["comparable"]]
-        note = published.source(name).get("note", "")
+        note = published.source(suite.name, name).get("note", "")
         if comparable:
             lines.append(f"papers: {name}, {len(comparable)} rows comparable: {note}".rstrip(": "))
         else:
@@ -181,7 +186,7 @@ def _variance_lines(suite: SuiteCard) -> list[str]:
 def terminal_lines(card: Scorecard) -> list[str]:
     lines = _system_lines(card) + _judge_lines(card)
     for suite in card.suites:
-        setting = MAIN_SETTING.get(suite.name, "")
+        setting = _headline(suite.name)
         rows = published.compare(suite.name, suite.protocol)
         lines += ["", _source_line(suite)]
         lines.append(f"  data: {suite.source} (sha256 {suite.sha256[:12]})")
@@ -288,7 +293,7 @@ def markdown(card: Scorecard) -> str:
         out += [f"- {_md(line)}" for line in _protocol_lines(suite)]
         out += [f"- data warning: {_md(warning)}" for warning in suite.data_warnings] + [""]
         out += ["| metric | score | 95% CI | scored | papers |", "|---|---:|---|---:|---|"]
-        setting = MAIN_SETTING.get(suite.name, "")
+        setting = _headline(suite.name)
         rows = published.compare(suite.name, suite.protocol)
         for metric, s in suite.metrics.items():
             out.append(

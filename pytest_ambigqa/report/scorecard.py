@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..judge.client import Usage
 from ..metrics import METRICS
 from ..metrics.coverage import vacuous_answers
+from ..models.usage import Usage
 from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult
 from ..suites import LoadedSuite, Protocol, Scorers, Suite
 from ..suites.base import OPEN_RETRIEVAL

@@ -19,6 +19,10 @@ from .ranking import RRF_K, reciprocal_rank_fusion, to_passages
 FUSION_DEPTH = 100  # how deep each list goes into the fusion
 
 
+class RetrieverUnavailable(Exception):
+    """The configured retriever could not be opened (model, index or corpus trouble)."""
+
+
 class Retriever(Protocol):
     name: str
     corpus: Corpus

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..local_models import find_local_model, offline_transformers, pick_device
+from ..models.local import find_local_model, offline_transformers, pick_device
 from ..schema import Passage
 from .cache import file_sha256, fingerprint
 from .corpus import Corpus

@@ -1,6 +1,7 @@
 """Evidence coverage: does the retriever reach each interpretation's gold passages?
 
-MARCH's argument (seeds/000 section 5): retrieving with the ambiguous question covers
+MARCH's argument (Park et al. 2025, "MARCH: Evaluating the Intersection of Ambiguity
+Interpretation and Multi-hop Inference", section 5): retrieving with the ambiguous question covers
 the dominant reading and misses the other branch, while the clarified questions reach
 both. For every gold interpretation with gold passages in the corpus we measure
 recall@k of those passages when querying with (a) the original question and (b) the

@@ -1,14 +1,18 @@
-"""The benchmark suites, by the names ``--ambig-suite`` accepts."""
+"""The benchmark suites, by the names ``--ambig-suite`` accepts: the built-in ones, and
+those plugins add (``pytest_ambigqa_suites``)."""
 
 from __future__ import annotations
 
+from ..registry import Registry
 from .asqa import Asqa
 from .base import LoadedSuite, LoadOptions, Protocol, Scorers, Suite, shard, stratified_sample
 from .condambigqa import CondAmbigQA
 from .march import March
 from .records import DataError
 
-SUITES: dict[str, Suite] = {s.name: s for s in (March(), CondAmbigQA(), Asqa())}
+SUITES: Registry[Suite] = Registry("suite")
+for _suite in (March(), CondAmbigQA(), Asqa()):
+    SUITES.register(_suite.name, _suite)
 
 __all__ = [
     "SUITES",

@@ -8,16 +8,17 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..judge import JudgeUnavailable, Usage
+from ..errors import ScorerUnavailable
 from ..metrics import METRICS, NOT_CONFIGURED
 from ..metrics.coverage import cover_em, str_em, str_em_hits, str_hit
 from ..metrics.profiles import DEFAULT_PROFILE, PROFILES, ScorerProfile
 from ..metrics.qa import disambig_scores
 from ..metrics.text import word_count
+from ..models.usage import Usage
+from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status, normalize_type, safe_str
 from .records import DataError, read_text
 
@@ -31,14 +32,14 @@ class Scored:
     samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
     units: dict[str, list[float]] = field(default_factory=dict)  # pooled metrics, one value per unit
     details: dict[str, Any] = field(default_factory=dict)  # what a scorer saw: reader spans, pair matches
-    usage: dict[str, Any] | None = None  # what the judge calls cost (judge.client.Usage)
+    usage: dict[str, Any] | None = None  # what the judge calls cost (models.usage.Usage)
 
 
 @dataclass(frozen=True)
 class Protocol:
     """How a run put a suite's items to the system: what published rows it compares with.
 
-    ``name`` matches the protocol of published rows (``baselines/published.toml``), or
+    ``name`` matches the protocol of published rows (``suites/<name>/published.toml``), or
     ``reads_as`` does for an oracle variant of a published protocol; ``upper_bound`` says
     why no published row is comparable (the system got gold inputs); ``notes`` are caveats
     that leave the protocol as it is (an easier corpus, a sample).
@@ -136,9 +137,31 @@ class Suite:
     sample_file: str
     sliced_by_type = False  # report per ambiguity type (MARCH Table 4)
     uses_profile = False  # its long-answer metrics follow the scorer profile (ALCE or ASQA)
+    headline_setting = "all"  # the slice of published rows the scorecard's "papers" column shows
+    judge_packages: tuple[str, ...] = ()  # what its judge metrics import beyond openai
+    gold_evidence_in_corpus = False  # its passages are the gold evidence (a search of them is easy)
+
+    def warm(self, scorers: Scorers) -> None:
+        """Heavy imports its scorers need, once, before the first item is scored."""
+
+    def own_corpus_note(self, protocol: Protocol, passages: int) -> str | None:
+        """The caveat for a retriever that searches the suites' own files, not the papers' corpus."""
+        if protocol.name != "open-retrieval":
+            return None
+        gold = f", {self.title}'s being its gold evidence" if self.gold_evidence_in_corpus else ""
+        return (
+            f"the retriever searches the {passages} passages of the selected suites' own "
+            f"files{gold}, not Wikipedia as the papers do: an easier search (give a corpus with "
+            "--ambig-corpus)"
+        )
 
     def sample_path(self) -> Path:
-        return Path(str(resources.files("pytest_ambigqa.suites") / "samples" / self.name / self.sample_file))
+        """The bundled sample (a plugin's suite keeps its own elsewhere: override this)."""
+        return room("suites") / self.name / self.sample_file
+
+    def published_path(self) -> Path:
+        """The papers' rows for this suite (``suites/<name>/published.toml``); may be absent."""
+        return room("suites") / self.name / "published.toml"
 
     def load(self, path: Path | None, options: LoadOptions) -> LoadedSuite:
         is_sample = path is None
@@ -268,7 +291,7 @@ def add_judgement(scored: Scored, metrics: Sequence[str], judge) -> None:
 def _failure(exc: Exception) -> str:
     """The reason a model-backed scorer gives for not scoring: its own message when it is a
     judge's, else what went wrong where (a bug or a model library's error)."""
-    if isinstance(exc, JudgeUnavailable):
+    if isinstance(exc, ScorerUnavailable):
         return str(exc)
     return f"scorer failed: {type(exc).__name__}: {safe_str(exc)[:200]}"
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..judge import Judgement, Usage
+from ..judge import Judgement
 from ..metrics.conditional import (
     SETTINGS,
     PairScores,
@@ -27,6 +27,7 @@ from ..metrics.conditional import (
     item_scores,
 )
 from ..metrics.text import word_count
+from ..models.usage import Usage
 from ..schema import AmbigItem, Answer, GeneratedInterpretation, Interpretation, Passage
 from .base import LoadOptions, Protocol, Scored, Scorers, Suite, add_judgement, add_self_report
 from .records import Record, read_records
@@ -53,6 +54,7 @@ class CondAmbigQA(Suite):
         "length",
     )
     sample_file = "condambigqa_sample.json"
+    judge_packages = ("deepeval",)  # G-Eval, as the paper scores conditions and answers
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..options import choices
 from ..schema import AMBIGUITY_TYPES, AmbigItem, Answer, Interpretation, Passage, normalize_type
 from .base import (
     OPEN_RETRIEVAL,
@@ -27,7 +28,7 @@ from .base import (
 from .records import DataError, Record, read_records
 
 # The protocols: the papers' open retrieval, and the gold passages as an upper bound.
-SETTINGS = ("open-retrieval", "oracle-evidence")
+SETTINGS = choices("--ambig-march-setting")
 # Our field names, as --ambig-march-fields maps them (nested ones as "<list>.<field>").
 FIELDS = (
     "id",
@@ -68,6 +69,7 @@ class March(Suite):
     sample_file = "march_sample.json"
     sliced_by_type = True
     uses_profile = True
+    gold_evidence_in_corpus = True
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text, dict(options.fields))]

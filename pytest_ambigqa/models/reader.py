@@ -27,8 +27,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..local_models import offline_transformers, pick_device
-from .profiles import PROFILES, ScorerProfile
+from ..metrics.profiles import PROFILES, ScorerProfile
+from .local import offline_transformers, pick_device
 
 MAX_LENGTH, STRIDE, N_BEST, NULL_THRESHOLD = 384, 128, 20, 0.0
 GPU_BATCH_ROWS = 64  # windows per forward pass on a GPU, across the items read at once

@@ -27,8 +27,9 @@ from typing import Any
 
 import pytest
 
-from .report.output import clean, clean_text
-from .schema import AmbigItem, Answer, GeneratedInterpretation, safe_str
+from ..report.output import clean, clean_text
+from ..rooms import room
+from ..schema import AmbigItem, Answer, GeneratedInterpretation, safe_str
 
 BUILTIN = {
     "oracle": "pytest_ambigqa.baselines:oracle",
@@ -63,7 +64,8 @@ class SystemFailure(Exception):
         self.trace = trace
 
 
-_OURS = str(Path(__file__).resolve().parent)
+# The plugin's frames (the package, and the baselines room wherever it lies) are not the system's.
+_OURS = (str(Path(__file__).resolve().parents[1]), str(room("baselines").resolve()))
 
 
 def system_trace(exc: BaseException) -> str:

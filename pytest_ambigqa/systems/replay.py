@@ -1,4 +1,4 @@
-"""``--ambig-rescore``: score the answers a scorecard.json saved, without any system.
+"""``--ambig-rescore``: the answers a scorecard.json saved, replayed as a system.
 
 The metrics, scorecard and gates are recomputed (a new reader or judge may be configured);
 the answers are replayed as they were saved, errors included. Only the saved items run.
@@ -6,15 +6,12 @@ the answers are replayed as they were saved, errors included. Only the saved ite
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from .schema import Answer, ItemResult
-from .systems import System, SystemFailure
+from ..schema import Answer, ItemResult
+from . import System, SystemFailure
 
 
 @dataclass(frozen=True)
@@ -33,12 +30,9 @@ class Saved:
         return System(label=f"{self.label} (answers saved in {path})", inputs=(), call=replay)
 
 
-def load_saved(path: Path) -> Saved:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        results = [ItemResult.from_dict(item) for item in data["items"]]
-        label = data["system"]["label"]
-        inputs = tuple(str(i) for i in data["system"].get("inputs") or ())
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
-    return Saved(label, {r.key: r for r in results}, inputs)
+def load_saved(data: dict[str, Any]) -> Saved:
+    """The saved answers of a scorecard (:func:`read_scorecard`'s JSON); ValueError and
+    friends when an item or the system is malformed."""
+    results = [ItemResult.from_dict(item) for item in data["items"]]
+    inputs = tuple(str(i) for i in data["system"].get("inputs") or ())
+    return Saved(data["system"]["label"], {r.key: r for r in results}, inputs)

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, wait
 
-from .schema import AmbigItem, ItemResult
+from ..schema import AmbigItem, ItemResult
 
 Scoring = Callable[[], ItemResult]  # what is left to do for an item once the system answered
 

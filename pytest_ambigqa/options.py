@@ -1,251 +1,264 @@
-"""Command-line and ini options, read once into a frozen :class:`RunConfig`.
+"""Every ambigqa option, defined once (flag, metavar, help, default, choices, ini), and
+read once into a frozen :class:`RunConfig`.
 
 Every option ``--ambig-x-y`` has an ini counterpart ``ambig_x_y``; the command line
-wins. Anything malformed is a :class:`pytest.UsageError` naming the option.
+wins. Anything malformed is a :class:`pytest.UsageError` naming the option. This is the
+only module an idle plugin (no ``--ambig-suite``) imports: what reading a run's options
+needs (suites, metrics) is imported once a suite is selected.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .local_models import DEVICE_SPEC
-from .metrics import METRICS
-from .metrics.conditional import SETTINGS as CONDAMBIGQA
-from .metrics.profiles import DEFAULT_PROFILE, PROFILES
-from .schema import AmbigItem
-from .suites import SUITES
-from .suites.march import FIELDS as MARCH_FIELDS
-from .suites.march import SETTINGS as MARCH_SETTINGS
-
-RETRIEVERS = ("bm25", "dense", "hybrid", "none")
-
 if TYPE_CHECKING:
-    from .run import AmbigRun
+    from .report.gates import Threshold
 
-RUN_KEY: pytest.StashKey[AmbigRun] = pytest.StashKey()  # the session's run, when a suite is selected
-ITEM_KEY: pytest.StashKey[AmbigItem] = pytest.StashKey()  # the benchmark item of a builtin test
-
-GATE_MODES = ("mean", "lower-ci")
-DEFAULT_TIMEOUT = 300.0
 MAX_SECONDS = 7 * 24 * 3600.0  # a week: longer waits are a typo, and overflow timers
 MAX_THREADS = 1024
-# (option, metavar, help, default); the ini name is the option without dashes, "_" for "-".
-OPTIONS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("--ambig-suite", "NAMES", f"benchmark suites to run, comma-separated: {', '.join(SUITES)}", None),
-    ("--ambig-data", "PATH|SUITE=PATH,...", "data file per suite (default: the bundled sample)", None),
-    ("--ambig-split", "NAME", "split of the official ASQA.json to use", "dev"),
-    ("--ambig-limit", "N", "stratified sample of N items per suite (by ambiguity type)", None),
-    ("--ambig-seed", "INT", "seed for --ambig-limit and the bootstrap intervals", "0"),
-    ("--ambig-system", "SPEC", "system under test: module:attr, an http(s) URL, or oracle|lexical", None),
-    ("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", str(DEFAULT_TIMEOUT)),
-    ("--ambig-report", "DIR", "write scorecard.json and scorecard.md into DIR", None),
-    (
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    metavar: str | None  # None: a flag (store_true)
+    help: str
+    default: str | None = None
+    choices: tuple[str, ...] | None = None  # the first is the default
+
+    @property
+    def name(self) -> str:
+        """The dest and the ini name: the flag without dashes, "_" for "-"."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+_OPTIONS = (
+    Option(
+        "--ambig-suite",
+        "NAMES",
+        "benchmark suites to run, comma-separated: march, condambigqa, asqa, or one a plugin registers",
+    ),
+    Option("--ambig-data", "PATH|SUITE=PATH,...", "data file per suite (default: the bundled sample)"),
+    Option("--ambig-split", "NAME", "split of the official ASQA.json to use", "dev"),
+    Option("--ambig-limit", "N", "stratified sample of N items per suite (by ambiguity type)"),
+    Option("--ambig-seed", "INT", "seed for --ambig-limit and the bootstrap intervals", "0"),
+    Option(
+        "--ambig-system",
+        "SPEC",
+        "system under test: module:attr, an http(s) URL, or oracle|lexical|retrieval",
+    ),
+    Option("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", "300"),
+    Option("--ambig-report", "DIR", "write scorecard.json and scorecard.md into DIR"),
+    Option(
         "--ambig-metrics",
         "NAMES",
         "compute only these metrics, comma-separated (the others are not asked for: no reader, judge "
         "or ROUGE runs for them)",
-        None,
     ),
-    (
+    Option(
         "--ambig-fail-under",
         "[SUITE:]METRIC=VALUE,...",
         "fail the run if a suite score is below VALUE (printed scale)",
-        None,
     ),
-    ("--ambig-gate", "MODE", "what --ambig-fail-under compares: mean or lower-ci (95% bootstrap)", "mean"),
-    (
+    Option(
+        "--ambig-gate",
+        "MODE",
+        "what --ambig-fail-under compares: mean or lower-ci (95% bootstrap)",
+        choices=("mean", "lower-ci"),
+    ),
+    Option(
         "--ambig-item-min",
         "[SUITE:]METRIC=VALUE,...",
         "fail an item test whose score is below VALUE (item scale)",
-        None,
     ),
-    (
-        "--ambig-max-error-rate",
-        "R",
-        "fail the run if more than this fraction of a suite's items errored",
-        None,
+    Option(
+        "--ambig-max-error-rate", "R", "fail the run if more than this fraction of a suite's items errored"
     ),
-    (
-        "--ambig-march-fields",
-        "OURS=THEIRS,...",
-        "field names of a MARCH file that spells them differently",
-        None,
+    Option(
+        "--ambig-march-fields", "OURS=THEIRS,...", "field names of a MARCH file that spells them differently"
     ),
-    (
-        "--ambig-corpus",
-        "PATH",
-        "retrieval corpus: JSON Lines {id, title, text}, or a directory of them",
-        None,
+    Option(
+        "--ambig-corpus", "PATH", "retrieval corpus: JSON Lines {id, title, text}, or a directory of them"
     ),
-    ("--ambig-retriever", "KIND", f"retriever over the corpus: {', '.join(RETRIEVERS)}", "bm25"),
-    ("--ambig-top-k", "K", "passages per query for the retriever and the evidence report", "10"),
-    ("--ambig-embedder", "NAME|PATH", "sentence-transformers model for dense retrieval", None),
-    ("--ambig-cache-dir", "DIR", "where indexes are kept (default: inside pytest's cache directory)", None),
-    (
+    Option(
+        "--ambig-retriever",
+        "KIND",
+        "retriever over the corpus",
+        choices=("bm25", "dense", "hybrid", "none"),
+    ),
+    Option("--ambig-top-k", "K", "passages per query for the retriever and the evidence report", "10"),
+    Option("--ambig-embedder", "NAME|PATH", "sentence-transformers model for dense retrieval"),
+    Option("--ambig-cache-dir", "DIR", "where indexes are kept (default: inside pytest's cache directory)"),
+    Option(
         "--ambig-reader",
         "PATH|NAME|llm|none",
         "reader for Disambig-F1: a QA model directory or cache name, or llm",
-        None,
     ),
-    (
+    Option(
         "--ambig-device",
         "auto|cpu|cuda[:N]",
         "where the reader and the dense embedder run: auto is CUDA when torch sees a GPU, else the CPU",
         "auto",
     ),
-    ("--ambig-judge", "MODEL", "LLM judge model, on an OpenAI-compatible server", None),
-    ("--ambig-judge-base-url", "URL", "the judge server (default: $OPENAI_BASE_URL, else OpenAI)", None),
-    ("--ambig-judge-timeout", "SECONDS", "per judge request", "60"),
-    ("--ambig-judge-retries", "N", "retries on 429, 5xx and timeouts (exponential backoff)", "4"),
-    ("--ambig-judge-reasks", "N", "times an invalid JSON reply is asked again", "2"),
-    ("--ambig-judge-concurrency", "N", "judge requests in flight at once, per process", "4"),
-    ("--ambig-judge-price", "IN,OUT", "$ per million prompt and completion tokens, for the cost line", None),
-    ("--ambig-judge-samples", "K", "judge each output K times with distinct seeds (judge variance)", "1"),
-    (
+    Option("--ambig-judge", "MODEL", "LLM judge model, on an OpenAI-compatible server"),
+    Option("--ambig-judge-base-url", "URL", "the judge server (default: $OPENAI_BASE_URL, else OpenAI)"),
+    Option("--ambig-judge-timeout", "SECONDS", "per judge request", "60"),
+    Option("--ambig-judge-retries", "N", "retries on 429, 5xx and timeouts (exponential backoff)", "4"),
+    Option("--ambig-judge-reasks", "N", "times an invalid JSON reply is asked again", "2"),
+    Option("--ambig-judge-concurrency", "N", "judge requests in flight at once, per process", "4"),
+    Option("--ambig-judge-price", "IN,OUT", "$ per million prompt and completion tokens, for the cost line"),
+    Option(
+        "--ambig-judge-samples", "K", "judge each output K times with distinct seeds (judge variance)", "1"
+    ),
+    Option(
         "--ambig-max-unscored-rate",
         "R",
         "fail the run if more than this fraction of a metric's items is unscored",
-        None,
     ),
-    (
+    Option(
         "--ambig-condambigqa-setting",
         "SETTING",
-        f"CondAmbigQA protocol (the paper's settings): {', '.join(CONDAMBIGQA)}",
-        "main",
+        "CondAmbigQA protocol (the paper's settings)",
+        choices=("main", "gold-conditions", "no-conditions", "closed-book"),
     ),
-    (
+    Option(
         "--ambig-march-setting",
         "SETTING",
         "MARCH protocol: open-retrieval (the papers': a retriever, no passages) or oracle-evidence "
         "(the gold passages: an upper bound)",
-        MARCH_SETTINGS[0],
+        choices=("open-retrieval", "oracle-evidence"),
     ),
-    (
+    Option(
         "--ambig-scorer-profile",
         "PROFILE",
         "official scorer the long-answer metrics follow (ASQA, MARCH): alce (ALCE eval.py) or "
         "asqa (ASQA scoring.py)",
-        DEFAULT_PROFILE,
+        choices=("alce", "asqa"),
     ),
-    ("--ambig-concurrency", "N", "system (and judge) calls in flight ahead of the tests, per process", "1"),
-    (
-        "--ambig-rate",
-        "REQ_PER_S",
-        "cap on system calls per second, across all xdist workers of the machine",
-        None,
+    Option(
+        "--ambig-concurrency", "N", "system (and judge) calls in flight ahead of the tests, per process", "1"
     ),
-    (
+    Option(
+        "--ambig-rate", "REQ_PER_S", "cap on system calls per second, across all xdist workers of the machine"
+    ),
+    Option(
         "--ambig-resume",
         None,
         "reuse stored answers; ask the system only for items without one (or with an error)",
-        None,
     ),
-    (
+    Option(
         "--ambig-rescore",
         "SCORECARD",
         "score the answers saved in a scorecard.json again, without a system",
-        None,
     ),
-    (
+    Option(
         "--ambig-shard",
         "I/N",
         "run shard I of N (balanced per ambiguity type); merge with `pytest-ambigqa merge`",
-        None,
     ),
-    (
+    Option(
         "--ambig-shard-gates",
         None,
         "apply the suite gates (--ambig-fail-under, error and unscored rates) in each shard too, "
         "not only in `pytest-ambigqa merge`",
-        None,
     ),
-    (
+    Option(
         "--ambig-retrieval-report",
         None,
         "report recall@k of each interpretation's gold passages, from the original question and "
         "from its clarified question",
-        None,
     ),
 )
+OPTIONS: dict[str, Option] = {o.flag: o for o in _OPTIONS}
 
 
-def _ini_name(option: str) -> str:
-    return option.lstrip("-").replace("-", "_")
+def choices(flag: str) -> tuple[str, ...]:
+    """The values an option accepts (the first is its default)."""
+    found = OPTIONS[flag].choices
+    assert found is not None, flag
+    return found
+
+
+def default(flag: str) -> str | None:
+    option = OPTIONS[flag]
+    return option.choices[0] if option.choices else option.default
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("ambigqa", "ambiguous-question benchmarks (pytest-ambigqa)")
-    for option, metavar, help_text, default in OPTIONS:
-        name = _ini_name(option)
-        if metavar is None:  # a flag
-            group.addoption(option, dest=name, action="store_true", default=None, help=help_text)
-            parser.addini(name, help_text, type="bool", default=False)
+    for option in _OPTIONS:
+        if option.metavar is None:  # a flag
+            group.addoption(
+                option.flag, dest=option.name, action="store_true", default=None, help=option.help
+            )
+            parser.addini(option.name, option.help, type="bool", default=False)
             continue
-        shown = f" (default: {default})" if default is not None else ""
-        group.addoption(option, dest=name, metavar=metavar, default=None, help=help_text + shown)
-        parser.addini(name, help_text, default=default)
+        shown = default(option.flag)
+        help_text = option.help
+        if option.choices:
+            help_text += f": {', '.join(option.choices)}"
+        if shown is not None:
+            help_text += f" (default: {shown})"
+        group.addoption(option.flag, dest=option.name, metavar=option.metavar, default=None, help=help_text)
+        parser.addini(option.name, option.help, default=shown)
 
 
-@dataclass(frozen=True)
-class Threshold:
-    suite: str | None  # None: every selected suite that has the metric
-    metric: str
-    value: float
-
-    def __str__(self) -> str:
-        scope = f"{self.suite}:" if self.suite else ""
-        return f"{scope}{self.metric}={self.value:g}"
+def selected(config: pytest.Config) -> bool:
+    """Whether this run selects a suite (``--ambig-suite``, its ini, or a scorecard to rescore)."""
+    return bool(_value(config, "--ambig-suite") or _value(config, "--ambig-rescore"))
 
 
 @dataclass(frozen=True)
 class RunConfig:
+    """One run's options, checked; every field is given by :func:`read_run_config`."""
+
     suites: tuple[str, ...]
-    data: dict[str, Path] = field(default_factory=dict)
-    split: str = "dev"
-    limit: int | None = None
-    seed: int = 0
-    system: str | None = None
-    timeout: float | None = DEFAULT_TIMEOUT
-    report_dir: Path | None = None
-    metrics: tuple[str, ...] | None = None  # --ambig-metrics: None is every metric
-    fail_under: tuple[Threshold, ...] = ()
-    gate: str = "mean"
-    item_min: tuple[Threshold, ...] = ()
-    max_error_rate: float | None = None
-    march_fields: dict[str, str] = field(default_factory=dict)
-    corpus: Path | None = None
-    retriever: str = "bm25"
-    top_k: int = 10
-    embedder: str | None = None
-    cache_dir: Path | None = None
-    retrieval_report: bool = False
-    reader: str | None = None
-    device: str = "auto"
-    judge: str | None = None
-    judge_base_url: str | None = None
-    judge_timeout: float = 60.0
-    judge_retries: int = 4
-    judge_reasks: int = 2
-    judge_concurrency: int = 4
-    judge_price: tuple[float, float] | None = None
-    judge_samples: int = 1
-    max_unscored_rate: float | None = None
-    condambigqa_setting: str = "main"
-    march_setting: str = MARCH_SETTINGS[0]
-    profile: str = DEFAULT_PROFILE
-    concurrency: int = 1
-    rate: float | None = None
-    resume: bool = False
-    rescore: Path | None = None
-    shard: tuple[int, int] | None = None
-    shard_gates: bool = False
+    data: dict[str, Path]
+    split: str
+    limit: int | None
+    seed: int
+    system: str | None
+    timeout: float | None
+    report_dir: Path | None
+    metrics: tuple[str, ...] | None  # --ambig-metrics: None is every metric
+    fail_under: tuple[Threshold, ...]
+    gate: str
+    item_min: tuple[Threshold, ...]
+    max_error_rate: float | None
+    march_fields: dict[str, str]
+    corpus: Path | None
+    retriever: str
+    top_k: int
+    embedder: str | None
+    cache_dir: Path | None
+    retrieval_report: bool
+    reader: str | None
+    device: str
+    judge: str | None
+    judge_base_url: str | None
+    judge_timeout: float
+    judge_retries: int
+    judge_reasks: int
+    judge_concurrency: int
+    judge_price: tuple[float, float] | None
+    judge_samples: int
+    max_unscored_rate: float | None
+    condambigqa_setting: str
+    march_setting: str
+    profile: str
+    concurrency: int
+    rate: float | None
+    resume: bool
+    rescore: Path | None
+    rescored: dict[str, Any] | None  # the scorecard.json --ambig-rescore replays, read once
+    shard: tuple[int, int] | None
+    shard_gates: bool
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it (URLs redacted; keys are never in it)."""
@@ -289,7 +302,7 @@ class RunConfig:
 
 
 def _value(config: pytest.Config, option: str) -> str | None:
-    name = _ini_name(option)
+    name = OPTIONS[option].name
     value = config.getoption(name)
     if value is None:
         value = config.getini(name)
@@ -299,6 +312,11 @@ def _value(config: pytest.Config, option: str) -> str | None:
         value = ",".join(value)
     value = value.strip() if isinstance(value, str) else value
     return value or None
+
+
+def _text(config: pytest.Config, option: str) -> str:
+    """An option's value, or its default when it is empty."""
+    return _value(config, option) or default(option) or ""
 
 
 def _pairs(option: str, text: str) -> list[tuple[str, str]]:
@@ -329,6 +347,8 @@ def _number(option: str, text: str, *, kind=float, low: float | None = None, hig
 def _suites(text: str | None) -> tuple[str, ...]:
     if not text:
         return ()
+    from .suites import SUITES
+
     names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
     unknown = [n for n in names if n not in SUITES]
     if unknown:
@@ -337,6 +357,8 @@ def _suites(text: str | None) -> tuple[str, ...]:
 
 
 def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Path]:
+    from .suites import SUITES
+
     if not text:
         return {}
     head = text.partition("=")[0].strip().lower()
@@ -366,6 +388,10 @@ def parse_thresholds(
     item_scale: bool,
     metrics: tuple[str, ...] | None = None,
 ) -> tuple[Threshold, ...]:
+    from .metrics import METRICS
+    from .report.gates import Threshold
+    from .suites import SUITES
+
     if not text:
         return ()
     out = []
@@ -403,6 +429,8 @@ def parse_thresholds(
 
 def _metrics(text: str | None, suites: tuple[str, ...]) -> tuple[str, ...] | None:
     """``--ambig-metrics``: names of the selected suites' metrics; each suite keeps at least one."""
+    from .suites import SUITES
+
     if not text:
         return None
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
@@ -433,6 +461,8 @@ def _price(text: str | None) -> tuple[float, float] | None:
 
 
 def _march_fields(text: str | None) -> dict[str, str]:
+    from .suites.march import FIELDS as MARCH_FIELDS
+
     if not text:
         return {}
     fields = {}
@@ -458,7 +488,8 @@ def _shard(text: str | None) -> tuple[int, int] | None:
     return shard
 
 
-def _choice(config: pytest.Config, option: str, choices: Sequence[str]) -> str:
+def _choice(config: pytest.Config, option: str, choices: Sequence[str] | None = None) -> str:
+    choices = choices or OPTIONS[option].choices or ()
     value = (_value(config, option) or choices[0]).lower()
     if value not in choices:
         raise pytest.UsageError(f"{option}: '{value}' is not one of {', '.join(choices)}")
@@ -466,18 +497,21 @@ def _choice(config: pytest.Config, option: str, choices: Sequence[str]) -> str:
 
 
 def _device(value: str | None) -> str:
+    from .models.local import DEVICE_SPEC
+
     spec = (value or "auto").strip().lower()
     if not DEVICE_SPEC.fullmatch(spec):
         raise pytest.UsageError(f"--ambig-device: '{value}' is not auto, cpu, cuda or cuda:N")
     return spec
 
 
-def _protocol(config: pytest.Config, option: str, choices: Sequence[str], saved: dict[str, Any]) -> str:
+def _protocol(config: pytest.Config, option: str, saved: dict[str, Any]) -> str:
     """A suite's setting; a rescore replays answers made under the saved run's setting."""
-    name = _ini_name(option)[len("ambig_") :]
+    choices = OPTIONS[option].choices or ()
+    name = OPTIONS[option].name[len("ambig_") :]
     if saved.get(name) not in choices:
         return _choice(config, option, choices)
-    given = config.getoption(_ini_name(option))
+    given = config.getoption(OPTIONS[option].name)
     if given is not None and given.strip().lower() != saved[name]:
         raise pytest.UsageError(
             f"{option}: the answers in --ambig-rescore were made under '{saved[name]}'; "
@@ -486,18 +520,17 @@ def _protocol(config: pytest.Config, option: str, choices: Sequence[str], saved:
     return saved[name]
 
 
-def _saved_config(path: Path) -> dict[str, Any]:
-    """The run config a scorecard saved: ``--ambig-rescore`` reads the same data by default."""
+def _saved_card(path: Path) -> dict[str, Any]:
+    """The scorecard ``--ambig-rescore`` replays: its config is this run's default (the same data)."""
+    from .report.saved import ScorecardError, read_scorecard
+
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))["config"]
-        if not isinstance(saved["suites"], list) or not isinstance(saved["data"], dict):
-            raise TypeError("config.suites or config.data has the wrong type")
-        return saved
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise pytest.UsageError(f"--ambig-rescore: {path} is not a readable scorecard.json ({exc})") from None
+        return read_scorecard(path)
+    except ScorecardError as exc:
+        raise pytest.UsageError(f"--ambig-rescore: {exc}") from None
 
 
-def _needs_a_suite(config: pytest.Config) -> None:
+def refuse_without_suite(config: pytest.Config) -> None:
     """Options typed on the command line without ``--ambig-suite`` would do nothing: say so.
 
     Only the command line itself counts: ``addopts`` that a project sets for its ambigqa runs
@@ -506,29 +539,35 @@ def _needs_a_suite(config: pytest.Config) -> None:
     typed = config.invocation_params.args
     given = [
         option
-        for option, *_ in OPTIONS
+        for option in OPTIONS
         if option != "--ambig-suite" and any(a == option or a.startswith(f"{option}=") for a in typed)
     ]
     if given:
+        from .suites import SUITES
+
         raise pytest.UsageError(
             f"{', '.join(given)}: choose the benchmark with --ambig-suite ({', '.join(SUITES)}); "
             "without it the plugin runs nothing"
         )
 
 
-def read_run_config(config: pytest.Config) -> RunConfig:
-    """Read and check every ambigqa option; no suite selected gives ``suites == ()``."""
+def read_run_config(config: pytest.Config) -> RunConfig | None:
+    """Read and check every ambigqa option; None when no suite is selected (nothing else
+    is imported then)."""
     base = Path(config.invocation_params.dir)
     rescore_arg = _value(config, "--ambig-rescore")
     rescore = base / Path(rescore_arg).expanduser() if rescore_arg else None
-    saved = _saved_config(rescore) if rescore else {}
+    card = _saved_card(rescore) if rescore else None
+    saved = card["config"] if card else {}
     suites = _suites(_value(config, "--ambig-suite") or ",".join(saved.get("suites", ())))
     if not suites:
-        _needs_a_suite(config)
-        return RunConfig(suites=())
-    gate = _choice(config, "--ambig-gate", GATE_MODES)
+        refuse_without_suite(config)
+        return None
+    from .metrics import METRICS
+
+    gate = _choice(config, "--ambig-gate")
     limit = _value(config, "--ambig-limit")
-    timeout = _number("--ambig-timeout", _value(config, "--ambig-timeout") or "0", low=0, high=MAX_SECONDS)
+    timeout = _number("--ambig-timeout", _text(config, "--ambig-timeout"), low=0, high=MAX_SECONDS)
     max_error_rate = _value(config, "--ambig-max-error-rate")
     report = _value(config, "--ambig-report")
     corpus = _value(config, "--ambig-corpus")
@@ -540,10 +579,10 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         reader = None
     if reader is not None and reader.lower() == "llm" and not _value(config, "--ambig-judge"):
         raise pytest.UsageError("--ambig-reader=llm: the LLM reader is the judge model; set --ambig-judge")
-    setting = _protocol(config, "--ambig-condambigqa-setting", tuple(CONDAMBIGQA), saved)
-    march_setting = _protocol(config, "--ambig-march-setting", MARCH_SETTINGS, saved)
-    profile = _choice(config, "--ambig-scorer-profile", tuple(PROFILES))
-    retriever = _choice(config, "--ambig-retriever", RETRIEVERS)
+    setting = _protocol(config, "--ambig-condambigqa-setting", saved)
+    march_setting = _protocol(config, "--ambig-march-setting", saved)
+    profile = _choice(config, "--ambig-scorer-profile")
+    retriever = _choice(config, "--ambig-retriever")
     metrics = _metrics(_value(config, "--ambig-metrics"), suites)
     fail_under = parse_thresholds(
         "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False, metrics=metrics
@@ -558,9 +597,9 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         suites=suites,
         data=_data(_value(config, "--ambig-data"), suites, base)
         or {k: Path(v) for k, v in saved.get("data", {}).items() if k in suites},
-        split=_value(config, "--ambig-split") or saved.get("split") or "dev",
+        split=_value(config, "--ambig-split") or saved.get("split") or _text(config, "--ambig-split"),
         limit=_number("--ambig-limit", limit, kind=int, low=1, high=10**9) if limit else None,
-        seed=_number("--ambig-seed", _value(config, "--ambig-seed") or "0", kind=int, low=0, high=2**32 - 1),
+        seed=_number("--ambig-seed", _text(config, "--ambig-seed"), kind=int, low=0, high=2**32 - 1),
         system=_value(config, "--ambig-system"),
         timeout=timeout or None,
         report_dir=base / Path(report).expanduser() if report else None,
@@ -576,7 +615,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         march_fields=_march_fields(_value(config, "--ambig-march-fields")) or saved.get("march_fields", {}),
         corpus=base / Path(corpus).expanduser() if corpus else None,
         retriever=retriever,
-        top_k=_number("--ambig-top-k", _value(config, "--ambig-top-k") or "10", kind=int, low=1, high=10_000),
+        top_k=_number("--ambig-top-k", _text(config, "--ambig-top-k"), kind=int, low=1, high=10_000),
         embedder=_value(config, "--ambig-embedder"),
         cache_dir=base / Path(cache_dir).expanduser() if cache_dir else None,
         retrieval_report=_value(config, "--ambig-retrieval-report") is not None,
@@ -586,26 +625,26 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         judge_base_url=_value(config, "--ambig-judge-base-url"),
         judge_timeout=_number(
             "--ambig-judge-timeout",
-            _value(config, "--ambig-judge-timeout") or "60",
+            _text(config, "--ambig-judge-timeout"),
             low=0.001,
             high=MAX_SECONDS,
         ),
         judge_retries=_number(
-            "--ambig-judge-retries", _value(config, "--ambig-judge-retries") or "4", kind=int, low=0, high=100
+            "--ambig-judge-retries", _text(config, "--ambig-judge-retries"), kind=int, low=0, high=100
         ),
         judge_reasks=_number(
-            "--ambig-judge-reasks", _value(config, "--ambig-judge-reasks") or "2", kind=int, low=0, high=20
+            "--ambig-judge-reasks", _text(config, "--ambig-judge-reasks"), kind=int, low=0, high=20
         ),
         judge_concurrency=_number(
             "--ambig-judge-concurrency",
-            _value(config, "--ambig-judge-concurrency") or "4",
+            _text(config, "--ambig-judge-concurrency"),
             kind=int,
             low=1,
             high=MAX_THREADS,
         ),
         judge_price=_price(_value(config, "--ambig-judge-price")),
         judge_samples=_number(
-            "--ambig-judge-samples", _value(config, "--ambig-judge-samples") or "1", kind=int, low=1, high=100
+            "--ambig-judge-samples", _text(config, "--ambig-judge-samples"), kind=int, low=1, high=100
         ),
         max_unscored_rate=(
             _number("--ambig-max-unscored-rate", max_unscored, low=0, high=1) if max_unscored else None
@@ -615,7 +654,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         profile=profile,
         concurrency=_number(
             "--ambig-concurrency",
-            _value(config, "--ambig-concurrency") or "1",
+            _text(config, "--ambig-concurrency"),
             kind=int,
             low=1,
             high=MAX_THREADS,
@@ -623,6 +662,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         rate=_number("--ambig-rate", rate, low=0.001, high=1e6) if rate else None,
         resume=_value(config, "--ambig-resume") is not None,
         rescore=rescore,
+        rescored=card,
         shard=_shard(_value(config, "--ambig-shard")),
         shard_gates=_value(config, "--ambig-shard-gates") is not None,
     )

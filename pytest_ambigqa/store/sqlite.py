@@ -8,7 +8,7 @@ import time
 import warnings
 from pathlib import Path
 
-from .errors import AmbigQAWarning
+from ..errors import AmbigQAWarning
 
 
 def open_database(path: Path, schema: str, probe: str, what: str) -> sqlite3.Connection:

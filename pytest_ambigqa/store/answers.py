@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .schema import AmbigItem
+from ..schema import AmbigItem
 from .sqlite import open_database
 
 SCHEMA = """

@@ -1,0 +1,134 @@
+"""One item, end to end, with no pytest inside: the inputs its suite's protocol gives, the
+system's answer (stored, claimed across xdist workers, rate-limited), and its scores.
+
+:meth:`Evaluator.prepare` is the pool's first stage (ask the system) and returns its second
+(score the answer), so a run with ``--ambig-concurrency`` scores while it asks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from .report.output import clean
+from .retrieval import RetrieverUnavailable
+from .retrieval.evidence import evidence_recall
+from .schema import AmbigItem, Answer, ItemResult, safe_str
+from .store import SharedStore, answer_key
+from .store.pool import Scoring
+from .suites import SUITES
+from .systems import System, SystemFailure
+
+if TYPE_CHECKING:
+    from .session.run import Run
+
+
+class Evaluator:
+    def __init__(self, run: Run, store: SharedStore) -> None:
+        self.run = run
+        self.cfg = run.cfg
+        self.store = store
+
+    def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
+        return self.prepare(item, system)()
+
+    def prepare(self, item: AmbigItem, system: System) -> Scoring:
+        """Ask the system (the pool's first stage); what is returned scores the answer (its second)."""
+        run, suite = self.run, SUITES[item.suite]
+        extras = suite.inputs(item, run.scorers)
+        try:
+            if "retriever" in system.inputs and "retriever" not in extras and run.searchable:
+                extras["retriever"] = run.retriever()
+            evidence = None
+            if self.cfg.retrieval_report:
+                evidence = evidence_recall(item, run.corpus, run.retriever(), self.cfg.top_k)
+        except RetrieverUnavailable as exc:
+            unopened = suite.failed_result(item, run.scorers, "error", str(exc))
+            return lambda: unopened
+        if system.requires_retriever and extras.get("retriever", True) is None:
+            reason = f"the system requires a retriever, and the {suite.title} setting gives none"
+            refused = suite.failed_result(item, run.scorers, "error", reason)
+            return lambda: refused
+        started = time.perf_counter()
+        answer, error, trace, cached = self._answer(item, system, extras)
+        duration = time.perf_counter() - started
+        if answer is None:
+            failed = suite.failed_result(item, run.scorers, "error", error, duration)
+            return lambda: dataclasses.replace(failed, evidence=evidence, cached=cached, trace=trace)
+        return lambda: self._score(item, answer, duration, evidence, cached)
+
+    def _score(
+        self, item: AmbigItem, answer: Answer, duration: float, evidence: Any, cached: bool
+    ) -> ItemResult:
+        suite, scorers = SUITES[item.suite], self.run.scorers
+        try:
+            scored = suite.score(item, answer, scorers)
+        except Exception as exc:  # noqa: BLE001 - a scorer bug: this item says so, the run goes on
+            error = f"scoring failed: {type(exc).__name__}: {safe_str(exc)[:300]}"
+            failed = suite.failed_result(item, scorers, "error", error, duration)
+            return dataclasses.replace(failed, answer=answer, evidence=evidence, cached=cached)
+        keep = scorers.keep
+        return ItemResult(
+            suite=item.suite,
+            item_id=item.id,
+            status="ok",
+            ambiguity_type=item.ambiguity_type,
+            scores=keep(scored.scores),
+            unscored=keep(scored.unscored),
+            answer=answer,
+            duration=duration,
+            evidence=evidence,
+            samples=keep(scored.samples),
+            units=keep(scored.units),
+            details=scored.details,
+            usage=scored.usage,
+            index=item.index,
+            cached=cached,
+        )
+
+    def _answer(
+        self, item: AmbigItem, system: System, extras: dict[str, Any]
+    ) -> tuple[Answer | None, str, str | None, bool]:
+        """(answer, error, traceback, from the store): each item is asked once per run across processes."""
+        cfg, run_id = self.cfg, self.run.run_id
+        if self.run.rescore is not None:  # saved answers, no system at all
+            return _outcome(lambda: system.answer(item, cfg.timeout, extras)) + (True,)
+        key = answer_key(system.label, self._config_fingerprint(system), item)
+        # Only the pools of xdist workers (several processes, one run) can race for an item: claim it.
+        pools = cfg.concurrency > 1 and self.run.in_worker
+        while pools or cfg.resume:
+            stored = self.store.run(lambda store: store.done(key, run_id, cfg.resume))
+            if stored is not None:  # "from the store" means from an earlier run, not another worker
+                state, payload, earlier = stored
+                return (
+                    (Answer.from_dict(payload), "", None, earlier)
+                    if state == "ok"
+                    else (None, payload, None, earlier)
+                )
+            if not pools or self.store.run(lambda store: store.claim(key, run_id), default=True):
+                break
+            time.sleep(0.02)  # another process is asking; its answer will be stored
+        if cfg.rate:
+            time.sleep(self.store.run(lambda store: store.reserve_slot(cfg.rate), default=0.0))
+        answer, error, trace = _outcome(lambda: system.answer(item, cfg.timeout, extras))
+        payload = clean(answer.to_dict() if answer else error, secrets=True)  # no key reaches the disk
+        self.store.run(lambda store: store.put(key, run_id, "ok" if answer else "error", payload))
+        return answer, error, trace, False
+
+    def _config_fingerprint(self, system: System) -> str:
+        """What, besides the item and the system, shapes an answer: the inputs this run gives."""
+        cfg = self.cfg
+        parts: dict[str, Any] = {"setting": cfg.condambigqa_setting, "march_setting": cfg.march_setting}
+        if "retriever" in system.inputs:
+            parts |= {"retriever": cfg.retriever, "corpus": self.run.corpus.sha256, "embedder": cfg.embedder}
+        return json.dumps(parts, sort_keys=True)
+
+
+def _outcome(call) -> tuple[Answer | None, str, str | None]:
+    """(answer, error, the system's traceback)."""
+    try:
+        return call(), "", None
+    except SystemFailure as exc:
+        return None, str(exc), exc.trace

@@ -1,0 +1,52 @@
+"""Hooks through which another pytest plugin extends pytest-ambigqa without editing it.
+
+Implement them in a plugin module or a ``conftest.py``; they are called once per run that
+selects a suite, before its options are read, so ``--ambig-suite``, ``--ambig-metrics``
+and the gates accept what they add. ``pytest-ambigqa merge -p MODULE`` calls them too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .metrics import MetricSpec
+    from .report.writers import Writer
+    from .suites import Suite
+
+
+@pytest.hookspec
+def pytest_ambigqa_suites() -> Sequence[Suite]:
+    """Suites to add (subclasses of :class:`pytest_ambigqa.suites.Suite`), by their ``name``."""
+
+
+@pytest.hookspec
+def pytest_ambigqa_metrics() -> Sequence[MetricSpec]:
+    """Metrics to add (:class:`pytest_ambigqa.metrics.MetricSpec`), which a suite can list."""
+
+
+@pytest.hookspec
+def pytest_ambigqa_writers() -> Sequence[Writer]:
+    """Report writers to add (:class:`pytest_ambigqa.report.writers.Writer`): each writes one
+    file into ``--ambig-report``'s directory."""
+
+
+def register_extensions(hook: Any) -> None:
+    """What plugins add through these hooks, into the registries, each under the plugin's
+    name (a name another plugin already holds is a ValueError naming both)."""
+    from .metrics import METRICS
+    from .report.writers import WRITERS
+    from .suites import SUITES
+
+    for caller, registry in (
+        (hook.pytest_ambigqa_metrics, METRICS),
+        (hook.pytest_ambigqa_suites, SUITES),
+        (hook.pytest_ambigqa_writers, WRITERS),
+    ):
+        for impl in caller.get_hookimpls():
+            for value in impl.function() or ():
+                registry.register(value.name, value, impl.plugin_name)

@@ -1,0 +1,33 @@
+"""What the model calls behind one item cost (requests, cache hits, retries, tokens, dollars);
+summed per suite on the controller. The judge, the LLM reader and LLM systems count alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Usage:
+    """What judging one item cost; summed per suite on the controller."""
+
+    requests: int = 0
+    cached: int = 0
+    retries: int = 0
+    reasks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    fingerprints: list[str] = field(default_factory=list)
+
+    def add(self, other: Usage) -> None:
+        for name in ("requests", "cached", "retries", "reasks", "prompt_tokens", "completion_tokens", "cost"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.fingerprints = sorted(set(self.fingerprints) | set(other.fingerprints))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(**data)

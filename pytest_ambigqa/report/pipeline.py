@@ -1,0 +1,52 @@
+"""The end of a run, in one place for the plugin and for ``pytest-ambigqa merge``: the
+suite gates, then every registered writer."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..schema import safe_str
+from . import gates
+from .output import write_text
+from .scorecard import Scorecard
+from .writers import WRITERS
+
+
+def gated(
+    card: Scorecard,
+    fail_under: Sequence[gates.Threshold],
+    gate: str,
+    max_error_rate: float | None,
+    max_unscored_rate: float | None,
+    deferred: str | None = None,
+) -> Scorecard:
+    """The scorecard with its gate failures (none when the gates are ``deferred``: why)."""
+    shortfalls = (
+        [] if deferred else gates.shortfalls(card.suites, fail_under, gate, max_error_rate, max_unscored_rate)
+    )
+    return dataclasses.replace(card, shortfalls=shortfalls, gates_deferred=deferred)
+
+
+def write_reports(card: Scorecard, directory: Path, duration: float | None = None) -> list[str]:
+    """Every registered writer's file in ``directory``; one line per file not written.
+
+    A writer that fails leaves its own file unwritten and every other file as it would be.
+    """
+    problems = []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return [f"could not write the scorecard to {directory}: {exc}"]
+    for writer in list(WRITERS.values()):
+        try:
+            write_text(directory / writer.filename, writer.render(card, duration))
+        except OSError as exc:
+            problems.append(f"could not write the scorecard to {directory}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a plugin's writer: its file only
+            problems.append(
+                f"could not write {writer.filename} ({writer.name} writer): {type(exc).__name__}: "
+                f"{safe_str(exc)[:200]}"
+            )
+    return problems

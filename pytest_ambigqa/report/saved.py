@@ -1,0 +1,26 @@
+"""A ``scorecard.json`` read back, in one place: ``--ambig-rescore`` reads a run's answers
+and options from it, ``pytest-ambigqa merge`` the shards of a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+class ScorecardError(Exception):
+    """The file is not a scorecard.json this version can read; the message names it."""
+
+
+def read_scorecard(path: Path) -> dict[str, Any]:
+    """The scorecard's JSON, with the parts every reader relies on checked."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        config, system = data["config"], data["system"]
+        if not isinstance(config["suites"], list) or not isinstance(config["data"], dict):
+            raise TypeError("config.suites or config.data has the wrong type")
+        if not isinstance(data["items"], list) or not isinstance(system["label"], str):
+            raise TypeError("items or system.label has the wrong type")
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise ScorecardError(f"{path} is not a readable scorecard.json ({exc})") from None
+    return data

@@ -1,0 +1,29 @@
+"""The files a scorecard is written to, by name: ``scorecard.json`` and ``scorecard.md``
+built in, more from plugins (``pytest_ambigqa_writers``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..registry import Registry
+from . import render
+from .output import json_document
+from .scorecard import Scorecard
+
+
+@dataclass(frozen=True)
+class Writer:
+    name: str
+    filename: str  # inside --ambig-report's directory
+    render: Callable[[Scorecard, float | None], str]  # (scorecard, run duration in seconds) -> text
+
+
+WRITERS: Registry[Writer] = Registry("report writer")
+for _writer in (
+    Writer(
+        "json", "scorecard.json", lambda card, duration: json_document(card.to_json(duration=duration)) + "\n"
+    ),
+    Writer("markdown", "scorecard.md", lambda card, duration: render.markdown(card)),
+):
+    WRITERS.register(_writer.name, _writer)

@@ -1,0 +1,56 @@
+"""The wiring of a session that selects a suite, as pytest wires its own features: one
+object per job, registered at ``pytest_configure`` and kept in ``config.stash``.
+
+- :class:`~.run.Run` (every process): the run's options, items, system, models, corpus;
+- :class:`~.collection.Collection` (every process): the items as tests;
+- :class:`~.runner.Runner` (every process): asks the systems, scores, reports per test;
+- :class:`~.scorecard.ScorecardPlugin` (the controller only): results, scorecard, gates, reports.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..hookspecs import register_extensions
+from ..options import read_run_config
+from .collection import Collection
+from .run import RUN_KEY, Run
+from .runner import RUNNER_KEY, Runner
+from .scorecard import ScorecardPlugin
+
+_PLUGINS: pytest.StashKey[list[tuple[str, Any]]] = pytest.StashKey()
+
+
+def start(config: pytest.Config) -> None:
+    try:
+        register_extensions(config.hook)
+    except ValueError as exc:
+        raise pytest.UsageError(f"ambigqa: {exc}") from None
+    cfg = read_run_config(config)
+    if cfg is None:
+        return
+    run = Run(config, cfg)
+    runner = Runner(run)
+    config.stash[RUN_KEY] = run
+    config.stash[RUNNER_KEY] = runner
+    plugins: list[tuple[str, Any]] = [("ambigqa-collection", Collection(run)), ("ambigqa-runner", runner)]
+    if not run.in_worker:
+        plugins.append(("ambigqa-scorecard", ScorecardPlugin(run)))
+    for name, plugin in plugins:
+        config.pluginmanager.register(plugin, name)
+    config.stash[_PLUGINS] = plugins
+
+
+def stop(config: pytest.Config) -> None:
+    plugins = config.stash.get(_PLUGINS, None)
+    if plugins is None:
+        return
+    del config.stash[_PLUGINS]
+    for _, plugin in reversed(plugins):
+        config.pluginmanager.unregister(plugin)
+    config.stash[RUNNER_KEY].close()
+    config.stash[RUN_KEY].close()
+    del config.stash[RUNNER_KEY]
+    del config.stash[RUN_KEY]

@@ -1,0 +1,117 @@
+"""The benchmark items as tests: ``test_ambig[<suite>-<id>]`` under the first directory
+pytest collects, and ``ambig_item`` parametrizing a user's own tests."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..assertions import explain
+from ..report import gates
+from ..schema import AmbigItem, ItemResult
+from .run import RUN_KEY, Run
+
+ITEM_KEY: pytest.StashKey[AmbigItem] = pytest.StashKey()  # the benchmark item of a builtin test
+COLLECTOR_NAME = "ambigqa"
+TEST_NAME = "test_ambig"
+
+
+def key_of(nodeid: str) -> str:
+    """The item key of a builtin test's node id ("" for any other test)."""
+    head, _, params = nodeid.rpartition(f"::{TEST_NAME}[")
+    return params[:-1] if head and params.endswith("]") else ""
+
+
+class AmbigItems(pytest.Collector):
+    """The benchmark items of the selected suites, as ``test_ambig[<suite>-<id>]`` tests."""
+
+    def collect(self):
+        run = self.config.stash[RUN_KEY]
+        fixtureinfo = None  # the same for every item: resolve fixtures once, not 10,000 times
+        for item in run.items:
+            function = AmbigFunction.from_parent(
+                self, name=f"{TEST_NAME}[{item.key}]", callobj=_test_ambig, fixtureinfo=fixtureinfo
+            )
+            fixtureinfo = function._fixtureinfo
+            function.stash[ITEM_KEY] = item
+            yield function
+
+
+class AmbigFunction(pytest.Function):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # pytest >= 9.2 keeps node ids structured and splits "name[params]" when it reads
+        # stored ids (--lf, --deselect); build ours the same way so they compare equal.
+        node_id = getattr(self, "_id", None)
+        if node_id is not None and hasattr(type(node_id), "parse"):
+            self._id = type(node_id).parse(self.nodeid)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+def _test_ambig(ambig_result: ItemResult, request: pytest.FixtureRequest) -> None:
+    """One benchmark item: the system answered (in setup) and meets ``--ambig-item-min``."""
+    run = request.config.stash[RUN_KEY]
+    failures = gates.item_shortfalls(ambig_result.scores, ambig_result.suite, run.cfg.item_min)
+    if failures:
+        item = request.node.stash[ITEM_KEY]
+        pytest.fail(explain(item, ambig_result.answer, failures), pytrace=False)
+
+
+class Collection:
+    """Puts the items into pytest's collection, and says in the header what was collected."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.anchor = _anchor_directory(run.config)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, Any]:
+        report = yield
+        if isinstance(collector, pytest.Directory) and collector.path == self.anchor and self.run.items:
+            nodeid = (
+                COLLECTOR_NAME if collector.nodeid in ("", ".") else f"{collector.nodeid}/{COLLECTOR_NAME}"
+            )
+            report.result.append(AmbigItems.from_parent(collector, name=COLLECTOR_NAME, nodeid=nodeid))
+        return report
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """A user's test taking ``ambig_item`` runs once per selected item."""
+        if "ambig_item" in metafunc.fixturenames:
+            items = self.run.items
+            metafunc.parametrize("ambig_item", items, ids=[i.key for i in items])
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        run = self.run
+        suites = ", ".join(
+            f"{s.suite.name} ({len(s.items)} items{', bundled sample' if s.is_sample else ''})"
+            for s in run.loaded
+        )
+        system = (
+            "ambig_system fixture, default lexical baseline"
+            if run.system_is_default
+            else run.default_system.label
+        )
+        lines = [f"ambigqa: {suites}; system: {system}"]
+        if run.cfg.retriever != "none":
+            lines.append(
+                f"ambigqa retrieval: {run.cfg.retriever} top-{run.cfg.top_k} over {len(run.corpus)} "
+                f"passages ({run.corpus.source}); indexes in {run.cache_dir}"
+            )
+        return lines
+
+
+def _anchor_directory(config: pytest.Config) -> Path | None:
+    """The first directory pytest was asked to collect: the builtin items live there.
+
+    Naming only files (``pytest tests/test_x.py``) runs just those files' tests.
+    """
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if path.is_dir():
+            return path
+    return None

@@ -1,0 +1,352 @@
+"""What one ambigqa session is made of, built once at ``pytest_configure`` in every process:
+its options, suites and items, the system, models (judge, reader), corpus and retriever,
+and the cache directory. No hooks here: the plugins of ``session/`` read it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .. import retrieval
+from ..errors import AmbigQAWarning
+from ..judge import Judge, JudgeSettings, LLMReader
+from ..metrics import METRICS
+from ..metrics.profiles import PROFILES
+from ..models.local import DeviceUnavailable, find_local_model, pick_device
+from ..models.reader import HFReader
+from ..options import RunConfig
+from ..retrieval import Retriever, RetrieverUnavailable
+from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
+from ..schema import AmbigItem, Passage
+from ..suites import SUITES, DataError, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
+from ..systems import System, load_system
+from ..systems.replay import load_saved
+
+RUN_KEY: pytest.StashKey[Run] = pytest.StashKey()  # the session's run, when a suite is selected
+
+
+class Run:
+    def __init__(self, config: pytest.Config, cfg: RunConfig) -> None:
+        self.config = config
+        self.cfg = cfg
+        worker = getattr(config, "workerinput", None)
+        self.in_worker = worker is not None
+        self.run_id = worker["ambigqa_run"] if worker and "ambigqa_run" in worker else uuid.uuid4().hex
+        self._temporary_cache: Path | None = None
+        self.cache_dir = self._choose_cache_dir()
+        self.judge = self._judge()
+        self.scorers = Scorers(
+            reader=self._reader(),
+            judge=self.judge,
+            condambigqa_setting=cfg.condambigqa_setting,
+            march_setting=cfg.march_setting,
+            profile=PROFILES[cfg.profile],
+            metrics=frozenset(cfg.metrics) if cfg.metrics is not None else None,
+        )
+        self.rescore = None
+        if cfg.rescored is not None:
+            try:
+                self.rescore = load_saved(cfg.rescored)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise pytest.UsageError(
+                    f"--ambig-rescore: {cfg.rescore} is not a readable scorecard.json ({exc})"
+                ) from None
+        pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
+        self.loaded = [self._load(name, pools) for name in cfg.suites]
+        self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
+        self.by_key = {item.key: item for item in self.items}
+        self.corpus = self._corpus([item for pool in pools for item in pool])
+        self._retriever: Retriever | None = None
+        self._retriever_error: str | None = None
+        self._lock = threading.Lock()
+        if self.rescore is not None:
+            self.default_system = self.rescore.system(cfg.rescore)
+        else:
+            self.default_system = load_system(cfg.system or "lexical", Path(config.invocation_params.dir))
+        self.system_is_default = cfg.system is None and self.rescore is None
+        self.check_retriever_for(self.default_system)
+        if self.rescore is None:
+            for problem in self.passage_problems(self.default_system):
+                config.issue_config_time_warning(AmbigQAWarning(problem), stacklevel=2)
+        if cfg.retrieval_report:
+            self.check_retriever_for(None)
+        if cfg.report_dir is not None and cfg.report_dir.exists() and not cfg.report_dir.is_dir():
+            raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
+
+    def _load(self, name: str, pools: list[tuple[AmbigItem, ...]]) -> LoadedSuite:
+        options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields)
+        try:
+            loaded = SUITES[name].load(self.cfg.data.get(name), options)
+        except DataError as exc:
+            raise pytest.UsageError(f"--ambig-data ({name}): {exc}") from None
+        pools.append(loaded.items)
+        items = loaded.items
+        if self.rescore is not None:
+            items = tuple(i for i in items if i.key in self.rescore.answers)
+        if self.cfg.limit is not None:
+            items = stratified_sample(items, self.cfg.limit, self.cfg.seed)
+        if self.cfg.shard is not None:
+            items = shard(items, *self.cfg.shard)
+        return dataclasses.replace(loaded, items=items)
+
+    # -- models -------------------------------------------------------------------------
+
+    def _judge(self) -> Judge | None:
+        if not self.cfg.judge:
+            return None
+        needs = ["openai"] + sorted(
+            {need for name in self.cfg.suites for need in SUITES[name].judge_packages}
+        )
+        missing = [m for m in needs if importlib.util.find_spec(m) is None]
+        if missing:
+            raise pytest.UsageError(
+                f"--ambig-judge needs {', '.join(missing)}: pip install 'pytest-ambigqa[judge]'"
+            )
+        price = self.cfg.judge_price or (None, None)
+        settings = JudgeSettings(
+            model=self.cfg.judge,
+            base_url=self.cfg.judge_base_url,
+            seed=self.cfg.seed,
+            timeout=self.cfg.judge_timeout,
+            max_retries=self.cfg.judge_retries,
+            max_reasks=self.cfg.judge_reasks,
+            concurrency=self.cfg.judge_concurrency,
+            price_in=price[0],
+            price_out=price[1],
+        )
+        return Judge(settings, self.cache_dir, samples=self.cfg.judge_samples)
+
+    def _reader(self):
+        spec = self.cfg.reader
+        reads = {METRICS[m].needs for name in self.cfg.suites for m in SUITES[name].metrics}
+        if spec is None or "reader" not in reads:
+            return None
+        if spec.lower() == "llm":
+            return LLMReader(self.judge)
+        missing = [m for m in ("transformers", "torch") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise pytest.UsageError(
+                f"--ambig-reader needs {', '.join(missing)}: pip install 'pytest-ambigqa[reader]'"
+            )
+        path = find_local_model(spec)
+        if path is None:
+            raise pytest.UsageError(
+                f"--ambig-reader: '{spec}' is neither a model directory nor a model in the local "
+                "Hugging Face cache (nothing is downloaded)"
+            )
+        self._check_device("reader")
+        return HFReader(path, PROFILES[self.cfg.profile], self.cfg.device)
+
+    def _check_device(self, model: str) -> None:
+        """An explicit accelerator that is not there stops the run before any item, not on the
+        first item (``auto`` never fails: it falls back to the CPU)."""
+        if self.cfg.device.startswith("cuda"):
+            try:
+                pick_device(self.cfg.device)
+            except DeviceUnavailable as exc:
+                raise pytest.UsageError(
+                    f"--ambig-device: {exc}, so the {model} cannot run there; use auto or cpu"
+                ) from None
+
+    def device_used(self) -> dict[str, str]:
+        """Where the local models ran (what ``--ambig-device=auto`` chose), when this process
+        ran them; every process of a run on one machine picks alike. torch is never imported
+        for it: an xdist controller whose workers ran the models records nothing."""
+        reader = self.scorers.reader
+        if not isinstance(reader, HFReader) and self.cfg.retriever not in ("dense", "hybrid"):
+            return {}
+        if "torch" not in sys.modules:
+            return {}
+        try:
+            device = reader.device if isinstance(reader, HFReader) else pick_device(self.cfg.device)
+            return {"device_used": device}
+        except (DeviceUnavailable, ImportError):
+            return {}
+
+    # -- retrieval ----------------------------------------------------------------------
+
+    def _corpus(self, items: list[AmbigItem]) -> Corpus:
+        if self.cfg.corpus is None:
+            return suite_corpus(items, self.cfg.suites)
+        try:
+            return load_corpus(self.cfg.corpus)
+        except DataError as exc:
+            raise pytest.UsageError(f"--ambig-corpus: {exc}") from None
+
+    @property
+    def searchable(self) -> bool:
+        """Whether a system that declares ``retriever`` gets one: a retriever over a non-empty corpus."""
+        return self.cfg.retriever != "none" and len(self.corpus) > 0
+
+    def check_retriever_for(self, system: System | None) -> None:
+        """Fail early when a retriever is needed (by ``system``, or the report if None) but unusable."""
+        if system is not None and "retriever" not in system.inputs:
+            return
+        who = f"the system '{system.label}'" if system else "--ambig-retrieval-report"
+        required = system is None or system.requires_retriever
+        if self.cfg.retriever == "none":
+            if required:
+                raise pytest.UsageError(f"{who} needs a retriever, but --ambig-retriever=none")
+            return
+        if not len(self.corpus) and not required:
+            return  # nothing to search: a system that can do without is given no retriever
+        if not len(self.corpus):
+            raise pytest.UsageError(
+                f"{who} needs a retriever, but the corpus ({self.corpus.source}) has no passages; "
+                "give one with --ambig-corpus"
+            )
+        problem = retrieval.unavailable(self.cfg.retriever, self.cfg.embedder)
+        if problem:
+            raise pytest.UsageError(f"{who}: {problem}")
+        if self.cfg.retriever in ("dense", "hybrid"):
+            self._check_device("dense embedder")
+
+    def retriever(self) -> Retriever | None:
+        """The configured retriever, opened (or built once per machine) on first use.
+
+        If it cannot be opened, every item that needs it errors with the same one-line reason.
+        """
+        with self._lock:
+            if self._retriever is None and self.cfg.retriever != "none":
+                if self._retriever_error is None:
+                    try:
+                        self._retriever = retrieval.open_retriever(
+                            self.cfg.retriever,
+                            self.corpus,
+                            self.cache_dir,
+                            self.cfg.embedder,
+                            self.cfg.device,
+                        )
+                    except Exception as exc:  # a model or index that will not load: say so, once per item
+                        self._retriever_error = f"{type(exc).__name__}: {exc}"
+                if self._retriever is None:
+                    raise RetrieverUnavailable(
+                        f"cannot open the {self.cfg.retriever} retriever: {self._retriever_error}"
+                    )
+            return self._retriever
+
+    def retrieval_info(self) -> dict[str, Any] | None:
+        if not self.cfg.retrieval_report:
+            return None
+        return {
+            "retriever": self.cfg.retriever,
+            "k": self.cfg.top_k,
+            "corpus": self.corpus.source,
+            "passages": len(self.corpus),
+            "embedder": self.cfg.embedder,
+        }
+
+    # -- systems and protocols ----------------------------------------------------------
+
+    def passage_problems(self, system: System) -> list[str]:
+        """A system that reads `passages`, under a protocol that hands them over, from a data
+        file that has none: it would get [] on every item without knowing why."""
+        if "passages" not in system.inputs:
+            return []
+        problems = []
+        for loaded in self.loaded:
+            if not loaded.items or any(item.passages for item in loaded.items):
+                continue
+            probe = dataclasses.replace(loaded.items[0], passages=(Passage("p", "", "probe"),))
+            if loaded.suite.inputs(probe, self.scorers)["passages"]:
+                problems.append(
+                    f"{loaded.suite.title}: {loaded.source} gives its items no passages, so the "
+                    f"system's `passages` argument is [] on every item (a retriever over "
+                    "--ambig-corpus, or a file with passages such as ALCE's, gives it evidence)"
+                )
+        return problems
+
+    def describe(self, system: System) -> dict[str, Any]:
+        gold_conditions = self.cfg.condambigqa_setting == "gold-conditions"
+        if self.rescore is not None and system is self.default_system:  # what the saved run's system read
+            system = dataclasses.replace(system, inputs=self.rescore.inputs)
+        return system.describe(gold_conditions) | {
+            "default": self.system_is_default and system is self.default_system
+        }
+
+    def protocol(self, loaded: LoadedSuite, inputs: list[str]) -> Protocol:
+        """The suite's protocol for this run, with what makes it an upper bound or easier."""
+        suite = loaded.suite
+        has_passages = any(item.passages for item in loaded.items)
+        protocol = suite.protocol(self.scorers, inputs, has_passages)
+        notes = list(protocol.notes)
+        if "retriever" in inputs and self.searchable and self.cfg.corpus is None:
+            note = suite.own_corpus_note(protocol, len(self.corpus))
+            if note:
+                notes.append(note)
+        if self.cfg.metrics is not None:
+            left = [m for m in suite.metrics if m not in self.cfg.metrics]
+            if left:
+                notes.append(f"not computed (--ambig-metrics): {', '.join(left)}")
+        if loaded.is_sample:
+            notes.append("the items are the bundled sample, written for this project, not the benchmark's")
+        elif len(loaded.items) < loaded.total:
+            notes.append(f"a subset: {len(loaded.items)} of the file's {loaded.total} items")
+        upper = protocol.upper_bound
+        if "item" in inputs:
+            upper = "the system reads the gold item (it declares `item`)"
+        return dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
+
+    # -- the cache ----------------------------------------------------------------------
+
+    def _choose_cache_dir(self) -> Path:
+        """``--ambig-cache-dir`` or pytest's cache; if it cannot be written, a temporary one.
+
+        A read-only cache must not cost the run: it goes on with a fresh cache of its own
+        (one warning), which only means nothing is reused from earlier runs. xdist workers
+        take the controller's choice, so they still share one store.
+        """
+        worker = getattr(self.config, "workerinput", None)
+        if worker and "ambigqa_cache" in worker:
+            return Path(worker["ambigqa_cache"])
+        wanted: Path | str = "pytest's cache directory"
+        try:
+            if self.cfg.cache_dir is not None:
+                wanted = self.cfg.cache_dir
+            elif getattr(self.config, "cache", None) is not None:
+                wanted = Path(self.config.cache.mkdir("ambigqa"))
+            else:
+                wanted = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-ambigqa"
+            problem = _unwritable(Path(wanted))
+        except OSError as exc:
+            problem = exc.strerror or type(exc).__name__
+        if problem is None:
+            return Path(wanted)
+        fallback = Path(tempfile.mkdtemp(prefix="ambigqa-cache-"))
+        self._temporary_cache = fallback  # removed when the run ends (``close``)
+        self.config.issue_config_time_warning(
+            AmbigQAWarning(
+                f"the cache directory {wanted} cannot be written ({problem}): this run keeps its "
+                f"indexes, answers and judge calls in {fallback}, so nothing from earlier runs is "
+                "reused (--ambig-resume finds no answers)"
+            ),
+            stacklevel=2,
+        )
+        return fallback
+
+    def close(self) -> None:
+        """A temporary cache made for this run goes with it."""
+        if self._temporary_cache is not None:
+            shutil.rmtree(self._temporary_cache, ignore_errors=True)
+
+
+def _unwritable(directory: Path) -> str | None:
+    """Why ``directory`` cannot hold the plugin's files, or None if it can (raises OSError too)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return "permission denied"
+    probe = directory / f".probe-{os.getpid()}-{threading.get_ident()}"
+    probe.write_bytes(b"")
+    probe.unlink()
+    return None

@@ -1,0 +1,118 @@
+"""On the controller only (the one process of a plain run, or xdist's controller): the
+results the test reports carry, the scorecard built from them, the gates and the reports.
+Registered off-worker, as pytest registers its ``LogXML``."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from importlib import metadata
+from typing import Any
+
+import pytest
+
+from ..report import pipeline, render
+from ..report.output import safe_output
+from ..report.scorecard import Scorecard, build
+from ..schema import ItemResult
+from .collection import ITEM_KEY, key_of
+from .run import Run
+from .runner import RESULT_PROPERTY, SYSTEM_PROPERTY
+
+_VERSIONED = ("pytest-ambigqa", "pytest", "pytest-xdist", "rouge-score", "nltk", "numpy")
+
+
+class ScorecardPlugin:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.results: dict[str, ItemResult] = {}
+        self.expected: set[str] | None = None
+        self._used: dict[str, dict[str, Any]] = {}
+        self._started = time.time()
+        self.scorecard: Scorecard | None = None
+        self._unmet: list[str] = []  # gates that cannot be evaluated, reports not written
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.expected = {item.stash[ITEM_KEY].key for item in session.items if ITEM_KEY in item.stash}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """On the xdist controller: which items the workers will run."""
+        keys = {i.key for i in self.run.items}
+        found = {key_of(nodeid) for nodeid in ids} & keys
+        self.expected = (self.expected or set()) | found
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown":
+            return
+        props = dict(report.user_properties)
+        if RESULT_PROPERTY not in props:
+            return
+        result = ItemResult.from_dict(json.loads(props[RESULT_PROPERTY]))
+        if key_of(report.nodeid) == result.key:  # builtin items only, not user tests
+            self.results[result.key] = result
+            system = json.loads(props[SYSTEM_PROPERTY])
+            self._used.setdefault(system["label"], system)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        run, cfg = self.run, self.run.cfg
+        if run.config.option.collectonly:
+            return
+        if not self.results and not self.expected:
+            if cfg.fail_under and session.exitstatus in (
+                pytest.ExitCode.OK,
+                pytest.ExitCode.NO_TESTS_COLLECTED,
+            ):
+                self._unmet.append("gate FAILED: no benchmark items ran, so --ambig-fail-under cannot be met")
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        used = list(self._used.values()) or [run.describe(run.default_system)]
+        system = used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
+        card = build(
+            run.loaded,
+            self.results,
+            self.expected,
+            run.scorers,
+            cfg.seed,
+            system=system,
+            config=cfg.to_dict() | run.device_used(),
+            versions=_versions(),
+            retrieval=run.retrieval_info(),
+            judge=run.judge.describe() if run.judge else None,
+            item_min=cfg.item_min,
+            protocols={suite.suite.name: run.protocol(suite, system["inputs"]) for suite in run.loaded},
+        )
+        deferred = None
+        if cfg.shard is not None and not cfg.shard_gates:
+            number, count = cfg.shard
+            deferred = f"shard {number}/{count}: suite gates are applied by `pytest-ambigqa merge`"
+        self.scorecard = pipeline.gated(
+            card, cfg.fail_under, cfg.gate, cfg.max_error_rate, cfg.max_unscored_rate, deferred
+        )
+        if cfg.report_dir is not None:
+            problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)
+            self._unmet += [f"ambigqa: {problem}" for problem in problems]
+        if (self.scorecard.shortfalls or self._unmet) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        for line in self._unmet:
+            terminalreporter.write_line(safe_output(line), red=True)
+        if self.scorecard is None:
+            return
+        terminalreporter.write_sep("=", "ambigqa scorecard")
+        for line in render.terminal_lines(self.scorecard):
+            terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
+        if self.run.cfg.report_dir is not None and not self._unmet:
+            terminalreporter.write_line(f"scorecard written to {self.run.cfg.report_dir}")
+
+
+def _versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found

@@ -1,0 +1,77 @@
+"""A third-party extension of pytest-ambigqa, written as another package would write it: one
+suite, one metric and one report writer, added through the plugin hooks
+(``pytest_ambigqa.hookspecs``) without editing pytest-ambigqa. Used by tests/test_layout.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_ambigqa.metrics import MetricSpec
+from pytest_ambigqa.metrics.text import normalize_answer
+from pytest_ambigqa.report.writers import Writer
+from pytest_ambigqa.schema import AmbigItem, Interpretation
+from pytest_ambigqa.suites import Suite
+from pytest_ambigqa.suites.base import Scored
+
+
+def word_recall(golds: list[str], text: str) -> float:
+    """Share of the gold answers' words present in the answer text, 0-1."""
+    wanted = {w for gold in golds for w in normalize_answer(gold).split()}
+    found = set(normalize_answer(text).split())
+    return len(wanted & found) / len(wanted) if wanted else 0.0
+
+
+class Toy(Suite):
+    name = "toy"
+    title = "Toy"
+    metrics = ("word_recall", "length")
+    sample_file = "ambig_toy_sample.json"
+
+    def sample_path(self) -> Path:
+        return Path(__file__).with_name(self.sample_file)
+
+    def parse(self, path, text, options):
+        return [
+            (
+                f"{path}: item {n}",
+                AmbigItem(
+                    suite=self.name,
+                    id=row["id"],
+                    question=row["question"],
+                    interpretations=tuple(Interpretation(None, (a,)) for a in row["answers"]),
+                    long_answers=(" and ".join(row["answers"]),),
+                ),
+            )
+            for n, row in enumerate(json.loads(text), 1)
+        ]
+
+    def score(self, item, answer, scorers):
+        golds = [a for i in item.interpretations for a in i.short_answers]
+        return Scored(
+            scores={"word_recall": word_recall(golds, answer.text), "length": float(len(answer.text.split()))}
+        )
+
+
+def _summary(card, duration):
+    return "".join(
+        f"{suite.name} {metric}: {summary.mean}\n"
+        for suite in card.suites
+        for metric, summary in suite.metrics.items()
+    )
+
+
+def pytest_ambigqa_suites():
+    return [Toy()]
+
+
+def pytest_ambigqa_metrics():
+    return [
+        MetricSpec(
+            "word_recall", "Word recall", "toy plugin: share of gold answer words in the answer", factor=100
+        )
+    ]
+
+
+def pytest_ambigqa_writers():
+    return [Writer("summary", "scorecard.txt", _summary)]

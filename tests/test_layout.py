@@ -1,0 +1,218 @@
+"""The house the package lives in: rooms found by both installs, imports that point one way,
+an idle plugin that loads only its options, and extension by registration."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import pytest_ambigqa
+from pytest_ambigqa import hookspecs
+from pytest_ambigqa.cli import main as cli
+from pytest_ambigqa.metrics import METRICS
+from pytest_ambigqa.options import OPTIONS
+from pytest_ambigqa.report.writers import WRITERS
+from pytest_ambigqa.rooms import room
+from pytest_ambigqa.suites import SUITES
+
+PACKAGE = Path(pytest_ambigqa.__file__).parent
+BUILTIN_SUITES = ("march", "condambigqa", "asqa")
+TESTS = Path(__file__).parent
+
+
+def test_every_suite_has_its_room_with_sample_readme_and_published_rows():
+    for name in BUILTIN_SUITES:
+        folder = room("suites") / name
+        assert (folder / SUITES[name].sample_file).is_file()
+        assert (folder / "README.md").is_file()
+        assert (folder / "published.toml").is_file()
+        assert SUITES[name].sample_path().parent == folder
+    assert (room("baselines") / "README.md").is_file()
+    from pytest_ambigqa.baselines import offline
+
+    assert Path(offline.__file__).resolve().parent == room("baselines").resolve()
+
+
+def test_the_install_finds_the_rooms_where_it_put_them():
+    """A wheel carries the rooms inside the package; an editable install reads the checkout's."""
+    dist = metadata.distribution("pytest-ambigqa")
+    editable = (
+        json.loads(dist.read_text("direct_url.json") or "{}").get("dir_info", {}).get("editable", False)
+    )
+    if editable:
+        assert room("suites") == PACKAGE.parent / "suites"
+        assert room("baselines") == PACKAGE.parent / "baselines"
+        return
+    assert room("suites") == PACKAGE / "_rooms" / "suites"
+    shipped = {str(f) for f in dist.files or ()}
+    for name in BUILTIN_SUITES:
+        assert f"pytest_ambigqa/_rooms/suites/{name}/published.toml" in shipped
+    assert "pytest_ambigqa/_rooms/baselines/offline.py" in shipped
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports_at_import_time(path: Path, name: str, known: set[str]) -> set[str]:
+    """The package modules a module imports when it is imported (not in functions, not
+    under ``if TYPE_CHECKING``); importing ``a.b.c`` imports ``a.b`` first, unless ``a.b``
+    is the module's own package (being imported already)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([node.module] if node.module else []))
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    for child in getattr(node, field, []):
+                        visit(child.body if isinstance(child, ast.ExceptHandler) else [child])
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    closed = set()
+    for module in found:
+        parts = module.split(".")
+        closed.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+    ancestors = {".".join(name.split(".")[:n]) for n in range(1, name.count(".") + 1)}
+    return {m for m in closed if m in known and m != name and m not in ancestors}
+
+
+def test_no_import_cycles():
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "_rooms" not in p.parts}
+    known = set(paths)
+    graph = {name: _imports_at_import_time(path, name, known) for name, path in paths.items()}
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def walk(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                cycles.append(" -> ".join(trail[trail.index(target) :] + [name, target]))
+            elif target not in state:
+                walk(target, [*trail, name] if target not in trail else trail)
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            walk(name, [])
+    assert not cycles
+
+
+def test_an_idle_plugin_imports_only_its_options(pytester):
+    pytester.makepyfile(
+        test_idle="""
+        import sys
+
+        def test_modules():
+            loaded = sorted(m for m in sys.modules if m.split(".")[0] == "pytest_ambigqa")
+            assert loaded == ["pytest_ambigqa", "pytest_ambigqa.hookspecs", "pytest_ambigqa.options",
+                              "pytest_ambigqa.plugin"], loaded
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_every_option_has_one_definition_with_its_ini_name():
+    assert len(OPTIONS) == len({o.name for o in OPTIONS.values()})
+    for option in OPTIONS.values():
+        assert option.name == option.flag[2:].replace("-", "_")
+        if option.choices:
+            assert option.default is None, f"{option.flag}: the first choice is the default"
+
+
+def test_suite_settings_are_the_options_choices():
+    from pytest_ambigqa.metrics.conditional import SETTINGS
+
+    assert tuple(SETTINGS) == OPTIONS["--ambig-condambigqa-setting"].choices
+    from pytest_ambigqa.metrics.profiles import PROFILES
+
+    assert tuple(PROFILES) == OPTIONS["--ambig-scorer-profile"].choices
+
+
+# -- extension by registration: tests/ambig_toy_plugin.py adds a suite, a metric, a writer --
+
+
+@pytest.fixture
+def toy(pytester, monkeypatch):
+    monkeypatch.syspath_prepend(str(TESTS))
+    yield pytester
+    for registry, name in ((SUITES, "toy"), (METRICS, "word_recall"), (WRITERS, "summary")):
+        registry.pop(name, None)  # the registries outlive this in-process run
+
+
+def test_a_plugin_adds_a_suite_a_metric_and_a_writer(toy):
+    result = toy.runpytest(
+        "-p",
+        "ambig_toy_plugin",
+        "--ambig-suite=toy",
+        "--ambig-system=oracle",
+        "--ambig-report=out",
+        "--ambig-fail-under=toy:word_recall=100",
+        "--ambig-item-min=word_recall=1",
+    )
+    result.assert_outcomes(passed=3)
+    card = json.loads((toy.path / "out" / "scorecard.json").read_text())
+    (suite,) = card["suites"]
+    assert suite["name"] == "toy" and suite["metrics"]["word_recall"]["mean"] == 100.0
+    assert (toy.path / "out" / "scorecard.txt").read_text().startswith("toy word_recall: 100.0\n")
+    assert (toy.path / "out" / "scorecard.md").is_file()
+    result.stdout.fnmatch_lines(["Toy: 3 items*", "*Word recall*100.0*"])
+
+
+def test_merge_loads_the_plugin_named_with_p(toy, monkeypatch):
+    for shard in ("1/2", "2/2"):
+        toy.runpytest(
+            "-p",
+            "ambig_toy_plugin",
+            "--ambig-suite=toy",
+            "--ambig-system=oracle",
+            f"--ambig-shard={shard}",
+            f"--ambig-report=shard{shard[0]}",
+        ).assert_outcomes(passed=2 if shard == "1/2" else 1)
+    monkeypatch.chdir(toy.path)
+    shards = ["shard1/scorecard.json", "shard2/scorecard.json"]
+    assert cli(["merge", *shards, "-o", "merged", "-p", "ambig_toy_plugin"]) == 0
+    assert (toy.path / "merged" / "scorecard.txt").read_text().startswith("toy word_recall: 100.0\n")
+    assert cli(["merge", *shards, "-o", "again", "-p", "no_such_plugin_module"]) == 2
+
+
+def test_a_name_registered_twice_is_a_usage_error(toy):
+    toy.makeconftest(
+        """
+        from pytest_ambigqa.suites import SUITES
+
+        def pytest_ambigqa_suites():
+            return [type(SUITES["march"])()]
+        """
+    )
+    result = toy.runpytest("--ambig-suite=march")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: ambigqa: suite 'march' from *conftest.py is already registered by pytest-ambigqa"])
+
+
+def test_the_hooks_are_declared_for_pytest():
+    names = {n for n in dir(hookspecs) if n.startswith("pytest_ambigqa_")}
+    assert names == {"pytest_ambigqa_suites", "pytest_ambigqa_metrics", "pytest_ambigqa_writers"}
+    assert sys.modules["pytest_ambigqa.plugin"]
