@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         return read_scorecard(path)
     except ScorecardError as exc:
-        raise MergeError(str(exc)) from None
+        raise MergeError(f"{path}: not a readable scorecard.json ({exc.reason})") from None
 
 
 def _same(cards: list[dict[str, Any]], paths: list[Path], what: str, get) -> None:
@@ -166,20 +167,35 @@ def merge(paths: list[Path], out: Path) -> int:
     return 1 if card.shortfalls or failed_items or problems else 0
 
 
-def _load_plugins(names: list[str]) -> None:
-    """The suites, metrics and writers of the plugins named with ``-p``, as a pytest run sees them."""
+class _Plugins(pluggy.PluginManager):
+    """Takes a module's ``pytest_ambigqa_*`` functions as hook implementations, unmarked,
+    as pytest's own plugin manager does."""
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith("pytest_ambigqa_") and callable(getattr(plugin, name, None)):
+            return {}  # pluggy fills in the defaults
+        return opts
+
+
+def _load_plugins(names: list[str]) -> Callable[[], None]:
+    """The suites, metrics and writers of the plugins named with ``-p``, as a pytest run
+    sees them; returns what takes them out again."""
     if not names:
-        return
-    manager = pluggy.PluginManager("pytest")
+        return lambda: None
+    manager = _Plugins("pytest")
     manager.add_hookspecs(hookspecs)
     sys.path.insert(0, str(Path.cwd()))  # as pytest's -p finds a module beside the run
-    for name in names:
-        try:
-            manager.register(importlib.import_module(name), name)
-        except ImportError as exc:
-            raise MergeError(f"-p {name}: cannot import it ({exc})") from None
     try:
-        hookspecs.register_extensions(manager.hook)
+        for name in names:
+            try:
+                manager.register(importlib.import_module(name), name)
+            except ImportError as exc:
+                raise MergeError(f"-p {name}: cannot import it ({exc})") from None
+    finally:
+        sys.path.remove(str(Path.cwd()))
+    try:
+        return hookspecs.register_extensions(manager.hook)
     except ValueError as exc:
         raise MergeError(str(exc)) from None
 
@@ -199,8 +215,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a plugin module whose pytest_ambigqa_* hooks add suites, metrics or writers (repeatable)",
     )
     args = parser.parse_args(argv)
+    unload = lambda: None  # noqa: E731
     try:
-        _load_plugins(args.plugins)
+        unload = _load_plugins(args.plugins)
         return merge(args.scorecards, args.output)
     except (MergeError, pytest.UsageError) as exc:
         print(f"pytest-ambigqa merge: {exc}", file=sys.stderr)
@@ -211,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    finally:
+        unload()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from .metrics import MetricSpec
     from .report.writers import Writer
@@ -35,18 +35,31 @@ def pytest_ambigqa_writers() -> Sequence[Writer]:
     file into ``--ambig-report``'s directory."""
 
 
-def register_extensions(hook: Any) -> None:
+def register_extensions(hook: Any) -> Callable[[], None]:
     """What plugins add through these hooks, into the registries, each under the plugin's
-    name (a name another plugin already holds is a ValueError naming both)."""
+    name (a name another plugin already holds is a ValueError naming both). Returns what
+    takes it out again, when the run ends."""
     from .metrics import METRICS
     from .report.writers import WRITERS
     from .suites import SUITES
 
-    for caller, registry in (
+    registries = (
         (hook.pytest_ambigqa_metrics, METRICS),
         (hook.pytest_ambigqa_suites, SUITES),
         (hook.pytest_ambigqa_writers, WRITERS),
-    ):
-        for impl in caller.get_hookimpls():
-            for value in impl.function() or ():
-                registry.register(value.name, value, impl.plugin_name)
+    )
+    before = [(registry, registry.state()) for _, registry in registries]
+
+    def restore() -> None:
+        for registry, state in before:
+            registry.restore(state)
+
+    try:
+        for caller, registry in registries:
+            for impl in caller.get_hookimpls():
+                for value in impl.function() or ():
+                    registry.register(value.name, value, impl.plugin_name)
+    except BaseException:
+        restore()
+        raise
+    return restore

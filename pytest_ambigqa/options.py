@@ -31,6 +31,7 @@ class Option:
     help: str
     default: str | None = None
     choices: tuple[str, ...] | None = None  # the first is the default
+    list_choices: bool = False  # the help lists the choices (where the text does not name them)
 
     @property
     def name(self) -> str:
@@ -42,7 +43,7 @@ _OPTIONS = (
     Option(
         "--ambig-suite",
         "NAMES",
-        "benchmark suites to run, comma-separated: march, condambigqa, asqa, or one a plugin registers",
+        "benchmark suites to run, comma-separated: march, condambigqa, asqa",
     ),
     Option("--ambig-data", "PATH|SUITE=PATH,...", "data file per suite (default: the bundled sample)"),
     Option("--ambig-split", "NAME", "split of the official ASQA.json to use", "dev"),
@@ -51,9 +52,9 @@ _OPTIONS = (
     Option(
         "--ambig-system",
         "SPEC",
-        "system under test: module:attr, an http(s) URL, or oracle|lexical|retrieval",
+        "system under test: module:attr, an http(s) URL, or oracle|lexical",
     ),
-    Option("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", "300"),
+    Option("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", "300.0"),
     Option("--ambig-report", "DIR", "write scorecard.json and scorecard.md into DIR"),
     Option(
         "--ambig-metrics",
@@ -91,6 +92,7 @@ _OPTIONS = (
         "KIND",
         "retriever over the corpus",
         choices=("bm25", "dense", "hybrid", "none"),
+        list_choices=True,
     ),
     Option("--ambig-top-k", "K", "passages per query for the retriever and the evidence report", "10"),
     Option("--ambig-embedder", "NAME|PATH", "sentence-transformers model for dense retrieval"),
@@ -126,6 +128,7 @@ _OPTIONS = (
         "SETTING",
         "CondAmbigQA protocol (the paper's settings)",
         choices=("main", "gold-conditions", "no-conditions", "closed-book"),
+        list_choices=True,
     ),
     Option(
         "--ambig-march-setting",
@@ -193,20 +196,20 @@ def default(flag: str) -> str | None:
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("ambigqa", "ambiguous-question benchmarks (pytest-ambigqa)")
     for option in _OPTIONS:
+        help_text = option.help
+        if option.list_choices and option.choices:
+            help_text += f": {', '.join(option.choices)}"
+        escaped = help_text.replace("%", "%%")  # argparse formats help with %
         if option.metavar is None:  # a flag
-            group.addoption(
-                option.flag, dest=option.name, action="store_true", default=None, help=option.help
-            )
-            parser.addini(option.name, option.help, type="bool", default=False)
+            group.addoption(option.flag, dest=option.name, action="store_true", default=None, help=escaped)
+            parser.addini(option.name, help_text, type="bool", default=False)
             continue
         shown = default(option.flag)
-        help_text = option.help
-        if option.choices:
-            help_text += f": {', '.join(option.choices)}"
-        if shown is not None:
-            help_text += f" (default: {shown})"
-        group.addoption(option.flag, dest=option.name, metavar=option.metavar, default=None, help=help_text)
-        parser.addini(option.name, option.help, default=shown)
+        suffix = f" (default: {shown})" if shown is not None else ""
+        group.addoption(
+            option.flag, dest=option.name, metavar=option.metavar, default=None, help=escaped + suffix
+        )
+        parser.addini(option.name, help_text, default=shown)
 
 
 def selected(config: pytest.Config) -> bool:
@@ -567,7 +570,8 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
 
     gate = _choice(config, "--ambig-gate")
     limit = _value(config, "--ambig-limit")
-    timeout = _number("--ambig-timeout", _text(config, "--ambig-timeout"), low=0, high=MAX_SECONDS)
+    # An empty --ambig-timeout is 0, no limit (the default, 300 s, is the ini's).
+    timeout = _number("--ambig-timeout", _value(config, "--ambig-timeout") or "0", low=0, high=MAX_SECONDS)
     max_error_rate = _value(config, "--ambig-max-error-rate")
     report = _value(config, "--ambig-report")
     corpus = _value(config, "--ambig-corpus")

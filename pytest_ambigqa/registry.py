@@ -30,3 +30,14 @@ class Registry(dict[str, T], Generic[T]):
         self[name] = value
         self._sources[name] = source
         return value
+
+    def state(self) -> tuple[dict[str, T], dict[str, str]]:
+        """What is registered now, for :meth:`restore`."""
+        return dict(self), dict(self._sources)
+
+    def restore(self, state: tuple[dict[str, T], dict[str, str]]) -> None:
+        """Back to ``state``: what a run's plugins added goes when the run ends."""
+        values, sources = state
+        self.clear()
+        self.update(values)
+        self._sources = dict(sources)

@@ -187,7 +187,7 @@ def judge(server, tmp_path, samples=1) -> Judge:
 
 def test_march_judge_and_samples(chat_server, tmp_path):
     item = MARCH[0]
-    one = judge(chat_server, tmp_path).march(item, item.long_answers[0], Usage())
+    one = march_judge.judgement(judge(chat_server, tmp_path), item, item.long_answers[0], Usage())
     assert one.means() == {
         "judge_relevance": 4.0,
         "judge_faithfulness": 5.0,
@@ -197,7 +197,9 @@ def test_march_judge_and_samples(chat_server, tmp_path):
     }
     prompt = chat_server.requests[0]["messages"][1]["content"]
     assert item.question in prompt and item.interpretations[0].short_answers[0] in prompt
-    three = judge(chat_server, tmp_path, samples=3).march(item, item.long_answers[0], Usage())
+    three = march_judge.judgement(
+        judge(chat_server, tmp_path, samples=3), item, item.long_answers[0], Usage()
+    )
     assert three.samples["judge_correctness"] == [4.0, 3.0, 4.0]  # seeds 0, 1, 2
     assert [r["seed"] for r in chat_server.requests] == [0, 1, 2]  # seed 0 came from the cache
 

@@ -1,4 +1,5 @@
-"""The LLM judge: MARCH's 0-5 criteria, CondAmbigQA's G-Eval scores, and the LLM reader.
+"""The LLM judge: the client every judged metric goes through, and the LLM reader; the
+prompts live per suite (``march.py``: MARCH's 0-5 criteria, ``geval.py``: CondAmbigQA's G-Eval).
 
 One :class:`Judge` per process wraps the client (cache, retries, JSON checks, cost). With
 ``samples`` K > 1 every judgement is made K times with seeds seed, seed+1, ... and the item
@@ -13,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from ..models.usage import Usage
-from ..schema import AmbigItem
-from . import march
 from .cache import CallCache
 from .client import JudgeClient, JudgeSettings, JudgeUnavailable
 
@@ -56,6 +55,7 @@ class Judge:
 
     def describe(self) -> dict[str, Any]:
         from ..systems import redact
+        from . import march
         from .geval import TEMPLATE_HASH as GEVAL_HASH
         from .geval import deepeval_fingerprint
 
@@ -69,14 +69,6 @@ class Judge:
             "seed": settings.seed,
             "prices_per_million": [settings.price_in, settings.price_out],
         }
-
-    def march(self, item: AmbigItem, text: str, usage: Usage) -> Judgement:
-        samples: dict[str, list[float]] = {}
-        for seed in self.seeds:
-            data, _ = self.client.chat_json(march.messages(item, text), march.check, usage, seed=seed)
-            for metric, value in march.scores(data).items():
-                samples.setdefault(metric, []).append(value)
-        return Judgement(samples)
 
     def geval(
         self, which: dict[str, Any], source: str, actual: str, expected: str, seed: int, usage: Usage

@@ -12,7 +12,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from ..models.usage import Usage
 from ..schema import AmbigItem
+from . import Judge, Judgement
 
 # Table 9 of the MARCH paper: the human protocol the LLM judge is validated against (F.1).
 CRITERIA = {
@@ -79,3 +81,13 @@ def scores(data: dict[str, int]) -> dict[str, float]:
     out = {f"judge_{name}": float(data[name]) for name in CRITERIA}
     out["judge"] = sum(out.values()) / len(CRITERIA)
     return out
+
+
+def judgement(judge: Judge, item: AmbigItem, text: str, usage: Usage) -> Judgement:
+    """The four criteria for ``text``, once per judge seed (judge variance with K samples)."""
+    samples: dict[str, list[float]] = {}
+    for seed in judge.seeds:
+        data, _ = judge.client.chat_json(messages(item, text), check, usage, seed=seed)
+        for metric, value in scores(data).items():
+            samples.setdefault(metric, []).append(value)
+    return Judgement(samples)

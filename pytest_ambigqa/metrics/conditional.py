@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from .spec import MetricSpec, count, judged
+
 _GOLD_TITLE = re.compile(r"(\d+)\.")  # the digits are kept as written: "02." is "F02", as there
 _FRAGMENT = re.compile(r"Fragment\s+(\d+)")
 _PASSAGE_ID = re.compile(r"F\d+")
@@ -271,3 +273,38 @@ def item_scores(
 def count_difference(n_generated: int, n_gold: int) -> int:
     """Generated pairs minus expected pairs ("Diff. of Ans. Count")."""
     return n_generated - n_gold
+
+
+# The metrics of this module, by the names options and reports use.
+SPECS = (
+    judged("condition", "Condition", "CondAmbigQA Table 2: G-Eval condition score, matched pairs"),
+    judged("answer", "Answer", "CondAmbigQA Table 2: G-Eval answer score"),
+    judged(
+        "citation_matched",
+        "Citation Score",
+        "CondAmbigQA eq. (1) per matched condition-answer pair (Table 2 'Citation Score')",
+    ),
+    MetricSpec(
+        "citation",
+        "Cited-fragment precision (no judge)",
+        "every fragment the answer cites against every gold fragment of the item; "
+        "not the paper's Citation Score (that is citation_matched)",
+    ),
+    judged("combined", "Combined", "CondAmbigQA Table 2: plain mean of condition, answer and citation"),
+    judged(
+        "balanced_combined",
+        "Balanced combined",
+        "CondAmbigQA released visualizer: count-penalised, citation-boosted mean (not Table 2)",
+    ),
+    judged("balanced", "Balanced answer", "CondAmbigQA released code: count-balanced answer score"),
+    count("answer_count", "Answers", "CondAmbigQA: generated pairs"),
+    count("count_diff", "Count diff", "CondAmbigQA: generated - gold pairs"),
+    count(
+        "unofficial_citations",
+        "Citations not in an official form",
+        "CondAmbigQA: citations neither 'Fragment N' nor a passage id; the official scorer "
+        "counts them as wrong, and so do we (total over items)",
+        aggregation="sum",
+        better=False,
+    ),
+)

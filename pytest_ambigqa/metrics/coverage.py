@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .spec import MetricSpec, percent
 from .text import normalize_answer, treerare_normalize
 
 
@@ -50,3 +51,16 @@ def cover_em(pairs: Sequence[Sequence[str]], long_answer: str) -> float:
         raise ValueError("COVER-EM needs at least one gold interpretation")
     context = treerare_normalize(long_answer)
     return sum(any(treerare_normalize(a) in context for a in aliases) for aliases in pairs) / len(pairs)
+
+
+# The metrics of this module, by the names options and reports use.
+SPECS = (
+    percent("str_em", "STR-EM", "ASQA/ALCE exact presence of short answers"),
+    percent("str_hit", "STR-Hit", "ALCE: every short answer present"),
+    MetricSpec(
+        "cover_em",
+        "COVER-EM",
+        "TreeRare (arXiv 2506.00331) section 4.1: share of interpretations with a gold alias "
+        "inside the answer, TreeRare's normalisation, 0-1",
+    ),
+)

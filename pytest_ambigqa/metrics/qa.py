@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from .spec import MetricSpec, percent
 from .text import normalize_answer
 
 
@@ -40,3 +41,21 @@ def disambig_scores(predictions: Sequence[str], aliases: Sequence[Sequence[str]]
     f1 = sum(f for f, _ in pairs) / len(pairs)
     em = sum(e for _, e in pairs) / len(pairs)
     return {"disambig_f1": f1, "disambig_em": em, "disambig_hit": float(all(e == 1.0 for _, e in pairs))}
+
+
+# The metrics of this module, by the names options and reports use.
+SPECS = (
+    percent("disambig_f1", "Disambig-F1", "ASQA/MARCH reader token F1", needs="reader"),
+    percent("disambig_em", "Disambig-EM", "ASQA reader exact match", needs="reader"),
+    percent("disambig_hit", "Disambig-Hit", "ASQA: every interpretation an exact match", needs="reader"),
+    MetricSpec(
+        "dr",
+        "DR",
+        "ASQA scoring.py: sqrt(Disambig-F1 x official ROUGE-Lsum) of the suite values",
+        factor=100,
+        needs="reader",
+        item_range=None,
+        aggregation="geometric",
+        of=("disambig_f1", "rouge_lsum_mid"),
+    ),
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from .spec import MetricSpec, percent
 from .text import split_sentences
 
 
@@ -42,3 +43,19 @@ def rouge_lsum(prediction: str, references: Sequence[str]) -> float:
         raise ValueError("ROUGE-Lsum needs at least one reference")
     hypothesis = sentence_lines(prediction)
     return max(_scorer().score(sentence_lines(ref), hypothesis)["rougeLsum"].fmeasure for ref in references)
+
+
+# The metrics of this module, by the names options and reports use.
+SPECS = (
+    percent("rouge_lsum", "ROUGE-Lsum", "ASQA/ALCE rougeLsum F, max over annotations; mean of items"),
+    MetricSpec(
+        "rouge_lsum_mid",
+        "ROUGE-Lsum (official)",
+        "ASQA scoring.py / ALCE eval.py: rouge-score BootstrapAggregator mid of the item "
+        "ROUGE-Lsum (1000 resamples; seeded here, unseeded there)",
+        factor=100,
+        item_range=None,
+        aggregation="boot-mid",
+        of=("rouge_lsum",),
+    ),
+)

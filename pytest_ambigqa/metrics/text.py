@@ -6,6 +6,8 @@ import re
 import string
 from functools import lru_cache
 
+from .spec import count
+
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ALCE_CITATION = re.compile(r" ?\[\d+")
@@ -64,3 +66,7 @@ def _punkt():
 def split_sentences(text: str) -> list[str]:
     """Sentences by NLTK's Punkt with the trained English parameters ``nltk.sent_tokenize`` uses."""
     return _punkt().tokenize(text)
+
+
+# The metrics of this module, by the names options and reports use.
+SPECS = (count("length", "Length", "words in the long answer"),)

@@ -49,4 +49,4 @@ def write_reports(card: Scorecard, directory: Path, duration: float | None = Non
                 f"could not write {writer.filename} ({writer.name} writer): {type(exc).__name__}: "
                 f"{safe_str(exc)[:200]}"
             )
-    return problems
+    return list(dict.fromkeys(problems))  # an unwritable directory: said once

@@ -11,16 +11,20 @@ from typing import Any
 class ScorecardError(Exception):
     """The file is not a scorecard.json this version can read; the message names it."""
 
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} is not a readable scorecard.json ({reason})")
+        self.reason = reason
+
 
 def read_scorecard(path: Path) -> dict[str, Any]:
     """The scorecard's JSON, with the parts every reader relies on checked."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        config, system = data["config"], data["system"]
+        config = data["config"]
         if not isinstance(config["suites"], list) or not isinstance(config["data"], dict):
             raise TypeError("config.suites or config.data has the wrong type")
-        if not isinstance(data["items"], list) or not isinstance(system["label"], str):
+        if not isinstance(data["items"], list) or not isinstance(data["system"]["label"], str):
             raise TypeError("items or system.label has the wrong type")
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise ScorecardError(f"{path} is not a readable scorecard.json ({exc})") from None
+        raise ScorecardError(path, str(exc)) from None
     return data

@@ -9,6 +9,7 @@ object per job, registered at ``pytest_configure`` and kept in ``config.stash``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,11 +22,12 @@ from .runner import RUNNER_KEY, Runner
 from .scorecard import ScorecardPlugin
 
 _PLUGINS: pytest.StashKey[list[tuple[str, Any]]] = pytest.StashKey()
+_UNREGISTER: pytest.StashKey[Callable[[], None]] = pytest.StashKey()
 
 
 def start(config: pytest.Config) -> None:
     try:
-        register_extensions(config.hook)
+        config.stash[_UNREGISTER] = register_extensions(config.hook)
     except ValueError as exc:
         raise pytest.UsageError(f"ambigqa: {exc}") from None
     cfg = read_run_config(config)
@@ -44,6 +46,10 @@ def start(config: pytest.Config) -> None:
 
 
 def stop(config: pytest.Config) -> None:
+    unregister = config.stash.get(_UNREGISTER, None)
+    if unregister is not None:  # the registries outlive the run (pytester runs many in one process)
+        del config.stash[_UNREGISTER]
+        unregister()
     plugins = config.stash.get(_PLUGINS, None)
     if plugins is None:
         return

@@ -39,8 +39,8 @@ class SharedStore:
                 self._store = AnswerStore(self.path)
                 return self._store
             except (sqlite3.Error, OSError) as exc:
-                failed = exc
-        self.disable(failed)
+                self._problem = self._describe(exc)  # before the lock goes: nobody opens it again
+        self._warn()
         return None
 
     def run(self, operation: Callable[[AnswerStore], Any], default: Any = None) -> Any:

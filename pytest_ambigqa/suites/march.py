@@ -2,7 +2,7 @@
 Ambiguity Interpretation and Multi-hop Inference", section 3, Table 2).
 
 No public release is reachable, so the schema is ours, defined from the paper: see
-``samples/march/README.md``. ``--ambig-march-fields`` maps other spellings onto it.
+``suites/march/README.md``. ``--ambig-march-fields`` maps other spellings onto it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..judge import march as march_judge
 from ..options import choices
 from ..schema import AMBIGUITY_TYPES, AmbigItem, Answer, Interpretation, Passage, normalize_type
 from .base import (
@@ -96,7 +97,9 @@ class March(Suite):
         add_self_report(scored, item, answer)
         judged = [m for m in self.metrics if m.startswith("judge")]
         if scorers.judge is not None and scorers.wants(*judged):
-            add_judgement(scored, judged, lambda usage: scorers.judge.march(item, answer.text, usage))
+            add_judgement(
+                scored, judged, lambda usage: march_judge.judgement(scorers.judge, item, answer.text, usage)
+            )
         return scored
 
 
