@@ -26,7 +26,7 @@ from .options import default, parse_thresholds
 from .report import gates, pipeline, render
 from .report.output import safe_output
 from .report.saved import ScorecardError, read_scorecard
-from .report.scorecard import build
+from .report.scorecard import Scorecard, build
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Protocol, Scorers
 
@@ -73,6 +73,7 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
 
 def merge(paths: list[Path], out: Path) -> int:
     cards = [_read(p) for p in paths]
+    read = [Scorecard.from_json(card) for card in cards]
     _same(
         cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in _PER_SHARD}
     )
@@ -80,9 +81,8 @@ def merge(paths: list[Path], out: Path) -> int:
     _same(cards, paths, "system", lambda c: c["system"]["label"])
     _every_shard(cards, paths)
     results: dict[str, ItemResult] = {}
-    for card, path in zip(cards, paths, strict=True):
-        for raw in card["items"]:
-            result = ItemResult.from_dict(raw)
+    for card, path in zip(read, paths, strict=True):
+        for result in card.results:
             if result.key in results:
                 raise MergeError(f"{path}: item {result.key} is in two shards")
             results[result.key] = result
@@ -91,7 +91,7 @@ def merge(paths: list[Path], out: Path) -> int:
     if used:
         config["device_used"] = ", ".join(used)  # every device a shard's models ran on
     suites = config["suites"]
-    info = {s["name"]: s for card in cards for s in card["suites"]}
+    info = {s.name: s for card in read for s in card.suites}
     loaded = []
     protocols: dict[str, Protocol] = {}
     for name in suites:
@@ -102,11 +102,8 @@ def merge(paths: list[Path], out: Path) -> int:
             AmbigItem(name, r.item_id, "", (), ambiguity_type=r.ambiguity_type, index=r.index) for r in mine
         )
         s = info[name]
-        loaded.append(
-            LoadedSuite(SUITES[name], stubs, s["source"], s["sha256"], s["is_sample"], s["items_in_file"])
-        )
-        if s.get("protocol"):
-            protocols[name] = Protocol(**{**s["protocol"], "notes": tuple(s["protocol"]["notes"])})
+        loaded.append(LoadedSuite(SUITES[name], stubs, s.source, s.sha256, s.is_sample, s.items_in_file))
+        protocols[name] = s.protocol
     item_min = parse_thresholds(
         "--ambig-item-min", ",".join(config["item_min"]), tuple(suites), item_scale=True
     )
@@ -133,14 +130,8 @@ def merge(paths: list[Path], out: Path) -> int:
         "--ambig-fail-under", ",".join(config["fail_under"]), tuple(suites), item_scale=False
     )
     warnings = {
-        s["name"]: [
-            w
-            for c in cards
-            for x in c["suites"]
-            if x["name"] == s["name"]
-            for w in x.get("data_warnings", [])
-        ]
-        for s in info.values()
+        name: [w for card in read for x in card.suites if x.name == name for w in x.data_warnings]
+        for name in info
     }
     suites = [
         dataclasses.replace(c, data_warnings=list(dict.fromkeys(warnings.get(c.name, []))))

@@ -149,6 +149,9 @@ def test_suite_settings_are_the_options_choices():
     from pytest_ambigqa.metrics.profiles import PROFILES
 
     assert tuple(PROFILES) == OPTIONS["--ambig-scorer-profile"].choices
+    from pytest_ambigqa.retrieval import RETRIEVERS
+
+    assert (*RETRIEVERS, "none") == OPTIONS["--ambig-retriever"].choices
 
 
 # -- extension by registration: tests/ambig_toy_plugin.py adds a suite, a metric, a writer --

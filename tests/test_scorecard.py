@@ -100,3 +100,25 @@ def test_a_setting_outside_metric_is_never_scored_even_for_errors():
     )
     main = suite.failed_result(item, Scorers(), "error", "boom")
     assert main.scores["citation"] == 0.0
+
+
+def test_a_scorecard_reads_back_as_it_was_written(pytester):
+    """``Scorecard.from_json`` gives back the scorecard ``to_json`` wrote: every suite, slice,
+    evidence line, protocol, item and gate (what merge, compare and reports start from)."""
+    import json
+
+    from pytest_ambigqa.report.scorecard import Scorecard
+
+    pytester.runpytest(
+        "--ambig-suite=march,condambigqa,asqa",
+        "--ambig-system=lexical",
+        "--ambig-retrieval-report",
+        "--ambig-fail-under=march:str_em=99",
+        "--ambig-report=out",
+    )
+    written = json.loads((pytester.path / "out" / "scorecard.json").read_text())
+    again = Scorecard.from_json(written).to_json(duration=written["timing"]["duration"])
+    assert json.loads(json.dumps(again)) == written
+    assert written["gates"]["shortfalls"] and written["suites"][0]["evidence"]
+    with pytest.raises(ValueError, match="schema_version"):
+        Scorecard.from_json({**written, "schema_version": 2})

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import ScorerUnavailable
 from ..models.usage import Usage
+from ..options import default
 from ..report.output import clean, safe_output
 from .cache import CallCache
 
@@ -55,11 +56,11 @@ class JudgeSettings:
     model: str
     base_url: str | None
     seed: int = 0
-    timeout: float = 60.0  # per request
-    max_retries: int = 4  # on 429, 5xx, timeouts and connection errors
+    timeout: float = float(default("--ambig-judge-timeout"))  # per request
+    max_retries: int = int(default("--ambig-judge-retries"))  # on 429, 5xx, timeouts and connection errors
     retry_budget: float = 120.0  # total seconds of backoff per call
-    max_reasks: int = 2  # after an invalid reply
-    concurrency: int = 4
+    max_reasks: int = int(default("--ambig-judge-reasks"))  # after an invalid reply
+    concurrency: int = int(default("--ambig-judge-concurrency"))
     price_in: float | None = None  # $ per million prompt tokens
     price_out: float | None = None  # $ per million completion tokens
 

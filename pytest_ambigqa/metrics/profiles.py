@@ -51,4 +51,3 @@ PROFILES: dict[str, ScorerProfile] = {
         ),
     )
 }
-DEFAULT_PROFILE = "alce"

@@ -104,6 +104,25 @@ class Scorecard:
     shortfalls: list[str] = field(default_factory=list)
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Scorecard:
+        """A scorecard as :meth:`to_json` wrote it (``report.saved`` reads the file); the
+        published rows are not read back, they are compared again when written. KeyError,
+        TypeError or ValueError: not a scorecard this version wrote."""
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {data.get('schema_version')!r}, not {SCHEMA_VERSION}")
+        return cls(
+            system=dict(data["system"]),
+            config=dict(data["config"]),
+            suites=[_suite_card(card) for card in data["suites"]],
+            results=[ItemResult.from_dict(item) for item in data["items"]],
+            versions=dict(data["versions"]),
+            retrieval=data.get("retrieval"),
+            judge=data.get("judge"),
+            shortfalls=list(data["gates"]["shortfalls"]),
+            gates_deferred=data["gates"].get("deferred"),
+        )
+
     def to_json(self, duration: float | None = None) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
@@ -143,6 +162,31 @@ class Scorecard:
             "items": [r.to_dict() for r in self.results],
             "timing": {"duration": duration},
         }
+
+
+def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
+    def summaries(raw: Mapping[str, Any]) -> dict[str, MetricSummary]:
+        return {m: MetricSummary(**v) for m, v in raw.items()}
+
+    plain = {f.name for f in dataclasses.fields(SuiteCard)} - {
+        "metrics",
+        "slices",
+        "evidence",
+        "variance",
+        "protocol",
+    }
+    protocol = data.get("protocol")  # the parts after "metrics" are optional: older cards lack some
+    return SuiteCard(
+        **{k: data[k] for k in plain if k in data},
+        metrics=summaries(data["metrics"]),
+        slices=[Slice(s["name"], s["items"], summaries(s["metrics"])) for s in data.get("slices", ())],
+        evidence=[
+            Evidence(e["name"], e["items"], MetricSummary(**e["original"]), MetricSummary(**e["clarified"]))
+            for e in data.get("evidence", ())
+        ],
+        variance={m: Variance(**v) for m, v in data.get("variance", {}).items()},
+        protocol=Protocol(**{**protocol, "notes": tuple(protocol["notes"])}) if protocol else OPEN_RETRIEVAL,
+    )
 
 
 def _summary(

@@ -7,10 +7,12 @@ each passage with its ``score``) and ``retriever.batch(queries, k)``.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..registry import Registry
 from ..schema import Passage
 from .cache import IndexCache, fingerprint
 from .corpus import Corpus
@@ -53,8 +55,54 @@ class HybridRetriever:
         return self.batch([query], k)[0]
 
 
-_NEEDS = {"bm25": ("rank_bm25",), "dense": ("faiss", "sentence_transformers")}
-_NEEDS["hybrid"] = _NEEDS["bm25"] + _NEEDS["dense"]
+def _bm25(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str) -> Retriever:
+    from . import bm25 as bm25_module
+
+    key = fingerprint("bm25", corpus.sha256, bm25_module.K1, bm25_module.B, sorted(bm25_module.STOPWORDS))
+    return cache.get(
+        "bm25",
+        key,
+        lambda d: bm25_module.build_bm25(corpus, d),
+        lambda d: bm25_module.BM25Retriever(corpus, d),
+    )
+
+
+def _dense(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str) -> Retriever:
+    from . import dense as dense_module
+
+    path = dense_module.resolve_model(embedder)
+    model = dense_module.Embedder(path, device)
+    key = fingerprint("dense", corpus.sha256, dense_module.model_fingerprint(path), dense_module.FLAT_LIMIT)
+    return cache.get(
+        "dense",
+        key,
+        lambda d: dense_module.build_dense(corpus, model, d),
+        lambda d: dense_module.DenseRetriever(corpus, d, model),
+    )
+
+
+def _hybrid(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str) -> Retriever:
+    return HybridRetriever(_bm25(corpus, cache, embedder, device), _dense(corpus, cache, embedder, device))
+
+
+@dataclass(frozen=True)
+class RetrieverKind:
+    """One ``--ambig-retriever`` value: what it imports, whether it runs the dense embedder
+    (a model and a device), and how its index is opened (built once per machine)."""
+
+    name: str
+    needs: tuple[str, ...]
+    embeds: bool
+    open: Callable[[Corpus, IndexCache, str | None, str], Retriever]
+
+
+RETRIEVERS: Registry[RetrieverKind] = Registry("retriever")
+for _kind in (
+    RetrieverKind("bm25", ("rank_bm25",), False, _bm25),
+    RetrieverKind("dense", ("faiss", "sentence_transformers"), True, _dense),
+    RetrieverKind("hybrid", ("rank_bm25", "faiss", "sentence_transformers"), True, _hybrid),
+):
+    RETRIEVERS.register(_kind.name, _kind)
 
 
 def unavailable(kind: str, embedder: str | None) -> str | None:
@@ -62,10 +110,10 @@ def unavailable(kind: str, embedder: str | None) -> str | None:
 
     Cheap: looks for the packages and the model files without importing torch.
     """
-    missing = [m for m in _NEEDS[kind] if importlib.util.find_spec(m) is None]
+    missing = [m for m in RETRIEVERS[kind].needs if importlib.util.find_spec(m) is None]
     if missing:
         return f"--ambig-retriever={kind} needs {', '.join(missing)}: pip install 'pytest-ambigqa[retrieval]'"
-    if kind in ("dense", "hybrid"):
+    if RETRIEVERS[kind].embeds:
         from .dense import ModelNotFound, resolve_model
 
         try:
@@ -80,33 +128,4 @@ def open_retriever(
 ) -> Retriever:
     """Load (or build once, under the cache lock) the index of ``kind`` for ``corpus``; the
     embedder runs on ``device`` (an ``--ambig-device`` value)."""
-    cache = IndexCache(cache_dir)
-    corpus_key = corpus.sha256
-    bm25 = dense = None
-    if kind in ("bm25", "hybrid"):
-        from . import bm25 as bm25_module
-
-        key = fingerprint("bm25", corpus_key, bm25_module.K1, bm25_module.B, sorted(bm25_module.STOPWORDS))
-        bm25 = cache.get(
-            "bm25",
-            key,
-            lambda d: bm25_module.build_bm25(corpus, d),
-            lambda d: bm25_module.BM25Retriever(corpus, d),
-        )
-    if kind in ("dense", "hybrid"):
-        from . import dense as dense_module
-
-        path = dense_module.resolve_model(embedder)
-        model = dense_module.Embedder(path, device)
-        key = fingerprint("dense", corpus_key, dense_module.model_fingerprint(path), dense_module.FLAT_LIMIT)
-        dense = cache.get(
-            "dense",
-            key,
-            lambda d: dense_module.build_dense(corpus, model, d),
-            lambda d: dense_module.DenseRetriever(corpus, d, model),
-        )
-    if kind == "bm25":
-        return bm25
-    if kind == "dense":
-        return dense
-    return HybridRetriever(bm25, dense)
+    return RETRIEVERS[kind].open(corpus, IndexCache(cache_dir), embedder, device)

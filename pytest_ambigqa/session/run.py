@@ -164,7 +164,8 @@ class Run:
         ran them; every process of a run on one machine picks alike. torch is never imported
         for it: an xdist controller whose workers ran the models records nothing."""
         reader = self.scorers.reader
-        if not isinstance(reader, HFReader) and self.cfg.retriever not in ("dense", "hybrid"):
+        embeds = self.cfg.retriever != "none" and retrieval.RETRIEVERS[self.cfg.retriever].embeds
+        if not isinstance(reader, HFReader) and not embeds:
             return {}
         if "torch" not in sys.modules:
             return {}
@@ -209,7 +210,7 @@ class Run:
         problem = retrieval.unavailable(self.cfg.retriever, self.cfg.embedder)
         if problem:
             raise pytest.UsageError(f"{who}: {problem}")
-        if self.cfg.retriever in ("dense", "hybrid"):
+        if retrieval.RETRIEVERS[self.cfg.retriever].embeds:
             self._check_device("dense embedder")
 
     def retriever(self) -> Retriever | None:

@@ -14,10 +14,11 @@ from typing import Any
 from ..errors import ScorerUnavailable
 from ..metrics import METRICS, NOT_CONFIGURED
 from ..metrics.coverage import cover_em, str_em, str_em_hits, str_hit
-from ..metrics.profiles import DEFAULT_PROFILE, PROFILES, ScorerProfile
+from ..metrics.profiles import PROFILES, ScorerProfile
 from ..metrics.qa import disambig_scores
 from ..metrics.text import word_count
 from ..models.usage import Usage
+from ..options import default
 from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status, normalize_type, safe_str
 from .records import DataError, read_text
@@ -78,9 +79,9 @@ class Scorers:
 
     reader: Any = None
     judge: Any = None
-    condambigqa_setting: str = "main"
-    march_setting: str = "open-retrieval"
-    profile: ScorerProfile = PROFILES[DEFAULT_PROFILE]
+    condambigqa_setting: str = default("--ambig-condambigqa-setting")
+    march_setting: str = default("--ambig-march-setting")
+    profile: ScorerProfile = PROFILES[default("--ambig-scorer-profile")]
     metrics: frozenset[str] | None = None  # --ambig-metrics: None is every metric
 
     def selected(self, metrics: Sequence[str]) -> tuple[str, ...]:
