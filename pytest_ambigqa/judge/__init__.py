@@ -1,4 +1,4 @@
-"""The LLM judge: the client every judged metric goes through, and the LLM reader; the
+"""The LLM judge: the client every judged metric (and the LLM reader) goes through; the
 prompts live per suite (``march.py``: MARCH's 0-5 criteria, ``geval.py``: CondAmbigQA's G-Eval).
 
 One :class:`Judge` per process wraps the client (cache, retries, JSON checks, cost). With
@@ -8,7 +8,6 @@ score is their mean; the spread between samples is kept to report judge variance
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from ..models.usage import Usage
 from .cache import CallCache
 from .client import JudgeClient, JudgeSettings, JudgeUnavailable
 
-__all__ = ["Judge", "JudgeSettings", "JudgeUnavailable", "Judgement", "LLMReader", "Usage"]
+__all__ = ["Judge", "JudgeSettings", "JudgeUnavailable", "Judgement", "Usage"]
 
 CACHE_FILE = "judge.sqlite"
 
@@ -77,36 +76,3 @@ class Judge:
         from .geval import GEvalScorer
 
         return GEvalScorer(self.client).score(which, source, actual, expected, seed, usage)
-
-
-LLM_READER_SYSTEM = (
-    "You extract answers from a text. Copy the shortest span of the context that answers the "
-    "question, exactly as written. If the context does not answer it, use an empty string. "
-    'Reply with only a JSON object: {"answer": "<span>"}.'
-)
-
-
-class LLMReader:
-    """``--ambig-reader=llm``: the judge model extracts a verbatim span (or none)."""
-
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
-
-    def read(self, questions: Sequence[str], context: str, usage: Usage | None = None) -> list[str]:
-        usage = usage if usage is not None else Usage()
-        answers = []
-        for question in questions:
-            messages = [
-                {"role": "system", "content": LLM_READER_SYSTEM},
-                {"role": "user", "content": f"Context: {context}\n\nQuestion: {question}"},
-            ]
-            data, _ = self.judge.client.chat_json(messages, _check_answer, usage)
-            span = data["answer"].strip()
-            answers.append(span if span and span in context else "")  # not in the context: no answer
-        return answers
-
-
-def _check_answer(data: Any) -> str | None:
-    if not isinstance(data, dict) or not isinstance(data.get("answer"), str):
-        return "it must be an object with a string 'answer'"
-    return None

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..metrics.profiles import PROFILES, ScorerProfile
 from .local import offline_transformers, pick_device
+from .usage import Usage
 
 MAX_LENGTH, STRIDE, N_BEST, NULL_THRESHOLD = 384, 128, 20, 0.0
 GPU_BATCH_ROWS = 64  # windows per forward pass on a GPU, across the items read at once
@@ -39,6 +40,40 @@ class Reader(Protocol):
     def read(self, questions: Sequence[str], context: str, usage: Any = None) -> list[str]:
         """One answer span (or "" for no answer) per question, from ``context``."""
         ...
+
+
+LLM_READER_SYSTEM = (
+    "You extract answers from a text. Copy the shortest span of the context that answers the "
+    "question, exactly as written. If the context does not answer it, use an empty string. "
+    'Reply with only a JSON object: {"answer": "<span>"}.'
+)
+
+
+class LLMReader:
+    """``--ambig-reader=llm``: the judge model extracts a verbatim span (or none), through
+    the judge's client (its cache, retries and cost)."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+
+    def read(self, questions: Sequence[str], context: str, usage: Usage | None = None) -> list[str]:
+        usage = usage if usage is not None else Usage()
+        answers = []
+        for question in questions:
+            messages = [
+                {"role": "system", "content": LLM_READER_SYSTEM},
+                {"role": "user", "content": f"Context: {context}\n\nQuestion: {question}"},
+            ]
+            data, _ = self.judge.client.chat_json(messages, _check_answer, usage)
+            span = data["answer"].strip()
+            answers.append(span if span and span in context else "")  # not in the context: no answer
+        return answers
+
+
+def _check_answer(data: Any) -> str | None:
+    if not isinstance(data, dict) or not isinstance(data.get("answer"), str):
+        return "it must be an object with a string 'answer'"
+    return None
 
 
 # start logits, end logits, and per token its character span in the context (None outside it).

@@ -20,11 +20,11 @@ import pytest
 
 from .. import retrieval
 from ..errors import AmbigQAWarning
-from ..judge import Judge, JudgeSettings, LLMReader
+from ..judge import Judge, JudgeSettings
 from ..metrics import METRICS
 from ..metrics.profiles import PROFILES
 from ..models.local import DeviceUnavailable, find_local_model, pick_device
-from ..models.reader import HFReader
+from ..models.reader import HFReader, LLMReader
 from ..options import RunConfig
 from ..retrieval import Retriever, RetrieverUnavailable
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
