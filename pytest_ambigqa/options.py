@@ -52,8 +52,19 @@ _OPTIONS = (
     Option(
         "--ambig-system",
         "SPEC",
-        "system under test: module:attr, an http(s) URL, or oracle|lexical",
+        "system under test: module:attr, an http(s) URL, oracle|lexical|retrieval, or llm:<method>",
     ),
+    Option(
+        "--ambig-llm-model",
+        "MODEL",
+        "model of the llm:<method> reference systems, on an OpenAI-compatible server",
+    ),
+    Option(
+        "--ambig-llm-base-url",
+        "URL",
+        "the server of --ambig-llm-model (default: $OPENAI_BASE_URL, else OpenAI; key: $OPENAI_API_KEY)",
+    ),
+    Option("--ambig-llm-price", "IN,OUT", "$ per million prompt and completion tokens of --ambig-llm-model"),
     Option("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", "300.0"),
     Option("--ambig-report", "DIR", "write scorecard.json and scorecard.md into DIR"),
     Option(
@@ -227,6 +238,9 @@ class RunConfig:
     limit: int | None
     seed: int
     system: str | None
+    llm_model: str | None
+    llm_base_url: str | None
+    llm_price: tuple[float, float] | None
     timeout: float | None
     report_dir: Path | None
     metrics: tuple[str, ...] | None  # --ambig-metrics: None is every metric
@@ -274,6 +288,9 @@ class RunConfig:
             "limit": self.limit,
             "seed": self.seed,
             "system": redact(self.system) if self.system else None,
+            "llm_model": self.llm_model,
+            "llm_base_url": redact(self.llm_base_url) if self.llm_base_url else None,
+            "llm_price": list(self.llm_price) if self.llm_price else None,
             "timeout": self.timeout,
             "metrics": list(self.metrics) if self.metrics is not None else None,
             "fail_under": [str(t) for t in self.fail_under],
@@ -453,13 +470,13 @@ def _metrics(text: str | None, suites: tuple[str, ...]) -> tuple[str, ...] | Non
     return names
 
 
-def _price(text: str | None) -> tuple[float, float] | None:
+def _price(option: str, text: str | None) -> tuple[float, float] | None:
     if not text:
         return None
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 2:
-        raise pytest.UsageError(f"--ambig-judge-price: expected IN,OUT ($ per million tokens), got '{text}'")
-    price_in, price_out = (_number("--ambig-judge-price", p, low=0, high=1e6) for p in parts)
+        raise pytest.UsageError(f"{option}: expected IN,OUT ($ per million tokens), got '{text}'")
+    price_in, price_out = (_number(option, p, low=0, high=1e6) for p in parts)
     return price_in, price_out
 
 
@@ -588,6 +605,12 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     profile = _choice(config, "--ambig-scorer-profile")
     retriever = _choice(config, "--ambig-retriever")
     metrics = _metrics(_value(config, "--ambig-metrics"), suites)
+    system = _value(config, "--ambig-system")
+    if system and system.lower().startswith("llm:") and not _value(config, "--ambig-llm-model"):
+        raise pytest.UsageError(
+            f"--ambig-system={system}: name the model with --ambig-llm-model (and its server with "
+            "--ambig-llm-base-url)"
+        )
     fail_under = parse_thresholds(
         "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False, metrics=metrics
     )
@@ -604,7 +627,10 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         split=_value(config, "--ambig-split") or saved.get("split") or _text(config, "--ambig-split"),
         limit=_number("--ambig-limit", limit, kind=int, low=1, high=10**9) if limit else None,
         seed=_number("--ambig-seed", _text(config, "--ambig-seed"), kind=int, low=0, high=2**32 - 1),
-        system=_value(config, "--ambig-system"),
+        system=system,
+        llm_model=_value(config, "--ambig-llm-model"),
+        llm_base_url=_value(config, "--ambig-llm-base-url"),
+        llm_price=_price("--ambig-llm-price", _value(config, "--ambig-llm-price")),
         timeout=timeout or None,
         report_dir=base / Path(report).expanduser() if report else None,
         metrics=metrics,
@@ -646,7 +672,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
             low=1,
             high=MAX_THREADS,
         ),
-        judge_price=_price(_value(config, "--ambig-judge-price")),
+        judge_price=_price("--ambig-judge-price", _value(config, "--ambig-judge-price")),
         judge_samples=_number(
             "--ambig-judge-samples", _text(config, "--ambig-judge-samples"), kind=int, low=1, high=100
         ),

@@ -122,3 +122,59 @@ def test_a_scorecard_reads_back_as_it_was_written(pytester):
     assert written["gates"]["shortfalls"] and written["suites"][0]["evidence"]
     with pytest.raises(ValueError, match="schema_version"):
         Scorecard.from_json({**written, "schema_version": 2})
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.dictionaries(
+                st.sampled_from(["llm", "method", "x"]),
+                st.one_of(st.none(), st.integers(), st.text(max_size=3)),
+            ),
+            st.fixed_dictionaries(
+                {
+                    "method": st.just("react"),
+                    "llm": st.fixed_dictionaries(
+                        {
+                            "model": st.just("m"),
+                            "calls": st.integers(1, 9),
+                            "prompt_tokens": st.integers(0, 10**6),
+                            "completion_tokens": st.integers(0, 10**5),
+                            "cost": st.floats(0, 10),
+                            "latency": st.floats(0, 100),
+                        }
+                    ),
+                }
+            ),
+        ),
+        max_size=12,
+    )
+)
+def test_model_calls_read_only_what_reference_systems_recorded(metadatas):
+    """Per item means over the answers that carry a reference system's record; anything
+    else a system put in its metadata (or no answer at all) is passed over, never an error."""
+    from pytest_ambigqa.report.scorecard import model_calls
+    from pytest_ambigqa.schema import Answer
+
+    results = [
+        ItemResult(
+            "march",
+            str(n),
+            "ok" if m is not None else "error",
+            answer=Answer("t", metadata=m) if m is not None else None,
+        )
+        for n, m in enumerate(metadatas)
+    ]
+    valid = [
+        m["llm"]
+        for m in metadatas
+        if m is not None and isinstance(m.get("llm"), dict) and "model" in m["llm"]
+    ]
+    summary = model_calls(results)
+    if not valid:
+        assert summary is None
+        return
+    assert summary["items"] == len(valid)
+    assert summary["calls_per_item"] == pytest.approx(sum(v["calls"] for v in valid) / len(valid))
+    assert summary["latency_median"] == pytest.approx(statistics.median(v["latency"] for v in valid))

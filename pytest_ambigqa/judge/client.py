@@ -63,6 +63,7 @@ class JudgeSettings:
     concurrency: int = int(default("--ambig-judge-concurrency"))
     price_in: float | None = None  # $ per million prompt tokens
     price_out: float | None = None  # $ per million completion tokens
+    role: str = "judge"  # who the messages name: the judge, or the model of an llm: system
 
 
 def parse_json(content: str) -> Any:
@@ -158,8 +159,9 @@ class JudgeClient:
                     {"role": "assistant", "content": content},
                     {"role": "user", "content": REASK.format(problem=problem)},
                 ]
+        attempts = self.settings.max_reasks + 1
         raise JudgeUnavailable(
-            f"judge reply still unusable after {self.settings.max_reasks + 1} attempts: {problem}"
+            f"{self.settings.role} reply still unusable after {attempts} attempts: {problem}"
         )
 
     def _request(self, messages: list[dict[str, str]], seed: int | None, params: dict[str, Any]):
@@ -228,12 +230,14 @@ class JudgeClient:
             except openai.APIStatusError as exc:
                 if exc.status_code in _FATAL_STATUS:
                     self._dead = (
-                        f"judge {_FATAL_STATUS[exc.status_code]}: HTTP {exc.status_code}: {_brief(exc)} "
-                        "(no further judge calls this run)"
+                        f"{self.settings.role} {_FATAL_STATUS[exc.status_code]}: HTTP {exc.status_code}: "
+                        f"{_brief(exc)} (no further {self.settings.role} calls this run)"
                     )
                     raise JudgeUnavailable(self._dead) from None
                 if exc.status_code < 500 and exc.status_code != 429:
-                    reason = f"judge refused the request: HTTP {exc.status_code}: {_brief(exc)}"
+                    reason = (
+                        f"{self.settings.role} refused the request: HTTP {exc.status_code}: {_brief(exc)}"
+                    )
                     raise JudgeUnavailable(
                         self._give_up(reason) if exc.status_code == 404 else reason
                     ) from None
@@ -246,7 +250,7 @@ class JudgeClient:
             usage.retries += 1
             time.sleep(pause)
             waited += pause
-        reason = f"judge unavailable after {attempt + 1} attempts: {_describe(last)}"
+        reason = f"{self.settings.role} unavailable after {attempt + 1} attempts: {_describe(last)}"
         if isinstance(last, openai.APIConnectionError) and not isinstance(last, openai.APITimeoutError):
             reason = self._give_up(reason)  # nobody is listening
         raise JudgeUnavailable(reason)
@@ -256,7 +260,9 @@ class JudgeClient:
         with self._lock:
             self._failing += 1
             if self._failing >= DEAD_AFTER and self._dead is None:
-                self._dead = f"{reason} ({DEAD_AFTER} calls in a row; no further judge calls this run)"
+                self._dead = (
+                    f"{reason} ({DEAD_AFTER} calls in a row; no further {self.settings.role} calls this run)"
+                )
             return self._dead or reason
 
 

@@ -116,6 +116,17 @@ def _system_lines(card: Scorecard) -> list[str]:
             f"  local models (reader, dense embedder) ran on {card.config['device_used']} "
             f"(--ambig-device={card.config.get('device', 'auto')})"
         )
+    calls = system.get("model_calls")
+    if calls:
+        priced = (card.config.get("llm_price") or None) is not None
+        cost = f"${calls['cost']:.4f}" if priced else "no prices given (--ambig-llm-price)"
+        tokens_in, tokens_out = calls["prompt_tokens_per_item"], calls["completion_tokens_per_item"]
+        lines.append(
+            f"  model calls (llm:{calls['method']}, {calls['model']}): {calls['calls_per_item']:.1f} "
+            f"per item, {tokens_in:,.0f} tokens in / {tokens_out:,.0f} out per item, cost {cost}; "
+            f"latency {calls['latency_mean']:.2f} s mean, {calls['latency_median']:.2f} s median, "
+            f"over {calls['items']} answered items"
+        )
     stored = sum(r.cached for r in card.results)
     if stored:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)

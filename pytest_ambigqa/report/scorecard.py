@@ -381,6 +381,10 @@ def build(
         )
     if judge is not None:
         judge = {**judge, "usage": _total_usage(ordered)}
+    calls = model_calls(ordered)
+    system = {k: v for k, v in system.items() if k != "model_calls"} | (
+        {"model_calls": calls} if calls else {}
+    )
     return Scorecard(
         system=system,
         config=config,
@@ -447,3 +451,42 @@ def _total_usage(results: Sequence[ItemResult]) -> dict[str, Any]:
         if r.usage:
             total.add(Usage.from_dict(r.usage))
     return total.to_dict()
+
+
+def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
+    """What the model calls of an ``llm:<method>`` system cost per answered item: calls,
+    tokens, dollars and latency (MARCH Table 10 compares methods by latency). None when no
+    answer records them (``metadata["llm"]``)."""
+    used = []
+    for r in results:
+        if r.answer is None:
+            continue
+        llm = r.answer.metadata.get("llm")
+        try:
+            used.append(
+                (
+                    str(r.answer.metadata.get("method")),
+                    str(llm["model"]),
+                    int(llm["calls"]),
+                    int(llm["prompt_tokens"]),
+                    int(llm["completion_tokens"]),
+                    float(llm["cost"]),
+                    float(llm["latency"]),
+                )
+            )
+        except (TypeError, KeyError, ValueError):
+            continue  # not a reference system's answer
+    if not used:
+        return None
+    n = len(used)
+    return {
+        "method": used[0][0],
+        "model": used[0][1],
+        "items": n,
+        "calls_per_item": sum(u[2] for u in used) / n,
+        "prompt_tokens_per_item": sum(u[3] for u in used) / n,
+        "completion_tokens_per_item": sum(u[4] for u in used) / n,
+        "cost": sum(u[5] for u in used),
+        "latency_mean": sum(u[6] for u in used) / n,
+        "latency_median": statistics.median(u[6] for u in used),
+    }

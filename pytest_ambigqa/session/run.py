@@ -21,6 +21,8 @@ import pytest
 from .. import retrieval
 from ..errors import AmbigQAWarning
 from ..judge import Judge, JudgeSettings
+from ..judge.cache import CallCache
+from ..judge.client import JudgeClient
 from ..metrics import METRICS
 from ..metrics.profiles import PROFILES
 from ..models.local import DeviceUnavailable, find_local_model, pick_device
@@ -33,6 +35,7 @@ from ..suites import SUITES, DataError, LoadedSuite, LoadOptions, Protocol, Scor
 from ..systems import System, load_system
 from ..systems.replay import load_saved
 
+LLM_CACHE_FILE = "llm.sqlite"  # the llm:<method> systems' calls, beside the judge's
 RUN_KEY: pytest.StashKey[Run] = pytest.StashKey()  # the session's run, when a suite is selected
 
 
@@ -73,7 +76,8 @@ class Run:
         if self.rescore is not None:
             self.default_system = self.rescore.system(cfg.rescore)
         else:
-            self.default_system = load_system(cfg.system or "lexical", Path(config.invocation_params.dir))
+            search_dir = Path(config.invocation_params.dir)
+            self.default_system = load_system(cfg.system or "lexical", search_dir, self._llm_client)
         self.system_is_default = cfg.system is None and self.rescore is None
         self.check_retriever_for(self.default_system)
         if self.rescore is None:
@@ -113,19 +117,45 @@ class Run:
             raise pytest.UsageError(
                 f"--ambig-judge needs {', '.join(missing)}: pip install 'pytest-ambigqa[judge]'"
             )
-        price = self.cfg.judge_price or (None, None)
-        settings = JudgeSettings(
-            model=self.cfg.judge,
-            base_url=self.cfg.judge_base_url,
+        cfg = self.cfg
+        settings = self._client_settings(
+            cfg.judge, cfg.judge_base_url, cfg.judge_price, cfg.judge_concurrency
+        )
+        return Judge(settings, self.cache_dir, samples=cfg.judge_samples)
+
+    def _client_settings(
+        self,
+        model: str,
+        base_url: str | None,
+        price: tuple[float, float] | None,
+        concurrency: int,
+        role: str = "judge",
+    ) -> JudgeSettings:
+        """A model client's settings: the judge's timeouts, retries and re-asks for every model."""
+        price_in, price_out = price or (None, None)
+        return JudgeSettings(
+            model=model,
+            base_url=base_url,
             seed=self.cfg.seed,
             timeout=self.cfg.judge_timeout,
             max_retries=self.cfg.judge_retries,
             max_reasks=self.cfg.judge_reasks,
-            concurrency=self.cfg.judge_concurrency,
-            price_in=price[0],
-            price_out=price[1],
+            concurrency=concurrency,
+            price_in=price_in,
+            price_out=price_out,
+            role=role,
         )
-        return Judge(settings, self.cache_dir, samples=self.cfg.judge_samples)
+
+    def _llm_client(self) -> JudgeClient | None:
+        """The client of the ``llm:<method>`` systems: the judge's, with its own model, cache
+        file and price, sized for ``--ambig-concurrency`` items at once."""
+        if not self.cfg.llm_model:
+            return None
+        cfg = self.cfg
+        settings = self._client_settings(
+            cfg.llm_model, cfg.llm_base_url, cfg.llm_price, cfg.concurrency, "model"
+        )
+        return JudgeClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE))
 
     def _reader(self):
         spec = self.cfg.reader

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import importlib
+import importlib.util
 import inspect
 import json
 import queue
@@ -145,9 +146,12 @@ def _input(item: AmbigItem, name: str, extras: Mapping[str, Any]) -> Any:
     raise AssertionError(name)
 
 
-def load_system(spec: str, search_dir: Path) -> System:
-    """Resolve ``--ambig-system``: a built-in name, an http(s) URL, or ``module:attr``."""
+def load_system(spec: str, search_dir: Path, llm: Callable[[], Any] | None = None) -> System:
+    """Resolve ``--ambig-system``: a built-in name, ``llm:<method>`` (a reference method over
+    the client ``llm()`` makes), an http(s) URL, or ``module:attr``."""
     spec = spec.strip()
+    if spec.lower().startswith("llm:"):
+        return _llm_system(spec, llm)
     target = BUILTIN.get(spec.lower(), spec)
     if target.startswith(("http://", "https://")):
         return _http_system(target)
@@ -167,6 +171,21 @@ def load_system(spec: str, search_dir: Path) -> System:
         return from_object(obj, label)
     except TypeError as exc:
         raise pytest.UsageError(f"--ambig-system: {exc}") from None
+
+
+def _llm_system(spec: str, llm: Callable[[], Any] | None) -> System:
+    from ..baselines.llm import METHODS, llm_system
+
+    method = spec.partition(":")[2].strip().lower()
+    if method not in METHODS:
+        valid = ", ".join(f"llm:{m}" for m in METHODS)
+        raise pytest.UsageError(f"--ambig-system: unknown reference method '{spec}' (valid: {valid})")
+    if importlib.util.find_spec("openai") is None:
+        raise pytest.UsageError(f"--ambig-system={spec} needs openai: pip install 'pytest-ambigqa[judge]'")
+    client = llm() if llm is not None else None
+    if client is None:
+        raise pytest.UsageError(f"--ambig-system={spec}: name the model with --ambig-llm-model")
+    return llm_system(method, client)
 
 
 def _import(module_name: str, search_dir: Path):

@@ -1,0 +1,30 @@
+"""The papers' reference methods over any OpenAI-compatible model: ``--ambig-system=llm:<method>``.
+
+Each method is described from its paper's method section, with prompts in our own words
+(``prompts.py``), and runs through the judge's HTTP client (cache, retries, concurrency,
+tokens, cost, fingerprint). Every answer records in ``metadata`` its model calls, tokens,
+latency and the method's intermediate outputs; a reply the model cannot get right makes the
+item an error naming the method and the step.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from pytest_ambigqa.systems import System, from_object, redact
+
+from .methods import METHODS
+from .model import Model
+
+__all__ = ["METHODS", "Model", "llm_system"]
+
+
+def llm_system(method: str, client: Any) -> System:
+    """The :class:`System` of ``llm:<method>`` over ``client`` (a judge client, role "model")."""
+    if method not in METHODS:
+        raise KeyError(method)
+    run = METHODS[method]
+    model = Model(client, method)
+    label = f"llm:{method} ({client.settings.model} at {redact(client.base_url)})"
+    return from_object(partial(run, model=model), label)

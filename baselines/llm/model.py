@@ -1,0 +1,73 @@
+"""One method's view of the model: JSON-only steps, each recorded (step, tokens, latency),
+so an answer can say what it cost and a test can check what the method did."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pytest_ambigqa.errors import ScorerUnavailable
+from pytest_ambigqa.models.usage import Usage
+from pytest_ambigqa.systems import SystemFailure
+
+Check = Callable[[Any], "str | None"]
+
+
+class Model:
+    def __init__(self, client: Any, method: str) -> None:
+        self.client = client
+        self.method = method
+
+    def episode(self) -> Episode:
+        """The calls of one item."""
+        return Episode(self)
+
+
+class Episode:
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.usage = Usage()
+        self.steps: list[dict[str, Any]] = []
+        self.started = time.perf_counter()
+
+    def ask(self, step: str, system: str, user: str, check: Check) -> dict[str, Any]:
+        """The model's JSON reply to one step, checked (re-asked when it does not pass)."""
+        before = self.usage.to_dict()
+        started = time.perf_counter()
+        try:
+            data, _ = self.model.client.chat_json(
+                [{"role": "system", "content": system}, {"role": "user", "content": user}], check, self.usage
+            )
+        except ScorerUnavailable as exc:
+            raise SystemFailure(f"llm:{self.model.method}, step {step}: {exc}") from None
+        after = self.usage.to_dict()
+        self.steps.append(
+            {
+                "step": step,
+                "seconds": round(time.perf_counter() - started, 4),
+                "prompt_tokens": after["prompt_tokens"] - before["prompt_tokens"],
+                "completion_tokens": after["completion_tokens"] - before["completion_tokens"],
+                "cached": after["cached"] > before["cached"],
+            }
+        )
+        return data
+
+    def metadata(self, **intermediate: Any) -> dict[str, Any]:
+        """What the answer records: the model calls and the method's intermediate outputs."""
+        usage = self.usage
+        return {
+            "method": self.model.method,
+            "llm": {
+                "model": self.model.client.settings.model,
+                "calls": len(self.steps),
+                "requests": usage.requests,
+                "cached": usage.cached,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "cost": usage.cost,
+                "latency": round(time.perf_counter() - self.started, 4),
+                "steps": self.steps,
+            },
+            **intermediate,
+        }
