@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from pytest_ambigqa.baselines.llm import METHODS
 
 from fixtures.network import GUARD
 from fixtures.servers import SECRET
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
-METHODS = ("closed-book", "cot", "naive-rag", "cot-rag", "react")
 SUITE_NAMES = ("march", "condambigqa", "asqa")
 ITEMS = sum(len(SUITES[s].load(None, LoadOptions()).items) for s in SUITE_NAMES)
 
@@ -45,6 +45,7 @@ def test_every_method_answers_every_sample_and_says_what_it_cost(pytester, chat_
     answers = [item["answer"] for item in card["items"]]
     assert all(a["metadata"]["method"] == method and a["metadata"]["llm"]["calls"] >= 1 for a in answers)
     assert all(isinstance(a["is_ambiguous"], bool) for a in answers)  # the detection metric is exercised
+    assert all(a["metadata"]["llm"]["fingerprints"] == ["fp_local"] for a in answers)
     calls = card["system"]["model_calls"]
     assert calls["method"] == method and calls["model"] == "scripted-m" and calls["items"] == ITEMS
     assert calls["cost"] > 0 and calls["prompt_tokens_per_item"] > 0
@@ -124,3 +125,103 @@ def test_llm_systems_need_a_model_and_a_known_method(pytester, chat_server):
     result.stderr.fnmatch_lines(
         ["ERROR: --ambig-system: unknown reference method 'llm:oracle' (valid: llm:closed-book,*"]
     )
+
+
+def steps_of(item: dict) -> list[str]:
+    return [s["step"] for s in item["answer"]["metadata"]["llm"]["steps"]]
+
+
+def test_clarion_plans_before_it_retrieves_then_acts_per_reading(pytester, chat_server):
+    result, card = run(pytester, chat_server, "clarion", suites="march")
+    for item in card["items"]:
+        meta, answer = item["answer"]["metadata"], item["answer"]
+        acts = [f"act {n}.{t}" for n in (1, 2) for t in range(1, 6)]
+        assert steps_of(item) == ["plan", *acts, "answer"]  # planning first, nothing searched before it
+        assert meta["plan"] == meta["readings"] and len(meta["readings"]) == 2
+        assert meta["searches"] == [
+            r for r in meta["readings"] for _ in range(5)
+        ]  # each reading its own loop
+        assert meta["forced_at_budget"] == [True, True]
+        assert (
+            answer["is_ambiguous"] is True and answer["ambiguity_type"] == "semantic"
+        )  # the planner's verdict
+    first_prompt = chat_server.requests[0]["messages"][-1]["content"]
+    assert "clarified_questions" in first_prompt and "Passages:" not in first_prompt
+
+
+def test_clarion_ablations_drop_clarification_then_detection(pytester, chat_server):
+    result, card = run(pytester, chat_server, "clarion-no-clarification", suites="march")
+    for item in card["items"]:
+        assert steps_of(item) == ["detect", *[f"act 1.{t}" for t in range(1, 6)], "answer"]
+        assert item["answer"]["metadata"]["readings"] == [item["answer"]["metadata"]["plan"][0]]
+        assert item["answer"]["ambiguity_type"] == "syntactic"  # the detector's type, no rewriting
+    result, card = run(
+        pytester, chat_server, "clarion-no-detection", "--ambig-cache-dir=cache2", suites="march"
+    )
+    for item in card["items"]:
+        assert steps_of(item) == [*[f"act 1.{t}" for t in range(1, 6)], "answer"]
+        assert "ambiguous" not in item["answer"]["metadata"]
+
+
+def test_diva_retrieves_once_per_reading_verifies_then_adapts(pytester, chat_server):
+    result, card = run(pytester, chat_server, "diva", suites="march")
+    for item in card["items"]:
+        meta = item["answer"]["metadata"]
+        assert steps_of(item) == ["diversify", "verify 1", "verify 2", "adapt and answer"]
+        assert meta["searches"] == meta["readings"]  # one search per reading, with that reading
+        assert meta["strategy"] == "retrieved evidence"
+        kept = {
+            pid for labels in meta["labels"].values() for pid, label in labels.items() if label != "useless"
+        }
+        assert set(meta["retrieved"]) == kept  # only what the verifier kept is read
+
+
+def test_treerare_searches_each_phrase_bottom_up_then_aggregates(pytester, chat_server):
+    result, card = run(pytester, chat_server, "treerare", suites="march")
+    for item in card["items"]:
+        meta = item["answer"]["metadata"]
+        assert steps_of(item) == [
+            "parse",
+            "queries 0",
+            "evidence 0",
+            "queries 1",
+            "evidence 1",
+            "queries 2",
+            "evidence 2",
+            "aggregate",
+        ]
+        assert meta["searches"] == meta["phrases"]  # one query per phrase, whole question last
+        assert len(meta["notes"]) == 3
+
+
+def test_condambigqa_pipeline_finds_conditions_then_answers_each_with_citations(pytester, chat_server):
+    result, card = run(pytester, chat_server, "condambigqa", suites="condambigqa")
+    result.assert_outcomes(passed=len(card["items"]))
+    for item in card["items"]:
+        assert steps_of(item) == ["find conditions", "answer per condition"]
+        assert item["answer"]["metadata"]["setting"] == "main"
+        triples = item["answer"]["interpretations"]
+        assert triples and all(t["condition"] and t["answer"] and t["citations"] for t in triples)
+    gold = run(
+        pytester,
+        chat_server,
+        "condambigqa",
+        "--ambig-condambigqa-setting=gold-conditions",
+        "--ambig-cache-dir=cache2",
+        suites="condambigqa",
+    )[1]
+    for item in gold["items"]:
+        assert (
+            steps_of(item) == ["answer per condition"]
+            and item["answer"]["metadata"]["setting"] == "gold-conditions"
+        )
+        assert item["answer"]["metadata"]["conditions"]  # the gold conditions it was handed
+    closed = run(
+        pytester,
+        chat_server,
+        "condambigqa",
+        "--ambig-condambigqa-setting=closed-book",
+        "--ambig-cache-dir=cache3",
+        suites="condambigqa",
+    )[1]
+    assert {i["answer"]["metadata"]["setting"] for i in closed["items"]} == {"closed-book"}

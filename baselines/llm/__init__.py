@@ -14,8 +14,23 @@ from typing import Any
 
 from pytest_ambigqa.systems import System, from_object, redact
 
-from .methods import METHODS
+from . import conditional, methods, planned
 from .model import Model
+
+METHODS = {
+    "closed-book": methods.closed_book,
+    "cot": methods.cot,
+    "naive-rag": methods.naive_rag,
+    "cot-rag": methods.cot_rag,
+    "react": methods.react,
+    "diva": planned.diva,
+    "clarion": planned.clarion,
+    "clarion-no-clarification": planned.clarion_no_clarification,
+    "clarion-no-detection": planned.clarion_no_detection,
+    "treerare": planned.treerare,
+    "condambigqa": conditional.condambigqa,
+    "condambigqa-no-conditions": conditional.condambigqa_no_conditions,
+}
 
 __all__ = ["METHODS", "Model", "llm_system"]
 

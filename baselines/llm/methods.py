@@ -36,8 +36,8 @@ def check_answer(data: Any) -> str | None:
     if not isinstance(found, list) or not all(isinstance(i, dict) for i in found):
         return "interpretations must be a list of objects"
     for n, i in enumerate(found, 1):
-        if not isinstance(i.get("answer", ""), str) or not isinstance(i.get("question", ""), str):
-            return f"interpretation {n}: question and answer must be strings"
+        if not all(isinstance(i.get(key) or "", str) for key in ("question", "condition", "answer")):
+            return f"interpretation {n}: question, condition and answer must be strings"
         if not isinstance(i.get("citations", []), list):
             return f"interpretation {n}: citations must be a list"
     if not isinstance(data.get("ambiguous", False), bool):
@@ -72,6 +72,7 @@ def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str,
             GeneratedInterpretation(
                 answer=raw.get("answer") or "",
                 question=raw.get("question") or None,
+                condition=raw.get("condition") or None,
                 citations=tuple(c for c in cited if c in known),
             )
         )
@@ -88,7 +89,7 @@ def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str,
     )
 
 
-def _evidence(question: str, passages: list[Passage], retriever: Any, k: int) -> tuple[list[Passage], str]:
+def gather(question: str, passages: list[Passage], retriever: Any, k: int) -> tuple[list[Passage], str]:
     """The protocol's passages, else the retriever's top ``k`` for the question."""
     if passages:
         return list(passages), "given"
@@ -114,7 +115,7 @@ def cot(question: str, *, model: Model) -> Answer:
 
 def _rag(question: str, passages: list[Passage], retriever: Any, model: Model, reasoned: bool) -> Answer:
     episode = model.episode()
-    evidence, source = _evidence(question, passages, retriever, TOP_K)
+    evidence, source = gather(question, passages, retriever, TOP_K)
     shape = prompts.REASONED_FORM if reasoned else prompts.ANSWER_FORM
     user = prompts.answer_prompt(question, evidence, shape)
     step = "reason and answer" if reasoned else "answer"
@@ -162,12 +163,3 @@ def react(question: str, passages: list, retriever: Any = None, *, model: Model)
         searches=[query for _, query, _ in trail], retrieved=[p.id for p in evidence], forced_answer=forced
     )
     return to_answer(data, evidence, metadata)
-
-
-METHODS = {
-    "closed-book": closed_book,
-    "cot": cot,
-    "naive-rag": naive_rag,
-    "cot-rag": cot_rag,
-    "react": react,
-}

@@ -67,6 +67,7 @@ class Episode:
                 "completion_tokens": usage.completion_tokens,
                 "cost": usage.cost,
                 "latency": round(time.perf_counter() - self.started, 4),
+                "fingerprints": list(usage.fingerprints),  # the server's system_fingerprint values
                 "steps": self.steps,
             },
             **intermediate,
