@@ -11,7 +11,7 @@ import pytest
 from pytest_ambigqa.baselines.llm import METHODS
 
 from fixtures.network import GUARD
-from fixtures.servers import SECRET
+from fixtures.servers import SECRET, scripted_model
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 SUITE_NAMES = ("march", "condambigqa", "asqa")
@@ -50,7 +50,7 @@ def test_every_method_answers_every_sample_and_says_what_it_cost(pytester, chat_
     assert calls["method"] == method and calls["model"] == "scripted-m" and calls["items"] == ITEMS
     assert calls["cost"] > 0 and calls["prompt_tokens_per_item"] > 0
     result.stdout.fnmatch_lines(
-        [f"  model calls (llm:{method}, scripted-m): * per item, * tokens in *cost $*"]
+        [f"  model calls (llm:{method}, scripted-m): * per item (0.0 from llm.sqlite), * tokens in *cost $*"]
     )
     assert card["system"]["label"].startswith(f"llm:{method} (scripted-m at http://127.0.0.1:")
     for path in pytester.path.rglob("*"):
@@ -225,3 +225,30 @@ def test_condambigqa_pipeline_finds_conditions_then_answers_each_with_citations(
         suites="condambigqa",
     )[1]
     assert {i["answer"]["metadata"]["setting"] for i in closed["items"]} == {"closed-book"}
+
+
+def test_a_search_method_without_a_retriever_is_refused_up_front(pytester, chat_server):
+    result, _ = run(pytester, chat_server, "naive-rag", "--ambig-retriever=none", suites="march")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: the system 'llm:naive-rag (*)' needs a retriever, but --ambig-retriever=none"]
+    )
+
+
+def test_odd_text_in_a_reply_is_carried_on_safely(pytester, local_server):
+    """A reading with a lone surrogate passes the checks; echoed into the next prompt it
+    must not break the request (it is made encodable first)."""
+
+    def reply(path, body):
+        data = scripted_model(body["messages"][-1]["content"])
+        if "readings" in data:
+            data["readings"] = [r + " \ud800" for r in data["readings"]]
+        message = {"role": "assistant", "content": json.dumps(data)}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice]}
+
+    server = local_server(reply)
+    server.url += "/v1"
+    result, card = run(pytester, server, "diva", suites="march")
+    result.assert_outcomes(passed=len(card["items"]))
+    assert all(r.endswith(" ?") for item in card["items"] for r in item["answer"]["metadata"]["readings"])

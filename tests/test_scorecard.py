@@ -139,6 +139,7 @@ def test_a_scorecard_reads_back_as_it_was_written(pytester):
                         {
                             "model": st.just("m"),
                             "calls": st.integers(1, 9),
+                            "cached": st.integers(0, 9),
                             "prompt_tokens": st.integers(0, 10**6),
                             "completion_tokens": st.integers(0, 10**5),
                             "cost": st.floats(0, 10),

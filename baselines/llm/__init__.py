@@ -41,5 +41,6 @@ def llm_system(method: str, client: Any) -> System:
         raise KeyError(method)
     run = METHODS[method]
     model = Model(client, method)
-    label = f"llm:{method} ({client.settings.model} at {redact(client.base_url)})"
+    settings = client.settings
+    label = f"llm:{method} ({settings.model} at {redact(client.base_url)}, seed {settings.seed})"
     return from_object(partial(run, model=model), label)

@@ -22,9 +22,17 @@ from pytest_ambigqa.schema import Answer, GeneratedInterpretation, Passage
 from . import prompts
 from .model import Model
 
+KINDS = ("semantic", "syntactic", "constraint")  # MARCH Table 1's ambiguity types
 TOP_K = 10  # NaiveRAG and CoT with RAG: MARCH's top-10 of the original question
 REACT_BUDGET = 5  # MARCH's iteration limit for its agents
 REACT_K = 5  # passages per ReAct search (ours: MARCH does not say)
+
+
+def ambiguity_type(data: dict[str, Any]) -> str | None:
+    """The reply's ambiguity type, one of the three kinds, or None (also when not ambiguous)."""
+    kind = data.get("ambiguity_type")
+    kind = kind.strip().lower() if isinstance(kind, str) else None
+    return kind if data.get("ambiguous") is not False and kind in KINDS else None
 
 
 def check_answer(data: Any) -> str | None:
@@ -66,6 +74,8 @@ def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str,
     dropped = 0
     interpretations = []
     for raw in data.get("interpretations") or []:
+        if not (raw.get("answer") or "").strip():
+            continue  # a reading without an answer answers nothing
         cited = [str(c).strip("[] ") for c in raw.get("citations") or []]
         dropped += sum(c not in known for c in cited)
         interpretations.append(
@@ -76,26 +86,27 @@ def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str,
                 citations=tuple(c for c in cited if c in known),
             )
         )
-    ambiguity_type = data.get("ambiguity_type")
     clarifying = data.get("clarifying_question")
     return Answer(
         text=data["long_answer"],
         interpretations=tuple(interpretations),
         citations=tuple(dict.fromkeys(c for i in interpretations for c in i.citations)),
         is_ambiguous=data.get("ambiguous"),
-        ambiguity_type=ambiguity_type if isinstance(ambiguity_type, str) and ambiguity_type else None,
+        ambiguity_type=ambiguity_type(data),
         clarifying_question=clarifying if isinstance(clarifying, str) and clarifying else None,
         metadata={**metadata, "unknown_citations": dropped} if dropped else metadata,
     )
 
 
 def gather(question: str, passages: list[Passage], retriever: Any, k: int) -> tuple[list[Passage], str]:
-    """The protocol's passages, else the retriever's top ``k`` for the question."""
+    """The protocol's passages, else the retriever's top ``k`` for the question.
+
+    The searching methods declare ``retriever`` without a default, so a run without one
+    (``--ambig-retriever=none``, CondAmbigQA's closed book) refuses them with the reason
+    rather than letting them answer from nothing."""
     if passages:
         return list(passages), "given"
-    if retriever is not None:
-        return list(retriever(question, k)), "retrieved"
-    return [], "none"
+    return list(retriever(question, k)), "retrieved"
 
 
 def closed_book(question: str, *, model: Model) -> Answer:
@@ -125,15 +136,15 @@ def _rag(question: str, passages: list[Passage], retriever: Any, model: Model, r
     return to_answer(data, evidence, metadata)
 
 
-def naive_rag(question: str, passages: list, retriever: Any = None, *, model: Model) -> Answer:
+def naive_rag(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     return _rag(question, passages, retriever, model, reasoned=False)
 
 
-def cot_rag(question: str, passages: list, retriever: Any = None, *, model: Model) -> Answer:
+def cot_rag(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     return _rag(question, passages, retriever, model, reasoned=True)
 
 
-def react(question: str, passages: list, retriever: Any = None, *, model: Model) -> Answer:
+def react(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     """Thought, search, observation, until the model answers or the budget is spent; the
     answer step then reads every passage the searches found (or the protocol's passages)."""
     episode = model.episode()
@@ -150,7 +161,7 @@ def react(question: str, passages: list, retriever: Any = None, *, model: Model)
         if turn["action"] == "answer":
             forced = False
             break
-        found = list(retriever(turn["query"], REACT_K)) if retriever is not None else []
+        found = list(retriever(turn["query"], REACT_K))
         for p in found:
             seen.setdefault(p.id, p)
         trail.append((str(turn.get("thought", "")), turn["query"], found))

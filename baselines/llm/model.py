@@ -9,6 +9,8 @@ from typing import Any
 
 from pytest_ambigqa.errors import ScorerUnavailable
 from pytest_ambigqa.models.usage import Usage
+from pytest_ambigqa.report.output import clean
+from pytest_ambigqa.schema import safe_str
 from pytest_ambigqa.systems import SystemFailure
 
 Check = Callable[[Any], "str | None"]
@@ -41,6 +43,10 @@ class Episode:
             )
         except ScorerUnavailable as exc:
             raise SystemFailure(f"llm:{self.model.method}, step {step}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the client or openai failed in a way of its own: this item
+            reason = f"{type(exc).__name__}: {safe_str(exc)[:200]}"
+            raise SystemFailure(f"llm:{self.model.method}, step {step}: {reason}") from None
+        data = clean(data)  # encodable text only (a lone surrogate echoed into the next prompt breaks it)
         after = self.usage.to_dict()
         self.steps.append(
             {

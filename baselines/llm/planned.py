@@ -24,10 +24,11 @@ from typing import Any
 from pytest_ambigqa.schema import Answer, Passage
 
 from . import prompts
-from .methods import REACT_BUDGET, REACT_K, TOP_K, check_answer, to_answer
+from .methods import KINDS, REACT_BUDGET, REACT_K, TOP_K, ambiguity_type, check_answer, to_answer
 from .model import Model
 
 MAX_READINGS = 5  # readings a method acts on (the plan's, plus any the acting agent adds)
+KEPT = 20  # at most this many of a model's listed readings or phrases go into the answer's metadata
 MAX_PHRASES = 5  # TreeRare-lite: phrases of the parse that are searched
 PHRASE_K = 3  # passages per TreeRare-lite query
 
@@ -53,15 +54,19 @@ def check_detection(data: Any) -> str | None:
     if not isinstance(data, dict) or not isinstance(data.get("ambiguous"), bool):
         return "ambiguous must be true or false"
     kind = data.get("ambiguity_type")
-    if kind is not None and kind not in ("semantic", "syntactic", "constraint"):
+    if kind is not None and not (isinstance(kind, str) and kind.strip().lower() in (*KINDS, "null", "")):
         return "ambiguity_type must be semantic, syntactic, constraint or null"
     return None
 
 
 def check_plan(data: Any) -> str | None:
     problem = check_detection(data)
-    if problem is None and not (_strings(data.get("clarified_questions")) and data["clarified_questions"]):
-        return "clarified_questions must be a non-empty list of questions"
+    if (
+        problem is None
+        and data["ambiguous"]
+        and not (_strings(data.get("clarified_questions")) and data["clarified_questions"])
+    ):
+        return "an ambiguous question needs clarified_questions, a non-empty list of questions"
     return problem
 
 
@@ -103,7 +108,7 @@ def check_summary(data: Any) -> str | None:
 
 def _search(retriever: Any, query: str, k: int, searches: list[str]) -> list[Passage]:
     searches.append(query)
-    return list(retriever(query, k)) if retriever is not None else []
+    return list(retriever(query, k))
 
 
 def _merged(groups: list[tuple[str, list[Passage]]]) -> list[Passage]:
@@ -114,14 +119,15 @@ def _merged(groups: list[tuple[str, list[Passage]]]) -> list[Passage]:
     return list(seen.values())
 
 
-def diva(question: str, passages: list, retriever: Any = None, *, model: Model) -> Answer:
+def diva(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     episode = model.episode()
     readings = episode.ask(
         "diversify",
         prompts.DIVERSIFIER,
         prompts.readings_prompt(question, prompts.DIVERSIFY_FORM),
         check_readings,
-    )["readings"][:MAX_READINGS]
+    )["readings"]
+    readings = list(dict.fromkeys(r.strip() for r in readings))[:MAX_READINGS]
     searches: list[str] = []
     groups, labels = [], {}
     for n, reading in enumerate(readings, 1):
@@ -129,7 +135,7 @@ def diva(question: str, passages: list, retriever: Any = None, *, model: Model) 
         verdict = episode.ask(
             f"verify {n}", prompts.VERIFIER, prompts.verify_prompt(reading, found), check_labels
         )
-        marks = {pid: str(label).lower() for pid, label in verdict["labels"].items()}
+        marks = {pid.strip("[] "): str(label).lower() for pid, label in verdict["labels"].items()}
         labels[reading] = marks
         helpful = [p for p in found if marks.get(p.id) in ("useful", "partially useful")]
         groups.append((reading, helpful))
@@ -178,7 +184,7 @@ def _clarion(question: str, passages: list, retriever: Any, model: Model, varian
         plan = episode.ask(
             "plan", prompts.PLANNER, prompts.readings_prompt(question, prompts.PLAN_FORM), check_plan
         )
-        detected = {"ambiguous": plan["ambiguous"], "ambiguity_type": plan.get("ambiguity_type")}
+        detected = {"ambiguous": plan["ambiguous"], "ambiguity_type": ambiguity_type(plan)}
         readings = plan["clarified_questions"] if plan["ambiguous"] else [question]
     elif variant == "clarion-no-clarification":
         detection = episode.ask(
@@ -187,7 +193,7 @@ def _clarion(question: str, passages: list, retriever: Any, model: Model, varian
             prompts.readings_prompt(question, prompts.DETECT_FORM),
             check_detection,
         )
-        detected = {"ambiguous": detection["ambiguous"], "ambiguity_type": detection.get("ambiguity_type")}
+        detected = {"ambiguous": detection["ambiguous"], "ambiguity_type": ambiguity_type(detection)}
     planned = list(readings)
     searches: list[str] = []
     groups: list[tuple[str, list[Passage]]] = []
@@ -198,7 +204,8 @@ def _clarion(question: str, passages: list, retriever: Any, model: Model, varian
         found, added, at_budget = _act(episode, question, queue[n], n + 1, passages, retriever, searches)
         groups.append((queue[n], found))
         forced.append(at_budget)
-        queue += [r for r in added if r not in queue][: MAX_READINGS - len(queue)]
+        if variant == "clarion":  # the ablations have no clarification: nobody adds readings
+            queue += [r for r in dict.fromkeys(added) if r not in queue][: MAX_READINGS - len(queue)]
         n += 1
     data = episode.ask(
         "answer",
@@ -211,7 +218,8 @@ def _clarion(question: str, passages: list, retriever: Any, model: Model, varian
     evidence = _merged(groups)
     metadata = episode.metadata(
         variant=variant,
-        plan=planned,
+        plan=planned[:KEPT],
+        plan_size=len(planned),
         readings=queue,
         searches=searches,
         forced_at_budget=forced,
@@ -221,19 +229,19 @@ def _clarion(question: str, passages: list, retriever: Any, model: Model, varian
     return to_answer(data, evidence, metadata)
 
 
-def clarion(question: str, passages: list, retriever: Any = None, *, model: Model) -> Answer:
+def clarion(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     return _clarion(question, passages, retriever, model, "clarion")
 
 
-def clarion_no_clarification(question: str, passages: list, retriever: Any = None, *, model: Model) -> Answer:
+def clarion_no_clarification(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     return _clarion(question, passages, retriever, model, "clarion-no-clarification")
 
 
-def clarion_no_detection(question: str, passages: list, retriever: Any = None, *, model: Model) -> Answer:
+def clarion_no_detection(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     return _clarion(question, passages, retriever, model, "clarion-no-detection")
 
 
-def treerare(question: str, passages: list, retriever: Any = None, *, model: Model) -> Answer:
+def treerare(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     episode = model.episode()
     parse = episode.ask(
         "parse", prompts.PARSER, prompts.readings_prompt(question, prompts.PARSE_FORM), check_parse
@@ -272,7 +280,8 @@ def treerare(question: str, passages: list, retriever: Any = None, *, model: Mod
     data = episode.ask("aggregate", prompts.ANSWERER, aggregate, check_answer)
     evidence = _merged(groups)
     metadata = episode.metadata(
-        phrases=[p["text"] for p in phrases],
+        phrases=[p["text"] for p in phrases][:KEPT],
+        phrase_count=len(phrases),
         searches=searches,
         notes=list(notes.values()),
         retrieved=[p.id for p in evidence],

@@ -28,19 +28,23 @@ class CallCache:
     """Never fatal: if the file cannot be opened or written, the cache turns itself off (one
     warning) and every judgement is simply asked of the server."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, role: str = "judge") -> None:
         self.path = path
+        self.role = role  # whose calls: the judge's, or the model's of the llm: systems
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         try:
-            self._db = open_database(path, SCHEMA, "SELECT count(*) FROM calls", "judge cache")
+            self._db = open_database(path, SCHEMA, "SELECT count(*) FROM calls", f"{role} cache")
         except (sqlite3.Error, OSError) as exc:
             self._off(exc)
 
     def _off(self, exc: Exception) -> None:
         self._db = None
+        replies = "judgements" if self.role == "judge" else f"{self.role} replies"
         warnings.warn(
-            AmbigQAWarning(f"the judge cache {self.path} cannot be used ({exc}): judgements are not cached"),
+            AmbigQAWarning(
+                f"the {self.role} cache {self.path} cannot be used ({exc}): {replies} are not cached"
+            ),
             stacklevel=3,
         )
 

@@ -123,7 +123,8 @@ def _system_lines(card: Scorecard) -> list[str]:
         tokens_in, tokens_out = calls["prompt_tokens_per_item"], calls["completion_tokens_per_item"]
         lines.append(
             f"  model calls (llm:{calls['method']}, {calls['model']}): {calls['calls_per_item']:.1f} "
-            f"per item, {tokens_in:,.0f} tokens in / {tokens_out:,.0f} out per item, cost {cost}; "
+            f"per item ({calls.get('cached_per_item', 0):.1f} from llm.sqlite), {tokens_in:,.0f} tokens "
+            f"in / {tokens_out:,.0f} out per item, cost {cost}; "
             f"latency {calls['latency_mean']:.2f} s mean, {calls['latency_median']:.2f} s median, "
             f"over {calls['items']} answered items"
         )

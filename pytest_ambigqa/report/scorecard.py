@@ -454,39 +454,38 @@ def _total_usage(results: Sequence[ItemResult]) -> dict[str, Any]:
 
 
 def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
-    """What the model calls of an ``llm:<method>`` system cost per answered item: calls,
-    tokens, dollars and latency (MARCH Table 10 compares methods by latency). None when no
-    answer records them (``metadata["llm"]``)."""
+    """What the model calls of an ``llm:<method>`` system cost per answered item: calls (and
+    how many the cache answered), tokens, dollars and latency (MARCH Table 10 compares
+    methods by latency). Items without an answer cost what they cost, but record nothing.
+    None when no answer records a reference system's calls (``metadata["llm"]``)."""
     used = []
     for r in results:
         if r.answer is None:
             continue
         llm = r.answer.metadata.get("llm")
         try:
+            fields = ("calls", "cached", "prompt_tokens", "completion_tokens", "cost", "latency")
             used.append(
-                (
-                    str(r.answer.metadata.get("method")),
-                    str(llm["model"]),
-                    int(llm["calls"]),
-                    int(llm["prompt_tokens"]),
-                    int(llm["completion_tokens"]),
-                    float(llm["cost"]),
-                    float(llm["latency"]),
-                )
+                (str(r.answer.metadata.get("method")), str(llm["model"]), *(float(llm[f]) for f in fields))
             )
         except (TypeError, KeyError, ValueError):
             continue  # not a reference system's answer
     if not used:
         return None
     n = len(used)
+
+    def mean(i: int) -> float:
+        return sum(u[i] for u in used) / n
+
     return {
         "method": used[0][0],
         "model": used[0][1],
         "items": n,
-        "calls_per_item": sum(u[2] for u in used) / n,
-        "prompt_tokens_per_item": sum(u[3] for u in used) / n,
-        "completion_tokens_per_item": sum(u[4] for u in used) / n,
-        "cost": sum(u[5] for u in used),
-        "latency_mean": sum(u[6] for u in used) / n,
-        "latency_median": statistics.median(u[6] for u in used),
+        "calls_per_item": mean(2),
+        "cached_per_item": mean(3),
+        "prompt_tokens_per_item": mean(4),
+        "completion_tokens_per_item": mean(5),
+        "cost": sum(u[6] for u in used),
+        "latency_mean": mean(7),
+        "latency_median": statistics.median(u[7] for u in used),
     }

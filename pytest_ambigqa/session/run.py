@@ -155,7 +155,7 @@ class Run:
         settings = self._client_settings(
             cfg.llm_model, cfg.llm_base_url, cfg.llm_price, cfg.concurrency, "model"
         )
-        return JudgeClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE))
+        return JudgeClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE, "model"))
 
     def _reader(self):
         spec = self.cfg.reader
