@@ -1,0 +1,178 @@
+"""The interactive clarification protocol's pure parts (Berant, Chen, Fisch et al. 2025,
+"Learning Steerable Clarification Policies with Collaborative Self-play"): episodes, the
+offline user, reward, metrics and steerability, with scripted policies whose numbers are
+known exactly."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ambigqa.protocols.interactive import (
+    COST_GRID,
+    Episode,
+    Outcome,
+    episodes,
+    ignores,
+    leaks,
+    optimal_sequences,
+    play,
+    reward,
+    sequence,
+    steerability,
+    summary,
+    user_final,
+    words,
+)
+from pytest_ambigqa.schema import AmbigItem, Interpretation
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+MARCH = SUITES["march"].load(None, LoadOptions()).items
+ITEM = AmbigItem(
+    "toy",
+    "1",
+    "How many championships does Louisville have?",
+    (
+        Interpretation("How many men's basketball championships does Louisville have?", ("2",)),
+        Interpretation("How many women's basketball championships does Louisville have?", ("none",)),
+    ),
+)
+
+
+def answer_first_gold(question, history, alpha, beta, allowed):
+    return "answer", ITEM.interpretations[0].short_answers[0]
+
+
+def clarify_then_answer(question, history, alpha, beta, allowed):
+    if "clarify" in allowed:
+        return "clarify", "Men's or women's?"
+    reading = history[-1][1]
+    return "answer", "2" if "men's" in reading and "women's" not in reading else "none"
+
+
+def multi_answer(question, history, alpha, beta, allowed):
+    return "multi-answer", "Men's basketball: 2\nWomen's basketball: none"
+
+
+def test_episodes_are_enumerated_per_interpretation_and_cost_with_two_ambiguous_to_one_unambiguous():
+    found = episodes(MARCH)
+    per_cost = [e for e in found if (e.alpha, e.beta) == COST_GRID[0]]
+    assert len(found) == len(per_cost) * len(COST_GRID)
+    ambiguous_queries = {e.query for e in per_cost if e.ambiguous}
+    unambiguous_queries = {e.query for e in per_cost if not e.ambiguous}
+    assert len(ambiguous_queries) == sum(len(i.interpretations) > 1 for i in MARCH)
+    assert len(unambiguous_queries) == -(-len(ambiguous_queries) // 2)  # 2 : 1, rounded up
+    assert sum(e.ambiguous for e in per_cost) == sum(
+        len(i.interpretations) for i in MARCH if len(i.interpretations) > 1
+    )
+    assert len({e.key for e in found}) == len(found) and episodes(MARCH) == found  # stable ids, deterministic
+    assert all(
+        e.question != next(i for i in MARCH if i.key == e.item).question for e in per_cost if not e.ambiguous
+    )
+
+
+def test_an_answer_policy_with_the_first_gold_gets_f1_100_on_that_interpretation_and_pays_beta_per_word():
+    for alpha, beta in COST_GRID:
+        first, second = (Episode(ITEM.key, n, True, ITEM.question, alpha, beta) for n in (0, 1))
+        outcome, why, _ = play(ITEM, first, answer_first_gold)
+        assert why is None and outcome.f1 == 100 and outcome.sequence == "QAF"
+        assert outcome.reward == pytest.approx(100 - beta * 1)
+        other, _, _ = play(ITEM, second, answer_first_gold)
+        assert other.f1 == 0 and other.reward == pytest.approx(-beta)
+
+
+def test_a_clarify_policy_pays_alpha_once_per_episode():
+    for alpha, beta in COST_GRID:
+        for n in (0, 1):
+            outcome, why, transcript = play(
+                ITEM, Episode(ITEM.key, n, True, ITEM.question, alpha, beta), clarify_then_answer
+            )
+            assert why is None and outcome.sequence == "QCRAF" and outcome.f1 == 100
+            assert outcome.reward == pytest.approx(100 - alpha - beta)
+            assert [t["action"] for t in transcript] == ["query", "clarify", "respond", "answer", "finalize"]
+
+
+def test_a_multi_answer_is_read_for_the_users_interpretation_and_costs_all_its_words():
+    outcome, _, transcript = play(ITEM, Episode(ITEM.key, 1, True, ITEM.question, 0, 0.7), multi_answer)
+    assert transcript[-1]["text"] == "Women's basketball: none"  # the user's part of it
+    assert outcome.f1 == pytest.approx(50)  # token F1 of 3 words against the gold "none"
+    assert outcome.final_words == 6 and outcome.reward == pytest.approx(50 - 0.7 * 6)
+    assert user_final("A: 1. B: 2", "answer", ITEM, Episode(ITEM.key, 0, True, "q", 0, 0)) == "A: 1. B: 2"
+
+
+@given(st.floats(0, 100), st.integers(0, 3), st.integers(0, 500), st.floats(0, 50), st.floats(0, 10))
+def test_reward_is_accuracy_less_the_costs(acc, clarifications, final_words, alpha, beta):
+    assert reward(acc, clarifications, final_words, alpha, beta) == pytest.approx(
+        acc - alpha * clarifications - beta * final_words
+    )
+    assert reward(acc, clarifications, final_words + 1, alpha, beta) <= reward(
+        acc, clarifications, final_words, alpha, beta
+    )
+
+
+@given(st.lists(st.text(alphabet="ab ", max_size=8), max_size=6))
+def test_words_are_whitespace_separated(parts):
+    assert words(" ".join(parts)) == len(" ".join(parts).split())
+
+
+def test_a_user_that_leaks_or_ignores_the_assistant_makes_the_episode_unscored(monkeypatch):
+    assert leaks("I mean the one where the answer is 2", ["2"]) and not leaks("men's basketball", ["2"])
+    assert ignores("the answer is forty two", "42") and not ignores("forty two", "it is forty two")
+    import pytest_ambigqa.protocols.interactive as interactive
+
+    monkeypatch.setattr(interactive, "user_reply", lambda item, episode: "the 2 one")  # a user who tells
+    outcome, why, _ = play(ITEM, Episode(ITEM.key, 0, True, ITEM.question, 2, 0.1), clarify_then_answer)
+    assert outcome is None and why == "the user's reply gives the answer away"
+
+
+def test_the_budget_allows_one_clarification_then_forbids_it():
+    seen = []
+
+    def greedy(question, history, alpha, beta, allowed):
+        seen.append(allowed)
+        return ("clarify", "which?") if "clarify" in allowed else ("answer", "2")
+
+    play(ITEM, Episode(ITEM.key, 0, True, ITEM.question, 0, 0), greedy)
+    assert seen == [("clarify", "answer", "multi-answer"), ("answer", "multi-answer")]
+
+    def stubborn(question, history, alpha, beta, allowed):
+        return "clarify", "which?"
+
+    with pytest.raises(ValueError, match="not one of answer, multi-answer"):
+        play(ITEM, Episode(ITEM.key, 0, True, ITEM.question, 0, 0, max_clarifications=0), stubborn)
+
+
+def test_summary_splits_ambiguous_and_unambiguous_queries():
+    a = Outcome(Episode("x", 0, True, "q", 0, 0.1), ("clarify", "answer"), 100, 2, 99.8)
+    b = Outcome(Episode("x", 1, True, "q", 0, 0.1), ("multi-answer",), 50, 10, 49)
+    c = Outcome(Episode("y", 0, False, "q", 0, 0.1), ("answer",), 0, 1, -0.1)
+    out = summary([a, b, c])
+    assert out["ambiguous"]["episodes"] == 2 and out["ambiguous"]["clarify_rate"] == 50
+    assert out["ambiguous"]["multi_answer_rate"] == 50 and out["ambiguous"]["words"] == 6
+    assert out["ambiguous"]["sequences"] == {"QCRAF": 1, "QMF": 1}
+    assert out["unambiguous"]["reward"] == pytest.approx(-0.1) and out["all"]["episodes"] == 3
+    assert sequence(["clarify", "multi-answer"]) == "QCRMF"
+
+
+def test_steerability_tells_a_policy_that_follows_the_costs_from_one_that_ignores_them():
+    queries = [f"q{n}" for n in range(6)]
+    # Optimal: clarify when clarifying is free (alpha 0), answer when it costs 20.
+    optimal = {
+        (q, a, b): ("QCRAF" if a == 0 else "QAF") for q in queries for a in (0, 20) for b in (0.1, 5.0)
+    }
+    follows = dict(optimal)
+    flat = {key: "QCRAF" for key in optimal}
+    assert steerability(optimal, follows, "alpha", 0, 20) == {
+        "precision": 100.0,
+        "recall": 100.0,
+        "f1": 100.0,
+    }
+    assert steerability(optimal, flat, "alpha", 0, 20) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    backwards = {(q, a, b): ("QAF" if a == 0 else "QCRAF") for q, a, b in optimal}
+    assert steerability(optimal, backwards, "alpha", 0, 20)["precision"] == 0.0  # +C is not -C
+
+
+def test_the_hindsight_best_sequence_has_the_highest_mean_reward():
+    assert optimal_sequences({"QAF": [10, 30], "QCRAF": [25, 15], "QMF": [5]}) == {"QAF", "QCRAF"}
+    assert optimal_sequences({"QAF": [1.0], "QMF": [2.0]}) == {"QMF"}
