@@ -36,6 +36,8 @@ def _env(name: str, extras: str) -> Path:
         if extras:
             subprocess.run([*pip, "torch==2.13.0"], check=True)
         subprocess.run([*pip, "-e", f"{REPO}{extras}"], check=True)
+    else:  # the start-up files an editable install copies go stale when they change here
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)], check=True)
     return python
 
 

@@ -28,6 +28,7 @@ from ..metrics.profiles import PROFILES
 from ..models.local import DeviceUnavailable, find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
 from ..options import RunConfig
+from ..report.saved import ScorecardError
 from ..retrieval import Retriever, RetrieverUnavailable
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem, Passage
@@ -62,9 +63,7 @@ class Run:
             try:
                 self.rescore = load_saved(cfg.rescored)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise pytest.UsageError(
-                    f"--ambig-rescore: {cfg.rescore} is not a readable scorecard.json ({exc})"
-                ) from None
+                raise pytest.UsageError(f"--ambig-rescore: {ScorecardError(cfg.rescore, str(exc))}") from None
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
