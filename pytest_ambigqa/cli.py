@@ -104,8 +104,9 @@ def merge(paths: list[Path], out: Path) -> int:
         s = info[name]
         loaded.append(LoadedSuite(SUITES[name], stubs, s.source, s.sha256, s.is_sample, s.items_in_file))
         protocols[name] = s.protocol
+    protocol = config.get("protocol") or "single-shot"
     item_min = parse_thresholds(
-        "--ambig-item-min", ",".join(config["item_min"]), tuple(suites), item_scale=True
+        "--ambig-item-min", ",".join(config["item_min"]), tuple(suites), item_scale=True, protocol=protocol
     )
     card = build(
         loaded,
@@ -125,9 +126,14 @@ def merge(paths: list[Path], out: Path) -> int:
         judge=cards[0].get("judge"),
         item_min=item_min,
         protocols=protocols,
+        steered=bool(config.get("steerability")),
     )
     fail_under = parse_thresholds(
-        "--ambig-fail-under", ",".join(config["fail_under"]), tuple(suites), item_scale=False
+        "--ambig-fail-under",
+        ",".join(config["fail_under"]),
+        tuple(suites),
+        item_scale=False,
+        protocol=protocol,
     )
     warnings = {
         name: [w for card in read for x in card.suites if x.name == name for w in x.data_warnings]

@@ -12,6 +12,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from .models.usage import Usage
+from .protocols import interactive
 from .report.output import clean
 from .retrieval import RetrieverUnavailable
 from .retrieval.evidence import evidence_recall
@@ -23,6 +25,8 @@ from .systems import System, SystemFailure
 
 if TYPE_CHECKING:
     from .session.run import Run
+
+ACTION_KEY = "ambigqa.action"  # an interactive turn's action, stored in its answer's metadata
 
 
 class Evaluator:
@@ -51,6 +55,8 @@ class Evaluator:
             reason = f"the system requires a retriever, and the {suite.title} setting gives none"
             refused = suite.failed_result(item, run.scorers, "error", reason)
             return lambda: refused
+        if item.key in run.episodes:
+            return self._episode(item, system, extras, evidence)
         started = time.perf_counter()
         answer, error, trace, cached = self._answer(item, system, extras)
         duration = time.perf_counter() - started
@@ -88,14 +94,93 @@ class Evaluator:
             cached=cached,
         )
 
+    def _episode(self, item: AmbigItem, system: System, extras: dict[str, Any], evidence: Any) -> Scoring:
+        """Play the item's episode (and, with ``--ambig-steerability``, the forced-action
+        policies) with the system; each turn is asked once and stored like an answer."""
+        base, episode = self.run.episodes[item.key]
+        started = time.perf_counter()
+        cached: list[bool] = []
+        finals: list[Answer] = []
+        usage = Usage()
+        user = self.run.user.bind(usage)
+
+        def policy(question, history, alpha, beta, allowed):
+            turn = extras | {
+                "history": [{"question": q, "answer": a} for q, a in history],
+                "alpha": alpha,
+                "beta": beta,
+                "actions": list(allowed),
+            }
+            answer, error, trace, from_store = self._answer(item, system, turn, allowed)
+            cached.append(from_store)
+            if answer is None:
+                raise SystemFailure(error, trace)
+            action = answer.metadata.get(ACTION_KEY, "answer")
+            answer = dataclasses.replace(
+                answer, metadata={k: v for k, v in answer.metadata.items() if k != ACTION_KEY}
+            )
+            finals.append(answer)
+            return action, answer.text
+
+        def played(plan: tuple[str, ...] | None, transcript: list[dict]):
+            try:
+                outcome, why, _ = interactive.play(base, episode, policy, user, plan, transcript)
+                return outcome, why, None, None
+            except SystemFailure as exc:
+                return None, None, str(exc), exc.trace
+            except interactive.PolicyError as exc:
+                return None, None, str(exc), None
+
+        transcript: list[dict] = []
+        outcome, why, error, trace = played(None, transcript)
+        final = finals[-1] if finals and outcome is not None else None
+        forced: dict[str, dict[str, Any]] = {}
+        if self.cfg.steerability:
+            for name, plan in interactive.PLANS.items():
+                o, w, e, _ = played(plan, [])
+                forced[name] = (
+                    {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
+                    if o is not None
+                    else {"unscored": w}
+                    if w is not None
+                    else {"error": e}
+                )
+        duration = time.perf_counter() - started
+        details: dict[str, Any] = {"episode": episode.describe(), "transcript": transcript}
+        if outcome is not None:
+            details["sequence"] = outcome.sequence
+        if forced:
+            details["forced"] = forced
+        if error is not None:
+            result = interactive.failed_result(item, "error", error, duration)
+            result = dataclasses.replace(result, trace=trace)
+        elif outcome is None:
+            result = interactive.unscored_result(item, why or "unscored", duration)
+        else:
+            result = dataclasses.replace(
+                interactive.unscored_result(item, "", duration),
+                scores=self.run.scorers.keep(outcome.scores()),
+                unscored={},
+                answer=final,
+            )
+        used = usage.to_dict() if usage.requests or usage.cached else None  # the LLM user's calls
+        done = dataclasses.replace(result, details=details, evidence=evidence, cached=any(cached), usage=used)
+        return lambda: done
+
     def _answer(
-        self, item: AmbigItem, system: System, extras: dict[str, Any]
+        self, item: AmbigItem, system: System, extras: dict[str, Any], allowed: tuple[str, ...] | None = None
     ) -> tuple[Answer | None, str, str | None, bool]:
-        """(answer, error, traceback, from the store): each item is asked once per run across processes."""
+        """(answer, error, traceback, from the store): each item is asked once per run across
+        processes. ``allowed``: an interactive turn, whose action the answer's metadata
+        carries under ``ACTION_KEY`` (stored with it) and whose inputs are part of its key."""
         cfg, run_id = self.cfg, self.run.run_id
         if self.run.rescore is not None:  # saved answers, no system at all
             return _outcome(lambda: system.answer(item, cfg.timeout, extras)) + (True,)
-        key = answer_key(system.label, self._config_fingerprint(system), item)
+        fingerprint = self._config_fingerprint(system)
+        if allowed is not None:
+            turn = {k: extras[k] for k in ("history", "alpha", "beta", "actions")}
+            fingerprint += json.dumps(turn, sort_keys=True)
+        key = answer_key(system.label, fingerprint, item)
         # Only the pools of xdist workers (several processes, one run) can race for an item: claim it.
         pools = cfg.concurrency > 1 and self.run.in_worker
         while pools or cfg.resume:
@@ -112,7 +197,12 @@ class Evaluator:
             time.sleep(0.02)  # another process is asking; its answer will be stored
         if cfg.rate:
             time.sleep(self.store.run(lambda store: store.reserve_slot(cfg.rate), default=0.0))
-        answer, error, trace = _outcome(lambda: system.answer(item, cfg.timeout, extras))
+        if allowed is None:
+            answer, error, trace = _outcome(lambda: system.answer(item, cfg.timeout, extras))
+        else:
+            answer, error, trace = _outcome(
+                lambda: _with_action(*system.turn(item, cfg.timeout, extras, allowed))
+            )
         payload = clean(answer.to_dict() if answer else error, secrets=True)  # no key reaches the disk
         self.store.run(lambda store: store.put(key, run_id, "ok" if answer else "error", payload))
         return answer, error, trace, False
@@ -124,6 +214,10 @@ class Evaluator:
         if "retriever" in system.inputs:
             parts |= {"retriever": cfg.retriever, "corpus": self.run.corpus.sha256, "embedder": cfg.embedder}
         return json.dumps(parts, sort_keys=True)
+
+
+def _with_action(action: str, answer: Answer) -> Answer:
+    return dataclasses.replace(answer, metadata={**answer.metadata, ACTION_KEY: action})
 
 
 def _outcome(call) -> tuple[Answer | None, str, str | None]:

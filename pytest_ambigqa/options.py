@@ -183,6 +183,32 @@ _OPTIONS = (
         "not only in `pytest-ambigqa merge`",
     ),
     Option(
+        "--ambig-protocol",
+        "NAME",
+        "how items meet the system: single-shot (one answer per item, as the benchmarks publish) or "
+        "interactive (clarify / answer / multi-answer episodes under costs, Berant et al. 2025)",
+        choices=("single-shot", "interactive"),
+    ),
+    Option(
+        "--ambig-costs",
+        "ALPHA:BETA,...",
+        "interactive: the cost pairs, alpha per clarification and beta per answer word (default: the "
+        "paper's grid, alpha 0, 2, 20 by beta 0.1, 0.7, 5)",
+    ),
+    Option("--ambig-clarifications", "N", "interactive: clarifying questions allowed per episode", "1"),
+    Option(
+        "--ambig-user",
+        "KIND",
+        "interactive: the simulated user, offline (deterministic) or llm (the --ambig-judge model)",
+        choices=("offline", "llm"),
+    ),
+    Option(
+        "--ambig-steerability",
+        None,
+        "interactive: also play the forced-action policies (ANSWER, CLARIFY, MULTI-ANSWER, "
+        "CLARIFY-AND-MA) with the system, for the hindsight-best oracle and prompt-level steerability",
+    ),
+    Option(
         "--ambig-retrieval-report",
         None,
         "report recall@k of each interpretation's gold passages, from the original question and "
@@ -276,6 +302,15 @@ class RunConfig:
     rescored: dict[str, Any] | None  # the scorecard.json --ambig-rescore replays, read once
     shard: tuple[int, int] | None
     shard_gates: bool
+    protocol: str  # single-shot or interactive
+    costs: tuple[tuple[float, float], ...]  # interactive: (alpha, beta) pairs
+    clarifications: int
+    user: str
+    steerability: bool
+
+    @property
+    def interactive(self) -> bool:
+        return self.protocol == "interactive"
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it (URLs redacted; keys are never in it)."""
@@ -318,6 +353,11 @@ class RunConfig:
             "resume": self.resume,
             "rescore": str(self.rescore) if self.rescore else None,
             "shard": list(self.shard) if self.shard else None,
+            "protocol": self.protocol,
+            "costs": [list(pair) for pair in self.costs] if self.interactive else None,
+            "clarifications": self.clarifications if self.interactive else None,
+            "user": self.user if self.interactive else None,
+            "steerability": self.steerability if self.interactive else None,
         }
 
 
@@ -407,10 +447,10 @@ def parse_thresholds(
     *,
     item_scale: bool,
     metrics: tuple[str, ...] | None = None,
+    protocol: str = "single-shot",
 ) -> tuple[Threshold, ...]:
     from .metrics import METRICS
     from .report.gates import Threshold
-    from .suites import SUITES
 
     if not text:
         return ()
@@ -421,7 +461,7 @@ def parse_thresholds(
         if suite is not None and suite not in suites:
             raise pytest.UsageError(f"{option}: suite '{suite}' is not selected ({', '.join(suites)})")
         candidates = [suite] if suite else list(suites)
-        valid = sorted({m for s in candidates for m in SUITES[s].metrics})
+        valid = sorted({m for s in candidates for m in suite_metrics(s, protocol)})
         if metrics is not None and metric in valid and metric not in metrics:
             raise pytest.UsageError(f"{option}: {metric} is not computed in this run (--ambig-metrics)")
         if metric not in valid:
@@ -447,14 +487,23 @@ def parse_thresholds(
     return tuple(out)
 
 
-def _metrics(text: str | None, suites: tuple[str, ...]) -> tuple[str, ...] | None:
-    """``--ambig-metrics``: names of the selected suites' metrics; each suite keeps at least one."""
+def suite_metrics(suite: str, protocol: str) -> tuple[str, ...]:
+    """The metrics a suite reports under a protocol: its own, or the interactive episode's."""
+    if protocol == "interactive":
+        from .metrics.interactive import METRIC_NAMES
+
+        return METRIC_NAMES
     from .suites import SUITES
 
+    return SUITES[suite].metrics
+
+
+def _metrics(text: str | None, suites: tuple[str, ...], protocol: str) -> tuple[str, ...] | None:
+    """``--ambig-metrics``: names of the selected suites' metrics; each suite keeps at least one."""
     if not text:
         return None
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    valid = sorted({m for s in suites for m in SUITES[s].metrics})
+    valid = sorted({m for s in suites for m in suite_metrics(s, protocol)})
     for name in names:
         if name not in valid:
             raise pytest.UsageError(
@@ -462,12 +511,57 @@ def _metrics(text: str | None, suites: tuple[str, ...]) -> tuple[str, ...] | Non
                 f"(valid: {', '.join(valid)})"
             )
     for suite in suites:
-        if not set(names) & set(SUITES[suite].metrics):
+        own = suite_metrics(suite, protocol)
+        if not set(names) & set(own):
             raise pytest.UsageError(
                 f"--ambig-metrics: none of {', '.join(names)} is a metric of {suite} "
-                f"(its metrics: {', '.join(SUITES[suite].metrics)})"
+                f"(its metrics: {', '.join(own)})"
             )
     return names
+
+
+def _costs(text: str | None) -> tuple[tuple[float, float], ...]:
+    """``--ambig-costs``: ALPHA:BETA pairs, each cost at least 0, no pair twice."""
+    from .protocols.interactive import COST_GRID
+
+    if not text:
+        return COST_GRID
+    pairs = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        alpha, sep, beta = part.partition(":")
+        if not sep:
+            raise pytest.UsageError(f"--ambig-costs: expected ALPHA:BETA, got '{part}'")
+        pair = (
+            float(_number("--ambig-costs", alpha.strip(), low=0, high=1e6)),
+            float(_number("--ambig-costs", beta.strip(), low=0, high=1e6)),
+        )
+        if pair in pairs:
+            raise pytest.UsageError(f"--ambig-costs: {part} is given twice")
+        pairs.append(pair)
+    if not pairs:
+        raise pytest.UsageError("--ambig-costs: no cost pair given")
+    return tuple(pairs)
+
+
+_INTERACTIVE_ONLY = ("--ambig-costs", "--ambig-user", "--ambig-steerability")
+
+
+def _interactive(config: pytest.Config, rescore: Path | None) -> str:
+    """``--ambig-protocol`` and what only the interactive protocol reads, checked together."""
+    protocol = _choice(config, "--ambig-protocol")
+    if protocol != "interactive":
+        given = [o for o in _INTERACTIVE_ONLY if config.getoption(OPTIONS[o].name) is not None]
+        if given:
+            raise pytest.UsageError(f"{', '.join(given)}: only with --ambig-protocol=interactive")
+        return protocol
+    if rescore is not None:
+        raise pytest.UsageError(
+            "--ambig-rescore replays single-shot answers; an interactive episode's turns depend on "
+            "the user's replies: run it again with --ambig-resume, which reuses every stored turn"
+        )
+    if _choice(config, "--ambig-user") == "llm" and not _value(config, "--ambig-judge"):
+        raise pytest.UsageError("--ambig-user=llm: the simulated user is the judge model; set --ambig-judge")
+    return protocol
 
 
 def _price(option: str, text: str | None) -> tuple[float, float] | None:
@@ -604,7 +698,8 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     march_setting = _protocol(config, "--ambig-march-setting", saved)
     profile = _choice(config, "--ambig-scorer-profile")
     retriever = _choice(config, "--ambig-retriever")
-    metrics = _metrics(_value(config, "--ambig-metrics"), suites)
+    protocol = _interactive(config, rescore)
+    metrics = _metrics(_value(config, "--ambig-metrics"), suites, protocol)
     system = _value(config, "--ambig-system")
     if system and system.lower().startswith("llm:") and not _value(config, "--ambig-llm-model"):
         raise pytest.UsageError(
@@ -612,7 +707,12 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
             "--ambig-llm-base-url)"
         )
     fail_under = parse_thresholds(
-        "--ambig-fail-under", _value(config, "--ambig-fail-under"), suites, item_scale=False, metrics=metrics
+        "--ambig-fail-under",
+        _value(config, "--ambig-fail-under"),
+        suites,
+        item_scale=False,
+        metrics=metrics,
+        protocol=protocol,
     )
     for t in fail_under:
         if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
@@ -637,7 +737,12 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         fail_under=fail_under,
         gate=gate,
         item_min=parse_thresholds(
-            "--ambig-item-min", _value(config, "--ambig-item-min"), suites, item_scale=True, metrics=metrics
+            "--ambig-item-min",
+            _value(config, "--ambig-item-min"),
+            suites,
+            item_scale=True,
+            metrics=metrics,
+            protocol=protocol,
         ),
         max_error_rate=(
             _number("--ambig-max-error-rate", max_error_rate, low=0, high=1) if max_error_rate else None
@@ -695,4 +800,11 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         rescored=card,
         shard=_shard(_value(config, "--ambig-shard")),
         shard_gates=_value(config, "--ambig-shard-gates") is not None,
+        protocol=protocol,
+        costs=_costs(_value(config, "--ambig-costs")),
+        clarifications=_number(
+            "--ambig-clarifications", _text(config, "--ambig-clarifications"), kind=int, low=0, high=10
+        ),
+        user=_choice(config, "--ambig-user"),
+        steerability=_value(config, "--ambig-steerability") is not None,
     )

@@ -9,21 +9,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_ambigqa.metrics.interactive import reward, words
 from pytest_ambigqa.protocols.interactive import (
     COST_GRID,
+    PLANS,
     Episode,
-    Outcome,
+    OfflineUser,
+    PolicyError,
     episodes,
     ignores,
     leaks,
     optimal_sequences,
     play,
-    reward,
     sequence,
     steerability,
-    summary,
-    user_final,
-    words,
 )
 from pytest_ambigqa.schema import AmbigItem, Interpretation
 from pytest_ambigqa.suites import SUITES, LoadOptions
@@ -95,10 +94,11 @@ def test_a_clarify_policy_pays_alpha_once_per_episode():
 
 def test_a_multi_answer_is_read_for_the_users_interpretation_and_costs_all_its_words():
     outcome, _, transcript = play(ITEM, Episode(ITEM.key, 1, True, ITEM.question, 0, 0.7), multi_answer)
-    assert transcript[-1]["text"] == "Women's basketball: none"  # the user's part of it
-    assert outcome.f1 == pytest.approx(50)  # token F1 of 3 words against the gold "none"
-    assert outcome.final_words == 6 and outcome.reward == pytest.approx(50 - 0.7 * 6)
-    assert user_final("A: 1. B: 2", "answer", ITEM, Episode(ITEM.key, 0, True, "q", 0, 0)) == "A: 1. B: 2"
+    assert transcript[-1]["text"] == "none"  # the answer of the user's part of it
+    assert outcome.f1 == 100 and outcome.sequence == "QMF"
+    assert outcome.final_words == 6 and outcome.reward == pytest.approx(100 - 0.7 * 6)  # every word costs
+    user, episode = OfflineUser(), Episode(ITEM.key, 0, True, "q", 0, 0)
+    assert user.finalize(ITEM, episode, "A: 1. B: 2", "answer") == "A: 1. B: 2"  # an answer is kept whole
 
 
 @given(st.floats(0, 100), st.integers(0, 3), st.integers(0, 500), st.floats(0, 50), st.floats(0, 10))
@@ -116,14 +116,24 @@ def test_words_are_whitespace_separated(parts):
     assert words(" ".join(parts)) == len(" ".join(parts).split())
 
 
-def test_a_user_that_leaks_or_ignores_the_assistant_makes_the_episode_unscored(monkeypatch):
+class TellingUser(OfflineUser):
+    """A user who gives the answer away, and one who answers from its own knowledge."""
+
+    def reply(self, item, episode, clarification):
+        return "the 2 one"
+
+    def finalize(self, item, episode, assistant_text, action):
+        return "I know it is 2 titles"
+
+
+def test_a_user_that_leaks_or_ignores_the_assistant_makes_the_episode_unscored():
     assert leaks("I mean the one where the answer is 2", ["2"]) and not leaks("men's basketball", ["2"])
     assert ignores("the answer is forty two", "42") and not ignores("forty two", "it is forty two")
-    import pytest_ambigqa.protocols.interactive as interactive
-
-    monkeypatch.setattr(interactive, "user_reply", lambda item, episode: "the 2 one")  # a user who tells
-    outcome, why, _ = play(ITEM, Episode(ITEM.key, 0, True, ITEM.question, 2, 0.1), clarify_then_answer)
+    episode = Episode(ITEM.key, 0, True, ITEM.question, 2, 0.1)
+    outcome, why, _ = play(ITEM, episode, clarify_then_answer, TellingUser())
     assert outcome is None and why == "the user's reply gives the answer away"
+    outcome, why, _ = play(ITEM, episode, answer_first_gold, TellingUser())
+    assert outcome is None and why == "the user's final answer ignores the assistant's"
 
 
 def test_the_budget_allows_one_clarification_then_forbids_it():
@@ -139,19 +149,24 @@ def test_the_budget_allows_one_clarification_then_forbids_it():
     def stubborn(question, history, alpha, beta, allowed):
         return "clarify", "which?"
 
-    with pytest.raises(ValueError, match="not one of answer, multi-answer"):
+    with pytest.raises(PolicyError, match="not one of answer, multi-answer"):
         play(ITEM, Episode(ITEM.key, 0, True, ITEM.question, 0, 0, max_clarifications=0), stubborn)
 
 
-def test_summary_splits_ambiguous_and_unambiguous_queries():
-    a = Outcome(Episode("x", 0, True, "q", 0, 0.1), ("clarify", "answer"), 100, 2, 99.8)
-    b = Outcome(Episode("x", 1, True, "q", 0, 0.1), ("multi-answer",), 50, 10, 49)
-    c = Outcome(Episode("y", 0, False, "q", 0, 0.1), ("answer",), 0, 1, -0.1)
-    out = summary([a, b, c])
-    assert out["ambiguous"]["episodes"] == 2 and out["ambiguous"]["clarify_rate"] == 50
-    assert out["ambiguous"]["multi_answer_rate"] == 50 and out["ambiguous"]["words"] == 6
-    assert out["ambiguous"]["sequences"] == {"QCRAF": 1, "QMF": 1}
-    assert out["unambiguous"]["reward"] == pytest.approx(-0.1) and out["all"]["episodes"] == 3
+def test_forced_plans_allow_one_action_per_turn():
+    seen = []
+
+    def obliging(question, history, alpha, beta, allowed):
+        seen.append(allowed)
+        return allowed[0], "which?" if allowed[0] == "clarify" else "Men's: 2\nWomen's: none"
+
+    for name, plan in PLANS.items():
+        seen.clear()
+        outcome, _, _ = play(ITEM, Episode(ITEM.key, 0, True, ITEM.question, 0, 0), obliging, plan=plan)
+        assert [a[0] for a in seen] == list(plan) and all(len(a) == 1 for a in seen)
+        assert outcome.sequence == {"ANSWER": "QAF", "CLARIFY": "QCRAF", "MULTI-ANSWER": "QMF"}.get(
+            name, "QCRMF"
+        )
     assert sequence(["clarify", "multi-answer"]) == "QCRMF"
 
 
@@ -163,11 +178,7 @@ def test_steerability_tells_a_policy_that_follows_the_costs_from_one_that_ignore
     }
     follows = dict(optimal)
     flat = {key: "QCRAF" for key in optimal}
-    assert steerability(optimal, follows, "alpha", 0, 20) == {
-        "precision": 100.0,
-        "recall": 100.0,
-        "f1": 100.0,
-    }
+    assert steerability(optimal, follows, "alpha", 0, 20) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
     assert steerability(optimal, flat, "alpha", 0, 20) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     backwards = {(q, a, b): ("QAF" if a == 0 else "QCRAF") for q, a, b in optimal}
     assert steerability(optimal, backwards, "alpha", 0, 20)["precision"] == 0.0  # +C is not -C

@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_ambigqa.systems import System, from_object, redact
 
-from . import conditional, methods, planned
+from . import conditional, methods, planned, policy
 from .model import Model
 
 METHODS = {
@@ -30,9 +30,17 @@ METHODS = {
     "treerare": planned.treerare,
     "condambigqa": conditional.condambigqa,
     "condambigqa-no-conditions": conditional.condambigqa_no_conditions,
+    "policy": policy.prompted,  # the interactive protocol's (--ambig-protocol=interactive)
+    "policy-answer": policy.forced["ANSWER"],
+    "policy-clarify": policy.forced["CLARIFY"],
+    "policy-multi-answer": policy.forced["MULTI-ANSWER"],
+    "policy-clarify-and-ma": policy.forced["CLARIFY-AND-MA"],
 }
 
-__all__ = ["METHODS", "Model", "llm_system"]
+# The interactive protocol's policies: they answer a single-shot run too, with a bare answer.
+POLICIES = tuple(m for m in METHODS if m.startswith("policy"))
+
+__all__ = ["METHODS", "POLICIES", "Model", "llm_system"]
 
 
 def llm_system(method: str, client: Any) -> System:

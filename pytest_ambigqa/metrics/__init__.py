@@ -15,7 +15,7 @@ from .spec import AGGREGATIONS, MetricSpec
 __all__ = ["AGGREGATIONS", "METRICS", "NOT_CONFIGURED", "MetricSpec"]
 
 METRICS: Registry[MetricSpec] = Registry("metric")
-for _module in ("coverage", "rouge", "qa", "judged", "self_report", "conditional", "text"):
+for _module in ("coverage", "rouge", "qa", "judged", "self_report", "conditional", "text", "interactive"):
     for _spec in import_module(f"{__name__}.{_module}").SPECS:
         METRICS.register(_spec.name, _spec)
 

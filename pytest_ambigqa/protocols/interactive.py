@@ -1,17 +1,13 @@
-"""The interactive clarification protocol, its pure parts: episodes, the offline user,
-reward, the per-split metrics and prompt-level steerability.
+"""The interactive clarification protocol: episodes, simulated users, one episode played,
+and the scorecard section (action sequences, costs, reference policies, steerability).
 
 Berant, Chen, Fisch et al. 2025, "Learning Steerable Clarification Policies with
 Collaborative Self-play": an episode puts one gold interpretation i of a query q to a
 simulated user, who sends q; the assistant answers, answers every interpretation at once
 (multi-answer), or asks a clarifying question the user answers (section 3.1, Table 1);
 after an answer the user writes the final answer a from the assistant's text and i alone.
-Reward R = acc(a, a*) - alpha * clarifications - beta * words of the assistant's final
-answer, with acc = 100 x token F1 (SQuAD normalisation, best alias); the paper's grid is
-alpha in {0, 2, 20}, beta in {0.1, 0.7, 5.0} (section 4.2). Metrics (section 4.3): mean
-reward and F1, shares of episodes with a clarification and with a multi-answer, words per
-final answer, the action sequences, by ambiguous and unambiguous queries; steerability
-as Appendix D computes it.
+The paper's cost grid is alpha in {0, 2, 20}, beta in {0.1, 0.7, 5.0} (section 4.2); the
+metrics are in ``metrics/interactive.py``; steerability follows Appendix D.
 """
 
 from __future__ import annotations
@@ -21,14 +17,27 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from ..metrics.qa import best_over_aliases, token_f1
+from ..metrics.interactive import METRIC_NAMES, accuracy, reward, words
+from ..metrics.qa import token_f1
 from ..metrics.text import normalize_answer
-from ..schema import AmbigItem
+from ..models.usage import Usage
+from ..schema import AmbigItem, ItemResult, Status
 
 COST_GRID: tuple[tuple[float, float], ...] = tuple((a, b) for a in (0.0, 2.0, 20.0) for b in (0.1, 0.7, 5.0))
 ACTIONS = ("clarify", "answer", "multi-answer")
 AMBIGUOUS_SHARE = 2 / 3  # the paper keeps ambiguous : unambiguous queries at 2 : 1 (section 4.1)
+SPLITS = ("ambiguous", "unambiguous")
+# The forced-action reference policies (Tables 2 and 3): the action allowed at each turn.
+PLANS: dict[str, tuple[str, ...]] = {
+    "ANSWER": ("answer",),
+    "CLARIFY": ("clarify", "answer"),
+    "MULTI-ANSWER": ("multi-answer",),
+    "CLARIFY-AND-MA": ("clarify", "multi-answer"),
+}
+# Ties between equally good sequences go to the first of these (fewest turns and words first).
+SEQUENCES = ("QAF", "QCRAF", "QMF", "QCRMF")
 
 
 @dataclass(frozen=True)
@@ -44,14 +53,31 @@ class Episode:
     max_clarifications: int = 1  # the paper's setting
 
     @property
-    def key(self) -> str:
+    def suffix(self) -> str:
+        """What the episode adds to its item's key: reading, then costs."""
         kind = "i" if self.ambiguous else "u"
-        return f"{self.item}-{kind}{self.interpretation}-a{self.alpha:g}-b{self.beta:g}"
+        return f"{kind}{self.interpretation}-a{self.alpha:g}-b{self.beta:g}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.item}-{self.suffix}"
 
     @property
     def query(self) -> str:
         """The query the episode belongs to (the same for every interpretation and cost)."""
         return f"{self.item}-{'amb' if self.ambiguous else f'u{self.interpretation}'}"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "item": self.item,
+            "query": self.query,
+            "interpretation": self.interpretation,
+            "ambiguous": self.ambiguous,
+            "question": self.question,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "max_clarifications": self.max_clarifications,
+        }
 
 
 def episodes(
@@ -83,20 +109,6 @@ def episodes(
     return out
 
 
-def accuracy(answer: str, golds: Sequence[str]) -> float:
-    """acc(a, a*): 100 x token F1 against the best gold alias (SQuAD normalisation)."""
-    return 100 * best_over_aliases(answer, golds)[0] if golds else 0.0
-
-
-def words(text: str) -> int:
-    """Whitespace-separated words (section 4.3)."""
-    return len(text.split())
-
-
-def reward(acc: float, clarifications: int, final_words: int, alpha: float, beta: float) -> float:
-    return acc - alpha * clarifications - beta * final_words
-
-
 def sequence(actions: Sequence[str]) -> str:
     """The action sequence as the paper writes it: Q, then C R per clarification, then A
     (answer) or M (multi-answer), then F: QAF, QCRAF, QMF, QCRMF."""
@@ -104,26 +116,54 @@ def sequence(actions: Sequence[str]) -> str:
     return "Q" + "".join(letters[a] for a in actions) + "F"
 
 
-# -- the offline user ------------------------------------------------------------------------
+# -- simulated users -------------------------------------------------------------------------
 
 
-def user_reply(item: AmbigItem, episode: Episode) -> str:
-    """The deterministic user's answer to a clarifying question: what the interpretation
-    means (its clarified question, or its condition), never its answer."""
+class UserFailure(Exception):
+    """The simulated user could not take its turn: the episode is unscored, not the system's fault."""
+
+
+class User(Protocol):
+    name: str
+
+    def bind(self, usage: Usage) -> User:
+        """This user for one episode, counting its model calls into ``usage``."""
+        ...
+
+    def reply(self, item: AmbigItem, episode: Episode, clarification: str) -> str: ...
+
+    def finalize(self, item: AmbigItem, episode: Episode, assistant_text: str, action: str) -> str: ...
+
+
+def meaning(item: AmbigItem, episode: Episode) -> str:
+    """What the interpretation means, in words: its clarified question, else its condition."""
     reading = item.interpretations[episode.interpretation]
     return reading.question or reading.condition or item.question
 
 
-def user_final(assistant_text: str, action: str, item: AmbigItem, episode: Episode) -> str:
-    """The deterministic user's final answer: the whole answer, or, from a multi-answer, the
-    part (line, else sentence, else clause) that best matches the interpretation."""
-    if action != "multi-answer":
-        return assistant_text
-    parts = _parts(assistant_text)
-    if not parts:
-        return assistant_text
-    meaning = user_reply(item, episode)
-    return max(parts, key=lambda part: (token_f1(part, meaning), -parts.index(part)))
+class OfflineUser:
+    """The deterministic user, for tests and runs without a model: it replies with what the
+    interpretation means and, from a multi-answer, keeps the part (line, else sentence,
+    else clause) that best matches it, and of a "reading: answer" part, the answer."""
+
+    name = "offline"
+
+    def bind(self, usage: Usage) -> OfflineUser:
+        return self
+
+    def reply(self, item: AmbigItem, episode: Episode, clarification: str) -> str:
+        return meaning(item, episode)
+
+    def finalize(self, item: AmbigItem, episode: Episode, assistant_text: str, action: str) -> str:
+        if action != "multi-answer":
+            return assistant_text
+        parts = _parts(assistant_text)
+        if not parts:
+            return assistant_text
+        wanted = meaning(item, episode)
+        part = max(parts, key=lambda part: (token_f1(part, wanted), -parts.index(part)))
+        label, sep, answer = part.rpartition(": ")  # "reading: answer" keeps the answer
+        return answer.strip() if sep and label.strip() and answer.strip() else part
 
 
 def _parts(text: str) -> list[str]:
@@ -138,7 +178,7 @@ def leaks(reply: str, golds: Sequence[str]) -> bool:
     """A user reply that gives away the interpretation's gold answer (the episode is then
     unscored: the user did the assistant's work)."""
     said = f" {normalize_answer(reply)} "
-    return any(g.strip() and f" {normalize_answer(g)} " in said for g in golds)
+    return any(g.strip() and normalize_answer(g) and f" {normalize_answer(g)} " in said for g in golds)
 
 
 def ignores(final: str, assistant_text: str) -> bool:
@@ -153,45 +193,13 @@ def ignores(final: str, assistant_text: str) -> bool:
 
 # -- one episode -----------------------------------------------------------------------------
 
+# policy(question, history, alpha, beta, allowed) -> (action, text); history holds the
+# (clarifying question, user reply) pairs so far.
 Policy = Callable[[str, tuple[tuple[str, str], ...], float, float, tuple[str, ...]], tuple[str, str]]
 
 
-def play(item: AmbigItem, episode: Episode, policy: Policy) -> tuple[Outcome | None, str | None, list[dict]]:
-    """One episode with the offline user: (outcome, why it is unscored, transcript).
-
-    ``policy(question, history, alpha, beta, allowed)`` returns (action, text); history is
-    the (clarifying question, user reply) pairs so far, and "clarify" is allowed while the
-    episode's clarification budget lasts. An episode the user spoils (a reply that gives
-    the answer away, a final answer that ignores the assistant) is unscored, never 0.
-    """
-    golds = item.interpretations[episode.interpretation].short_answers
-    history: list[tuple[str, str]] = []
-    actions: list[str] = []
-    transcript: list[dict] = [{"role": "user", "action": "query", "text": episode.question}]
-    while True:
-        allowed = ACTIONS if len(history) < episode.max_clarifications else ACTIONS[1:]
-        action, text = policy(episode.question, tuple(history), episode.alpha, episode.beta, allowed)
-        if action not in allowed:
-            raise ValueError(f"the policy chose '{action}', not one of {', '.join(allowed)}")
-        actions.append(action)
-        transcript.append({"role": "assistant", "action": action, "text": text})
-        if action == "clarify":
-            reply = user_reply(item, episode)
-            transcript.append({"role": "user", "action": "respond", "text": reply})
-            if leaks(reply, golds):
-                return None, "the user's reply gives the answer away", transcript
-            history.append((text, reply))
-            continue
-        final = user_final(text, action, item, episode)
-        transcript.append({"role": "user", "action": "finalize", "text": final})
-        if ignores(final, text):
-            return None, "the user's final answer ignores the assistant's", transcript
-        acc = accuracy(final, golds)
-        spent = reward(acc, len(history), words(text), episode.alpha, episode.beta)
-        return Outcome(episode, tuple(actions), acc, words(text), spent), None, transcript
-
-
-# -- metrics ---------------------------------------------------------------------------------
+class PolicyError(Exception):
+    """The policy chose an action it was not allowed: the system's error on this episode."""
 
 
 @dataclass(frozen=True)
@@ -208,28 +216,154 @@ class Outcome:
     def sequence(self) -> str:
         return sequence(self.actions)
 
-
-def summary(outcomes: Iterable[Outcome]) -> dict[str, dict[str, object]]:
-    """Section 4.3's metrics, for ambiguous and unambiguous queries apart (and all)."""
-    groups: dict[str, list[Outcome]] = {"all": [], "ambiguous": [], "unambiguous": []}
-    for o in outcomes:
-        groups["all"].append(o)
-        groups["ambiguous" if o.episode.ambiguous else "unambiguous"].append(o)
-    out: dict[str, dict[str, object]] = {}
-    for name, group in groups.items():
-        if not group:
-            continue
-        n = len(group)
-        out[name] = {
-            "episodes": n,
-            "reward": sum(o.reward for o in group) / n,
-            "f1": sum(o.f1 for o in group) / n,
-            "clarify_rate": 100 * sum("clarify" in o.actions for o in group) / n,
-            "multi_answer_rate": 100 * sum(o.actions[-1] == "multi-answer" for o in group) / n,
-            "words": sum(o.final_words for o in group) / n,
-            "sequences": dict(sorted(Counter(o.sequence for o in group).items())),
+    def scores(self) -> dict[str, float]:
+        """The episode's item scores (``metrics/interactive.py``)."""
+        return {
+            "reward": self.reward,
+            "episode_f1": self.f1 / 100,
+            "clarify_rate": float("clarify" in self.actions),
+            "multi_answer_rate": float(self.actions[-1] == "multi-answer"),
+            "answer_words": float(self.final_words),
         }
+
+
+def allowed_actions(turn: int, clarified: int, budget: int, plan: Sequence[str] | None) -> tuple[str, ...]:
+    """What the assistant may do at ``turn``: one action under a forced plan, else any,
+    clarifying only while the budget lasts."""
+    if plan is not None:
+        return (plan[min(turn, len(plan) - 1)],)
+    return ACTIONS if clarified < budget else ACTIONS[1:]
+
+
+def play(
+    item: AmbigItem,
+    episode: Episode,
+    policy: Policy,
+    user: User | None = None,
+    plan: Sequence[str] | None = None,
+    transcript: list[dict] | None = None,
+) -> tuple[Outcome | None, str | None, list[dict]]:
+    """One episode: (outcome, why it is unscored, transcript).
+
+    ``plan`` forces the action of each turn (a forced-action reference policy); the turns
+    are appended to ``transcript`` as they happen (so a failure keeps those so far). An episode
+    the user spoils (a reply that gives the answer away, a final answer that ignores the
+    assistant) or cannot finish (:class:`UserFailure`) is unscored, never 0; an action the
+    episode does not allow raises :class:`PolicyError`.
+    """
+    user = user or OfflineUser()
+    golds = item.interpretations[episode.interpretation].short_answers
+    history: list[tuple[str, str]] = []
+    actions: list[str] = []
+    transcript = transcript if transcript is not None else []
+    transcript.append({"role": "user", "action": "query", "text": episode.question})
+    while True:
+        allowed = allowed_actions(len(actions), len(history), episode.max_clarifications, plan)
+        action, text = policy(episode.question, tuple(history), episode.alpha, episode.beta, allowed)
+        if action not in allowed:
+            raise PolicyError(f"the system chose '{action}', not one of {', '.join(allowed)}")
+        actions.append(action)
+        transcript.append({"role": "assistant", "action": action, "text": text})
+        try:
+            if action == "clarify":
+                reply = user.reply(item, episode, text)
+            else:
+                final = user.finalize(item, episode, text, action)
+        except UserFailure as exc:
+            return None, f"the simulated user failed: {exc}", transcript
+        if action == "clarify":
+            transcript.append({"role": "user", "action": "respond", "text": reply})
+            if leaks(reply, golds):
+                return None, "the user's reply gives the answer away", transcript
+            history.append((text, reply))
+            continue
+        transcript.append({"role": "user", "action": "finalize", "text": final})
+        if ignores(final, text):
+            return None, "the user's final answer ignores the assistant's", transcript
+        acc = accuracy(final, golds)
+        spent = reward(acc, len(history), words(text), episode.alpha, episode.beta)
+        return Outcome(episode, tuple(actions), acc, words(text), spent), None, transcript
+
+
+def failed_result(item: AmbigItem, status: Status, error: str, duration: float = 0.0) -> ItemResult:
+    """An episode without a finished answer: reward and F1 count 0 (it stays in the
+    denominator), the rates and words are unscored."""
+    reason = "system error" if status == "error" else error
+    return ItemResult(
+        suite=item.suite,
+        item_id=item.id,
+        status=status,
+        ambiguity_type=item.ambiguity_type,
+        scores={"reward": 0.0, "episode_f1": 0.0},
+        unscored={m: reason for m in METRIC_NAMES if m not in ("reward", "episode_f1")},
+        error=error,
+        duration=duration,
+        index=item.index,
+    )
+
+
+def unscored_result(item: AmbigItem, why: str, duration: float = 0.0) -> ItemResult:
+    """An episode the user spoiled: every metric unscored with the reason, never 0."""
+    return ItemResult(
+        suite=item.suite,
+        item_id=item.id,
+        status="ok",
+        ambiguity_type=item.ambiguity_type,
+        unscored=dict.fromkeys(METRIC_NAMES, why),
+        duration=duration,
+        index=item.index,
+    )
+
+
+# -- the scorecard section -------------------------------------------------------------------
+
+
+def split_of(result: ItemResult) -> str | None:
+    episode = result.details.get("episode")
+    return None if not episode else ("ambiguous" if episode["ambiguous"] else "unambiguous")
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _by_cost(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
+    """Corpus-level steerability (Figure 6): the rates, words and reward at each cost pair."""
+    groups: dict[tuple[float, float], list[ItemResult]] = {}
+    for r in results:
+        episode = r.details.get("episode")
+        if episode:
+            groups.setdefault((episode["alpha"], episode["beta"]), []).append(r)
+    rows = []
+    for (alpha, beta), group in sorted(groups.items()):
+        scored = [r for r in group if "clarify_rate" in r.scores]
+        rows.append(
+            {
+                "alpha": alpha,
+                "beta": beta,
+                "episodes": len(group),
+                "scored": len(scored),
+                **{m: _mean([r.scores[m] for r in scored]) for m in METRIC_NAMES},
+            }
+        )
+    return rows
+
+
+def _sequences(results: Sequence[ItemResult]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for name in ("all", *SPLITS):
+        chosen = [r for r in results if name == "all" or split_of(r) == name]
+        found = Counter(r.details["sequence"] for r in chosen if "sequence" in r.details)
+        if found:
+            out[name] = {s: found[s] for s in SEQUENCES if s in found} | {
+                s: n for s, n in sorted(found.items()) if s not in SEQUENCES
+            }
     return out
+
+
+def _first(candidates: Iterable[str]) -> str:
+    ranked = sorted(candidates, key=lambda s: (SEQUENCES.index(s) if s in SEQUENCES else len(SEQUENCES), s))
+    return ranked[0]
 
 
 def optimal_sequences(rewards: Mapping[str, Sequence[float]]) -> set[str]:
@@ -256,7 +390,9 @@ def steerability(
     other fixed: per query, the change in the optimal sequence (gold) and in the policy's
     (predicted) are labelled +X / -X / N, X being C for alpha (clarifications) and M for
     beta (multi-answers); precision and recall treat +X and -X as the positive classes, a
-    prediction counting only when it equals the gold change; averaged over the fixed costs.
+    prediction counting only when it equals the gold change; averaged over the fixed
+    costs. Fractions (0-1), as Table 4 prints them; a ratio with nothing to divide by
+    (no change predicted, or none optimal) is 0, as scikit-learn's ``zero_division=0``.
 
     ``optimal`` and ``predicted`` map (query, alpha, beta) to an action sequence.
     """
@@ -275,6 +411,8 @@ def steerability(
                 continue
             gold.append(_change(optimal[first], optimal[second], letter))
             guess.append(_change(predicted[first], predicted[second], letter))
+        if not gold:
+            continue
         hits = sum(g == p != "N" for g, p in zip(gold, guess, strict=True))
         predicted_changes, gold_changes = sum(p != "N" for p in guess), sum(g != "N" for g in gold)
         precision = hits / predicted_changes if predicted_changes else 0.0
@@ -284,7 +422,84 @@ def steerability(
     if not scores:
         return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     return {
-        "precision": 100 * statistics.fmean(s[0] for s in scores),
-        "recall": 100 * statistics.fmean(s[1] for s in scores),
-        "f1": 100 * statistics.fmean(s[2] for s in scores),
+        "precision": statistics.fmean(s[0] for s in scores),
+        "recall": statistics.fmean(s[1] for s in scores),
+        "f1": statistics.fmean(s[2] for s in scores),
     }
+
+
+def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
+    """The forced-action policies (run with ``--ambig-steerability``) by split, the
+    hindsight-best sequence per query and cost pair (the oracle), and Appendix D's
+    prompt-level steerability of the system against that optimum."""
+    forced = [r for r in results if r.details.get("forced")]
+    by_key: dict[tuple[str, float, float], list[ItemResult]] = {}
+    for r in forced:
+        e = r.details["episode"]
+        by_key.setdefault((e["query"], e["alpha"], e["beta"]), []).append(r)
+    optimal: dict[tuple[str, float, float], str] = {}
+    oracle: dict[str, list[float]] = {s: [] for s in SPLITS}
+    for key, group in by_key.items():
+        rewards: dict[str, list[float]] = {}
+        for r in group:
+            for played in r.details["forced"].values():
+                if "reward" in played:
+                    rewards.setdefault(played["sequence"], []).append(played["reward"])
+        if not rewards:
+            continue
+        best = _first(optimal_sequences(rewards))
+        optimal[key] = best
+        for r in group:
+            played = next((p for p in r.details["forced"].values() if p.get("sequence") == best), None)
+            if played is not None and "reward" in played:
+                oracle[split_of(r) or "ambiguous"].append(played["reward"])
+    policies: dict[str, dict[str, Any]] = {}
+    for plan in PLANS:
+        policies[plan] = {}
+        for split in SPLITS:
+            played = [r.details["forced"].get(plan, {}) for r in forced if split_of(r) == split]
+            scored = [p for p in played if "reward" in p]
+            if played:
+                policies[plan][split] = {
+                    "episodes": len(played),
+                    "scored": len(scored),
+                    "reward": _mean([p["reward"] for p in scored]),
+                    "f1": _mean([p["f1"] for p in scored]),
+                }
+    policies["ORACLE"] = {
+        split: {"episodes": len(v), "scored": len(v), "reward": _mean(v), "f1": None}
+        for split, v in oracle.items()
+        if v
+    }
+    predicted: dict[tuple[str, float, float], str] = {}
+    for key, group in by_key.items():
+        found = Counter(r.details["sequence"] for r in group if "sequence" in r.details)
+        if found:
+            most = max(found.values())
+            predicted[key] = _first(s for s, n in found.items() if n == most)
+    steer: dict[str, Any] = {}
+    for change, position in (("alpha", 1), ("beta", 2)):
+        values = sorted({key[position] for key in optimal})
+        if len(values) < 2:
+            steer[change] = {"reason": f"the cost grid has one {change}: nothing to move"}
+            continue
+        low, high = values[0], values[-1]
+        steer[change] = {"from": low, "to": high} | steerability(optimal, predicted, change, low, high)
+    return {"policies": policies, "steerability": steer, "queries": len(optimal)}
+
+
+def section(results: Sequence[ItemResult], steered: bool) -> dict[str, Any]:
+    """The suite's interactive section: sequences, costs, why episodes are unscored, and
+    (with the forced-action runs) the reference policies, oracle and steerability."""
+    unscored = Counter(r.unscored["reward"] for r in results if r.status == "ok" and "reward" in r.unscored)
+    out: dict[str, Any] = {
+        "episodes": len(results),
+        "sequences": _sequences(results),
+        "costs": _by_cost(results),
+        "unscored": dict(unscored.most_common()),
+    }
+    if steered:
+        out["reference"] = _reference(results)
+    else:
+        out["reference"] = {"reason": "the forced-action policies were not run (--ambig-steerability)"}
+    return out

@@ -50,3 +50,14 @@ def compare(suite: str, protocol: Protocol) -> list[dict[str, Any]]:
         same = row["protocol"] == protocol.published_as
         marked.append({**row, "same_protocol": same, "comparable": reason is None, "reason": reason})
     return marked
+
+
+def protocol_rows(protocol: str) -> list[dict[str, Any]]:
+    """Every suite's rows published under ``protocol``, each with its source's note: the
+    interactive protocol's rows come from other datasets and are context for any suite."""
+    return [
+        {**row, "note": source(suite, row["source"]).get("note", "")}
+        for suite in SUITES
+        for row in rows(suite)
+        if row["protocol"] == protocol
+    ]

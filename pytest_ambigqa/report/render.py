@@ -99,7 +99,8 @@ def _protocol_lines(suite: SuiteCard) -> list[str]:
 
 def _source_line(card: SuiteCard) -> str:
     origin = ", bundled sample (not the benchmark)" if card.is_sample else ""
-    return f"{card.title}: {card.items} items{origin}"
+    unit = "episodes" if card.interactive is not None else "items"
+    return f"{card.title}: {card.items} {unit}{origin}"
 
 
 def _system_lines(card: Scorecard) -> list[str]:
@@ -199,7 +200,7 @@ def terminal_lines(card: Scorecard) -> list[str]:
     lines = _system_lines(card) + _judge_lines(card)
     for suite in card.suites:
         setting = _headline(suite.name)
-        rows = published.compare(suite.name, suite.protocol)
+        rows = _rows(suite)
         lines += ["", _source_line(suite)]
         lines.append(f"  data: {suite.source} (sha256 {suite.sha256[:12]})")
         lines += [f"  {line}" for line in _protocol_lines(suite)]
@@ -223,7 +224,7 @@ def terminal_lines(card: Scorecard) -> list[str]:
             papers = next(
                 (m for m in shown if any(m in r and r["setting"] == "semantic" for r in rows)), None
             )
-            table = [["ambiguity type", "items", *(METRICS[m].label for m in shown)]]
+            table = [[_slice_title(suite), "items", *(METRICS[m].label for m in shown)]]
             if papers:
                 table[0].append(f"papers {METRICS[papers].label}")
             for sl in suite.slices:
@@ -234,6 +235,8 @@ def terminal_lines(card: Scorecard) -> list[str]:
             lines += [""] + _table(table, "lr" + "r" * len(shown) + ("l" if papers else ""))
         if suite.variance:
             lines += [""] + _variance_lines(suite)
+        for title, table, align in _interactive_tables(suite, full=False):
+            lines += ["", f"  {title}"] + (_table(table, align, "    ") if table else [])
         if suite.evidence:
             lines += [""] + _evidence_lines(card, suite)
         missing = [r.key for r in card.results if r.suite == suite.name and r.status == "missing"]
@@ -245,6 +248,87 @@ def terminal_lines(card: Scorecard) -> list[str]:
     if card.gates_deferred:
         lines.append(f"gates deferred: {card.gates_deferred}")
     return lines
+
+
+def _rows(suite: SuiteCard) -> list[dict[str, Any]]:
+    """The suite's published rows beside this run; an interactive run has its own context
+    rows (in its section), and no single-shot row says anything about it."""
+    return [] if suite.interactive is not None else published.compare(suite.name, suite.protocol)
+
+
+def _slice_title(suite: SuiteCard) -> str:
+    return "queries" if suite.interactive is not None else "ambiguity type"
+
+
+def _value(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _interactive_tables(suite: SuiteCard, full: bool = True) -> list[tuple[str, list[list[str]], str]]:
+    """The interactive section as (title, table, column alignment): action sequences, the
+    costs (Figure 6), the reference policies and oracle (Tables 2-3), steerability
+    (Table 4), and the papers' rows as context (``full``; else one line naming them). An
+    empty table: the title says it all."""
+    section = suite.interactive
+    if section is None:
+        return []
+    out: list[tuple[str, list[list[str]], str]] = []
+    sequences = section["sequences"]
+    names = list(dict.fromkeys(s for counts in sequences.values() for s in counts))
+    if names:
+        table = [["queries", *names]] + [
+            [split, *(str(c.get(s, 0)) for s in names)] for split, c in sequences.items()
+        ]
+        out.append(("action sequences (scored episodes)", table, "l" + "r" * len(names)))
+    metrics = ("reward", "episode_f1", "clarify_rate", "multi_answer_rate", "answer_words")
+    table = [["alpha", "beta", "episodes", *(METRICS[m].label for m in metrics)]]
+    for row in section["costs"]:
+        factor = {m: METRICS[m].factor for m in metrics}
+        table.append(
+            [f"{row['alpha']:g}", f"{row['beta']:g}", f"{row['scored']}/{row['episodes']}"]
+            + [_value(None if row[m] is None else row[m] * factor[m]) for m in metrics]
+        )
+    out.append(("by cost pair (corpus-level steerability)", table, "rrr" + "r" * len(metrics)))
+    for reason, n in section["unscored"].items():
+        out.append((f"unscored: {n} episode(s): {reason}", [], ""))
+    reference = section["reference"]
+    if "reason" in reference:
+        out.append((f"reference policies, oracle and steerability: n/a ({reference['reason']})", [], ""))
+    else:
+        table = [["policy", "ambig. reward", "ambig. F1", "unambig. reward", "unambig. F1"]]
+        for plan, splits in reference["policies"].items():
+            cells = []
+            for split in ("ambiguous", "unambiguous"):
+                got = splits.get(split, {})
+                cells += [_value(got.get("reward")), _value(got.get("f1"))]
+            table.append([plan, *cells])
+        out.append(("forced-action policies of this system, and the hindsight-best oracle", table, "lrrrr"))
+        for change, got in reference["steerability"].items():
+            if "reason" in got:
+                out.append((f"steerability ({change}): n/a ({got['reason']})", [], ""))
+            else:
+                out.append(
+                    (
+                        f"prompt-level steerability, {change} {got['from']:g} -> {got['to']:g}: recall "
+                        f"{got['recall']:.2f}, precision {got['precision']:.2f}, F1 {got['f1']:.2f} "
+                        f"({reference['queries']} query-cost pairs)",
+                        [],
+                        "",
+                    )
+                )
+    context = published.protocol_rows("interactive")
+    shown = [r for r in context if r["setting"] in ("ambiguous", "unambiguous")]
+    if shown and not full:
+        sources = ", ".join(dict.fromkeys(f"{r['source']} ({r['dataset']})" for r in shown))
+        out.append((f"{NOT_COMPARABLE}, context only, in scorecard.md: {sources}", [], ""))
+    elif shown:
+        table = [["source", "method / model", "queries", "Reward", "F1", "% Clar.", "% MA"]]
+        for r in shown:
+            values = [f"{r[m]:g}" for m in ("reward", "episode_f1", "clarify_rate", "multi_answer_rate")]
+            table.append([f"{r['source']} ({r['dataset']})", _row_label(r), r["setting"], *values])
+        note = shown[0]["note"]
+        out.append((f"{NOT_COMPARABLE}, context only: {note}", table, "lllrrrr"))
+    return out
 
 
 def _evidence_title(card: Scorecard) -> str:
@@ -306,7 +390,7 @@ def markdown(card: Scorecard) -> str:
         out += [f"- data warning: {_md(warning)}" for warning in suite.data_warnings] + [""]
         out += ["| metric | score | 95% CI | scored | papers |", "|---|---:|---|---:|---|"]
         setting = _headline(suite.name)
-        rows = published.compare(suite.name, suite.protocol)
+        rows = _rows(suite)
         for metric, s in suite.metrics.items():
             out.append(
                 _md_row(
@@ -322,11 +406,17 @@ def markdown(card: Scorecard) -> str:
         out += [""] + [f"- {_md(line)}" for line in _published_lines(suite, rows)]
         if suite.slices:
             shown = list(suite.metrics)
-            out += ["", "By ambiguity type:", ""]
-            out.append(_md_row(["type", "items", *(METRICS[m].label for m in shown)]))
+            out += ["", f"By {_slice_title(suite)}:", ""]
+            out.append(_md_row([_slice_title(suite), "items", *(METRICS[m].label for m in shown)]))
             out.append("|---|---:|" + "---:|" * len(shown))
             for sl in suite.slices:
                 out.append(_md_row([sl.name, str(sl.items), *(_score(sl.metrics[m]) for m in shown)]))
+        for title, table, align in _interactive_tables(suite):
+            out += ["", _md(title[0].upper() + title[1:]), ""]
+            if table:
+                out.append(_md_row(table[0]))
+                out.append("|" + "|".join("---:" if a == "r" else "---" for a in align) + "|")
+                out += [_md_row(row) for row in table[1:]]
         if suite.variance:
             out += [""] + [f"- {_md(line)}" for line in _variance_lines(suite)]
         if suite.evidence:

@@ -20,6 +20,8 @@ import numpy as np
 from ..metrics import METRICS
 from ..metrics.coverage import vacuous_answers
 from ..models.usage import Usage
+from ..options import suite_metrics
+from ..protocols import interactive
 from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult
 from ..suites import LoadedSuite, Protocol, Scorers, Suite
 from ..suites.base import OPEN_RETRIEVAL
@@ -90,6 +92,7 @@ class SuiteCard:
     profile: str | None = None  # the official scorer the long-answer metrics followed
     outside: dict[str, str] = field(default_factory=dict)  # metrics the run's setting does not report
     data_warnings: list[str] = field(default_factory=list)  # what in the data makes a number odd
+    interactive: dict[str, Any] | None = None  # the interactive protocol's section (protocols/interactive.py)
 
 
 @dataclass(frozen=True)
@@ -332,9 +335,12 @@ def build(
     judge: dict[str, Any] | None = None,
     item_min: Sequence[Any] = (),
     protocols: Mapping[str, Protocol] | None = None,
+    steered: bool = False,
 ) -> Scorecard:
     """``expected`` are the item keys selected for this run (None: every loaded item);
-    ``protocols`` how each suite's items were put to the system (default: open retrieval)."""
+    ``protocols`` how each suite's items were put to the system (default: open retrieval).
+    Under the interactive protocol the items are episodes, reported with the episode
+    metrics by ambiguous and unambiguous queries; ``steered``: the forced-action policies ran."""
     wanted = None if expected is None else set(expected)
     cards: list[SuiteCard] = []
     ordered: list[ItemResult] = []
@@ -343,12 +349,27 @@ def build(
         chosen = [i for i in suite.items if wanted is None or i.key in wanted or i.key in results]
         if not chosen:
             continue
+        protocol = (protocols or {}).get(name, OPEN_RETRIEVAL)
+        episodic = protocol.name == "interactive"
         suite_results = [
-            results.get(i.key) or suite.suite.failed_result(i, scorers, "missing", MISSING) for i in chosen
+            results.get(i.key)
+            or (
+                interactive.failed_result(i, "missing", MISSING)
+                if episodic
+                else suite.suite.failed_result(i, scorers, "missing", MISSING)
+            )
+            for i in chosen
         ]
         ordered.extend(suite_results)
-        parts = _parts(suite_results, suite.suite.sliced_by_type)
-        metrics = scorers.selected(suite.suite.metrics)
+        if episodic:
+            parts = [
+                (s, [r for r in suite_results if interactive.split_of(r) == s]) for s in interactive.SPLITS
+            ]
+            parts = [(s, part) for s, part in parts if part]
+            metrics = scorers.selected(suite_metrics(name, protocol.name))
+        else:
+            parts = _parts(suite_results, suite.suite.sliced_by_type)
+            metrics = scorers.selected(suite.suite.metrics)
         evidence = []
         if any(r.evidence for r in suite_results):
             evidence = [
@@ -373,10 +394,11 @@ def build(
                 ],
                 evidence=evidence,
                 variance=_variance(suite_results, name, item_min),
-                protocol=(protocols or {}).get(name, OPEN_RETRIEVAL),
-                profile=scorers.profile.title if suite.suite.uses_profile else None,
-                outside=scorers.keep(suite.suite.outside_setting(scorers)),
-                data_warnings=_data_warnings(suite.suite, chosen),
+                protocol=protocol,
+                profile=scorers.profile.title if suite.suite.uses_profile and not episodic else None,
+                outside={} if episodic else scorers.keep(suite.suite.outside_setting(scorers)),
+                data_warnings=[] if episodic else _data_warnings(suite.suite, chosen),
+                interactive=interactive.section(suite_results, steered) if episodic else None,
             )
         )
     if judge is not None:

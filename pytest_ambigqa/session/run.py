@@ -28,6 +28,7 @@ from ..metrics.profiles import PROFILES
 from ..models.local import DeviceUnavailable, find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
 from ..options import RunConfig
+from ..protocols import interactive
 from ..report.saved import ScorecardError
 from ..retrieval import Retriever, RetrieverUnavailable
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
@@ -64,6 +65,9 @@ class Run:
                 self.rescore = load_saved(cfg.rescored)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise pytest.UsageError(f"--ambig-rescore: {ScorecardError(cfg.rescore, str(exc))}") from None
+        # Interactive: each test is an episode, an item copy keyed by reading and costs.
+        self.episodes: dict[str, tuple[AmbigItem, interactive.Episode]] = {}
+        self.user = self._user()
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
@@ -99,18 +103,46 @@ class Run:
             items = tuple(i for i in items if i.key in self.rescore.answers)
         if self.cfg.limit is not None:
             items = stratified_sample(items, self.cfg.limit, self.cfg.seed)
+        if self.cfg.interactive:
+            items = self._episode_items(items)
         if self.cfg.shard is not None:
             items = shard(items, *self.cfg.shard)
         return dataclasses.replace(loaded, items=items)
+
+    def _episode_items(self, items: tuple[AmbigItem, ...]) -> tuple[AmbigItem, ...]:
+        """The episodes of the selected items, in order, as items the tests and the
+        scorecard carry: ``<suite>-<id>-<reading>-a<alpha>-b<beta>``, asking the episode's question."""
+        by_key = {item.key: item for item in items}
+        out = []
+        for episode in interactive.episodes(items, self.cfg.costs, self.cfg.clarifications):
+            base = by_key[episode.item]
+            copy = dataclasses.replace(
+                base, id=f"{base.id}-{episode.suffix}", question=episode.question, index=len(out)
+            )
+            self.episodes[copy.key] = (base, episode)
+            out.append(copy)
+        return tuple(out)
+
+    def _user(self) -> interactive.User | None:
+        """The simulated user of an interactive run: offline, or the judge model."""
+        if not self.cfg.interactive:
+            return None
+        if self.cfg.user == "llm":
+            from ..protocols.users import LLMUser
+
+            assert self.judge is not None  # read_run_config requires --ambig-judge
+            judge = self.judge.client  # the judge's model, cache and limits, speaking as the user
+            return LLMUser(JudgeClient(dataclasses.replace(judge.settings, role="user"), judge.cache))
+        return interactive.OfflineUser()
 
     # -- models -------------------------------------------------------------------------
 
     def _judge(self) -> Judge | None:
         if not self.cfg.judge:
             return None
-        needs = ["openai"] + sorted(
-            {need for name in self.cfg.suites for need in SUITES[name].judge_packages}
-        )
+        needs = ["openai"]
+        if not self.cfg.interactive:  # the interactive user needs the client, not the suites' judges
+            needs += sorted({need for name in self.cfg.suites for need in SUITES[name].judge_packages})
         missing = [m for m in needs if importlib.util.find_spec(m) is None]
         if missing:
             raise pytest.UsageError(
@@ -326,7 +358,19 @@ class Run:
         upper = protocol.upper_bound
         if "item" in inputs:
             upper = "the system reads the gold item (it declares `item`)"
-        return dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
+        protocol = dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
+        return self._interactive_protocol(protocol) if self.cfg.interactive else protocol
+
+    def _interactive_protocol(self, inputs: Protocol) -> Protocol:
+        """Interactive episodes over the suite's inputs (its setting still says what a
+        system is given); compared with no published row of the suite."""
+        cfg = self.cfg
+        costs = ", ".join(f"{a:g}/{b:g}" for a, b in cfg.costs)
+        label = (
+            f"interactive clarification (Berant et al. 2025): {cfg.user} user, at most "
+            f"{cfg.clarifications} clarification(s), alpha/beta {costs}; inputs as in {inputs.label}"
+        )
+        return dataclasses.replace(inputs, name="interactive", label=label, reads_as=None)
 
     # -- the cache ----------------------------------------------------------------------
 

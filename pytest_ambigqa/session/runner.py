@@ -114,6 +114,9 @@ class Runner:
         props += [(f"ambigqa.{m}", safe_output(f"n/a: {reason}")) for m, reason in result.unscored.items()]
         if result.error:
             props.append(("ambigqa.error", safe_output(result.error)))
+        if "transcript" in result.details:  # an interactive episode, turn by turn
+            props.append(("ambigqa.sequence", result.details.get("sequence", "")))
+            props.append(("ambigqa.transcript", json_text(result.details["transcript"])))
         # ASCII JSON: it travels to the xdist controller whatever the answer's characters
         props.append((RESULT_PROPERTY, json_text(result.to_dict())))
         props.append((SYSTEM_PROPERTY, json_text(self.run.describe(system))))

@@ -37,7 +37,10 @@ BUILTIN = {
     "lexical": "pytest_ambigqa.baselines:lexical",
     "retrieval": "pytest_ambigqa.baselines:retrieval",
 }
-INPUTS = ("question", "passages", "retriever", "item", "conditions")
+INPUTS = ("question", "passages", "retriever", "item", "conditions", "history", "alpha", "beta", "actions")
+# What the interactive protocol adds (protocols/interactive.py); a single-shot run gives a
+# system that declares them no history, no costs, and "answer" as the only action.
+TURN_INPUTS = {"history": [], "alpha": None, "beta": None, "actions": ["answer"]}
 GOLD_INPUTS = ("item",)  # inputs that reveal gold answers: an upper bound, not a score
 ANSWER_FIELDS = (
     "text",
@@ -100,21 +103,23 @@ class System:
         self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any] | None = None
     ) -> Answer:
         """``extras`` are the run's inputs: ``retriever`` (None: none) and ``conditions``."""
+        return _read(lambda: to_answer(self._raw(item, timeout, extras)))
+
+    def turn(
+        self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any], allowed: tuple[str, ...]
+    ) -> tuple[str, Answer]:
+        """One turn of an interactive episode: (action, answer); ``extras`` carry the
+        history, the costs and the allowed actions."""
+        return _read(lambda: to_turn(self._raw(item, timeout, extras), allowed))
+
+    def _raw(self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any] | None) -> Any:
         try:
-            raw = self.call(item, timeout, extras or {})
+            return self.call(item, timeout, extras or {})
         except (SystemFailure, KeyboardInterrupt):
             raise  # a real Ctrl-C stops the run
         except BaseException as exc:  # the user's code, sys.exit() included: this item's error
             message = f"system raised {type(exc).__name__}: {safe_str(exc)}"
             raise SystemFailure(message, trace=_safe_trace(exc)) from None
-        try:
-            return to_answer(raw)
-        except SystemFailure:
-            raise
-        except Exception as exc:  # noqa: BLE001 - an answer too odd to read (nested too deep, a huge int)
-            raise SystemFailure(
-                f"system returned an answer that cannot be read: {type(exc).__name__}: {safe_str(exc)[:200]}"
-            ) from None
 
     def describe(self, gold_conditions: bool = False) -> dict[str, Any]:
         gold = GOLD_INPUTS + (("conditions",) if gold_conditions else ())
@@ -123,6 +128,18 @@ class System:
             "inputs": list(self.inputs),
             "gold_inputs": [i for i in self.inputs if i in gold],
         }
+
+
+def _read(normalise: Callable[[], Any]) -> Any:
+    """What the system returned, normalised; an answer too odd to read is its failure."""
+    try:
+        return normalise()
+    except SystemFailure:
+        raise
+    except Exception as exc:  # noqa: BLE001 - nested too deep, a huge int
+        raise SystemFailure(
+            f"system returned an answer that cannot be read: {type(exc).__name__}: {safe_str(exc)[:200]}"
+        ) from None
 
 
 def _safe_trace(exc: BaseException) -> str | None:
@@ -143,6 +160,8 @@ def _input(item: AmbigItem, name: str, extras: Mapping[str, Any]) -> Any:
         return item
     if name == "conditions":
         return []
+    if name in TURN_INPUTS:
+        return list(TURN_INPUTS[name]) if isinstance(TURN_INPUTS[name], list) else TURN_INPUTS[name]
     raise AssertionError(name)
 
 
@@ -354,6 +373,8 @@ def _http_system(url: str) -> System:
         conditions = _input(item, "conditions", extras)
         if conditions:
             payload["conditions"] = list(conditions)
+        if "actions" in extras:  # an interactive turn: what it is allowed, at what costs
+            payload |= {name: extras[name] for name in TURN_INPUTS}
         request = urllib.request.Request(
             url,
             data=json.dumps(payload).encode("utf-8"),
@@ -377,7 +398,7 @@ def _http_system(url: str) -> System:
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             raise SystemFailure(f"{label} did not answer with JSON: {body[:120]!r}") from None
 
-    return System(label=label, inputs=("question", "passages", "conditions"), call=invoke)
+    return System(label=label, inputs=("question", "passages", "conditions", *TURN_INPUTS), call=invoke)
 
 
 def to_answer(raw: Any) -> Answer:
@@ -393,6 +414,13 @@ def to_answer(raw: Any) -> Answer:
         return Answer(text=clean_text(raw))
     if not isinstance(raw, dict):
         raise SystemFailure(f"system returned {type(raw).__name__}; {EXPECTED_SHAPE}")
+    if "action" in raw:  # an interactive system's turn: in a single-shot run only an answer will do
+        if raw["action"] != "answer":
+            raise SystemFailure(
+                f"system chose action {raw['action']!r}; a single-shot run allows only 'answer' "
+                "(--ambig-protocol=interactive allows clarify and multi-answer)"
+            )
+        raw = {k: v for k, v in raw.items() if k != "action"}
     unknown = sorted(set(raw) - set(ANSWER_FIELDS))
     if unknown:
         raise SystemFailure(
@@ -411,6 +439,26 @@ def to_answer(raw: Any) -> Answer:
         clarifying_question=_typed(raw, "clarifying_question", str),
         metadata=_metadata(raw),
     )
+
+
+def to_turn(raw: Any, allowed: tuple[str, ...]) -> tuple[str, Answer]:
+    """One interactive turn: ``{"action": ..., "text": ...}`` (any answer field besides),
+    an :class:`Answer`, or a str, the last two being an answer. The action must be one of
+    ``allowed``; the text is the clarifying question or the answer."""
+    action = "answer"
+    if isinstance(raw, dict) and "action" in raw:
+        raw = dict(raw)
+        action = raw.pop("action")
+        if not isinstance(action, str) or action not in ("clarify", "answer", "multi-answer"):
+            raise SystemFailure(
+                f"system returned action {action!r}; expected one of {', '.join(map(repr, allowed))}"
+            )
+    answer = to_answer(raw)
+    if action not in allowed:
+        raise SystemFailure(
+            f"system chose '{action}', which this turn does not allow (allowed: {', '.join(allowed)})"
+        )
+    return action, answer
 
 
 def _fields(answer: Answer) -> dict[str, Any]:

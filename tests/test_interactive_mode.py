@@ -1,0 +1,365 @@
+"""``--ambig-protocol=interactive`` end to end: every episode a test, the offline user and an
+LLM user on a real server on 127.0.0.1, exact numbers from scripted policies, the
+scorecard's section (sequences, costs, forced-action policies, oracle, steerability), and
+the house's options (xdist, resume, shards and merge, gates, JUnit) working with it."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from fixtures.network import GUARD
+from pytest_ambigqa.cli import main as cli
+from pytest_ambigqa.metrics.qa import token_f1
+from pytest_ambigqa.metrics.text import normalize_answer
+from pytest_ambigqa.protocols.interactive import COST_GRID, episodes
+from pytest_ambigqa.suites import SUITES, LoadOptions
+
+MARCH = SUITES["march"].load(None, LoadOptions()).items
+BY_KEY = {item.key: item for item in MARCH}
+COSTS = "0:0.1,20:0.1,0:5,20:5"
+
+# Scripted policies. Each reads the gold item (so it is an upper bound, which is fine here)
+# and obeys the actions a turn allows, so the forced-action policies can be played with it.
+POLICIES = """
+import os
+
+CALLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.txt")
+
+
+def _log():
+    with open(CALLS, "a") as f:
+        f.write("x\\n")
+
+
+def _reading(item, history):
+    reply = history[-1]["answer"] if history else None
+    return next((i for i in item.interpretations if (i.question or i.condition) == reply), None)
+
+
+def _act(item, history, actions, wants):
+    _log()
+    action = wants if wants in actions else actions[0]
+    if action == "clarify":
+        return {"action": "clarify", "text": "Which one do you mean?"}
+    if action == "multi-answer":
+        lines = [f"{i.question or i.condition}: {i.short_answers[0]}" for i in item.interpretations]
+        return {"action": "multi-answer", "text": "\\n".join(lines)}
+    reading = _reading(item, history) or item.interpretations[0]
+    return {"action": "answer", "text": reading.short_answers[0]}
+
+
+def answer_first(question, item):
+    _log()
+    return item.interpretations[0].short_answers[0]
+
+
+def clarify(question, history, actions, item):
+    return _act(item, history, actions, "clarify")
+
+
+def flat(question, history, alpha, beta, actions, item):
+    return _act(item, history, actions, "clarify")
+
+
+def follows(question, history, alpha, beta, actions, item):
+    return _act(item, history, actions, "clarify" if alpha < 10 else "answer")
+
+
+def rude(question, history, actions, item):
+    if item.id.startswith("sem-01-"):
+        return {"action": "clarify", "text": "again?"} if history else {"action": "dance", "text": "x"}
+    return _act(item, history, actions, "answer")
+"""
+
+
+@pytest.fixture
+def policies(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(policies=POLICIES)
+    pytester.makeconftest(GUARD)
+    return pytester
+
+
+def run(pytester, system: str, *args: str, report: str = "report"):
+    result = pytester.runpytest(
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        f"--ambig-system=policies:{system}",
+        "--ambig-cache-dir=cache",
+        f"--ambig-report={report}",
+        *args,
+    )
+    path = pytester.path / report / "scorecard.json"
+    return result, json.loads(path.read_text()) if path.exists() else {}
+
+
+def gold(item_key: str, n: int) -> tuple[str, ...]:
+    return BY_KEY[item_key].interpretations[n].short_answers
+
+
+def f1(answer: str, golds) -> float:
+    return 100 * max(token_f1(answer, g) for g in golds)
+
+
+def test_every_episode_is_a_test_with_a_stable_node_id(policies):
+    result = policies.runpytest(
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        f"--ambig-costs={COSTS}",
+        "--collect-only",
+        "-q",
+    )
+    ids = [line for line in result.outlines if "::test_ambig[" in line]
+    expected = [e.key for e in episodes(MARCH, [(0, 0.1), (20, 0.1), (0, 5), (20, 5)])]
+    assert [line.split("[", 1)[1][:-1] for line in ids] == expected
+    assert ids[0] == "ambigqa::test_ambig[march-sem-01-i0-a0-b0.1]"
+
+
+def test_an_answer_policy_gets_f1_100_on_the_first_readings_episodes_less_beta_per_word(policies):
+    result, card = run(policies, "answer_first")
+    episodes_run = len(episodes(MARCH, COST_GRID))
+    result.assert_outcomes(passed=episodes_run)
+    rewards = []
+    for item in card["items"]:
+        e = item["details"]["episode"]
+        answer = gold(e["item"], 0)[0]
+        expected_f1 = f1(answer, gold(e["item"], e["interpretation"]))
+        if e["interpretation"] == 0:
+            assert expected_f1 == 100
+        expected = expected_f1 - e["beta"] * len(answer.split())
+        assert item["scores"]["reward"] == pytest.approx(expected)
+        assert item["scores"]["episode_f1"] == pytest.approx(expected_f1 / 100)
+        assert item["details"]["sequence"] == "QAF" and item["scores"]["clarify_rate"] == 0
+        rewards.append(expected)
+    (suite,) = card["suites"]
+    assert suite["metrics"]["reward"]["mean"] == pytest.approx(sum(rewards) / len(rewards))
+    assert suite["metrics"]["clarify_rate"]["mean"] == 0
+    assert [s["name"] for s in suite["slices"]] == ["ambiguous", "unambiguous"]
+    assert suite["interactive"]["sequences"]["all"] == {"QAF": episodes_run}
+    assert suite["protocol"]["name"] == "interactive"
+    result.stdout.fnmatch_lines(
+        ["MARCH: * episodes, bundled sample*", "  protocol: interactive clarification*"]
+    )
+
+
+def test_a_clarify_policy_pays_alpha_once_per_episode(policies):
+    result, card = run(policies, "clarify", f"--ambig-costs={COSTS}")
+    for item in card["items"]:
+        e = item["details"]["episode"]
+        answer = gold(e["item"], e["interpretation"])[0]
+        words = len(answer.split())
+        assert item["details"]["sequence"] == "QCRAF"
+        if normalize_answer(answer):
+            assert item["scores"]["reward"] == pytest.approx(100 - e["alpha"] - e["beta"] * words)
+        actions = [t["action"] for t in item["details"]["transcript"]]
+        assert actions == ["query", "clarify", "respond", "answer", "finalize"]
+    costs = {(r["alpha"], r["beta"]): r for r in card["suites"][0]["interactive"]["costs"]}
+    assert costs[(20, 0.1)]["reward"] == pytest.approx(costs[(0, 0.1)]["reward"] - 20)  # alpha, once
+
+
+def test_the_transcript_is_in_the_scorecard_and_the_junit_properties(policies):
+    result, card = run(policies, "clarify", "--ambig-costs=2:0.7", "--junitxml=junit.xml")
+    first = card["items"][0]
+    assert first["details"]["transcript"][1] == {
+        "role": "assistant",
+        "action": "clarify",
+        "text": "Which one do you mean?",
+    }
+    cases = ET.parse(policies.path / "junit.xml").getroot().iter("testcase")
+    props = {p.get("name"): p.get("value") for p in next(iter(cases)).iter("property")}
+    assert json.loads(props["ambigqa.transcript"]) == first["details"]["transcript"]
+    assert props["ambigqa.sequence"] == "QCRAF" and "ambigqa.reward" in props
+
+
+def test_steerability_tells_a_policy_that_follows_the_costs_from_a_flat_one(policies):
+    _, flat = run(policies, "flat", f"--ambig-costs={COSTS}", "--ambig-steerability", report="flat")
+    _, follows = run(policies, "follows", f"--ambig-costs={COSTS}", "--ambig-steerability", report="follows")
+    flat_ref = flat["suites"][0]["interactive"]["reference"]
+    follows_ref = follows["suites"][0]["interactive"]["reference"]
+    assert flat_ref["steerability"]["alpha"]["f1"] == 0 and flat_ref["steerability"]["alpha"]["recall"] == 0
+    # It drops its clarification wherever the optimum does, and also where the optimum
+    # never clarified (a tie goes to the shorter QAF) or kept clarifying: precision below 1.
+    steered = follows_ref["steerability"]["alpha"]
+    assert steered["recall"] > 0 and 0 < steered["precision"] < 1 and steered["f1"] > 0
+    assert (
+        follows_ref["steerability"]["alpha"]["from"] == 0 and follows_ref["steerability"]["alpha"]["to"] == 20
+    )
+    # The forced policies are the same for both (both obey the allowed actions), so is the oracle.
+    assert flat_ref["policies"] == follows_ref["policies"]
+    oracle, answer = flat_ref["policies"]["ORACLE"], flat_ref["policies"]["ANSWER"]
+    for split in ("ambiguous", "unambiguous"):
+        best = max(p[split]["reward"] for name, p in flat_ref["policies"].items() if name != "ORACLE")
+        assert oracle[split]["reward"] >= best - 1e-9 and oracle[split]["reward"] >= answer[split]["reward"]
+    rates = {(r["alpha"], r["beta"]): r["clarify_rate"] for r in follows["suites"][0]["interactive"]["costs"]}
+    assert rates[(0, 0.1)] == 1 and rates[(20, 0.1)] == 0  # corpus level: clarifications fall with alpha
+    plain, _ = run(policies, "flat", f"--ambig-costs={COSTS}", report="plain")
+    plain_card = json.loads((policies.path / "plain" / "scorecard.json").read_text())
+    assert "--ambig-steerability" in plain_card["suites"][0]["interactive"]["reference"]["reason"]
+
+
+def test_a_bad_turn_errors_only_its_own_episode(policies):
+    result, card = run(policies, "rude", "--ambig-costs=0:0.1")
+    bad = [i for i in card["items"] if i["status"] == "error"]
+    assert bad and all(i["item_id"].startswith("sem-01-") for i in bad)
+    assert "system returned action 'dance'" in bad[0]["error"]
+    assert bad[0]["scores"] == {"reward": 0.0, "episode_f1": 0.0}  # in the denominator as 0
+    assert all(i["status"] == "ok" and "reward" in i["scores"] for i in card["items"] if i not in bad)
+    result.assert_outcomes(passed=len(card["items"]) - len(bad), errors=len(bad))
+
+
+def test_xdist_resume_shards_and_merge_give_the_same_numbers(policies, capsys):
+    args = (f"--ambig-costs={COSTS}", "--ambig-steerability")
+    _, serial = run(policies, "follows", *args, report="serial")
+    (policies.path / "calls.txt").unlink()
+    _, parallel = run(policies, "follows", *args, "-n", "2", "--ambig-concurrency=2", report="xdist")
+
+    def numbers(card):
+        suite = card["suites"][0]
+        return suite["metrics"], suite["slices"], suite["interactive"], [i["scores"] for i in card["items"]]
+
+    assert numbers(parallel) == numbers(serial)
+    (policies.path / "calls.txt").unlink()
+    _, resumed = run(policies, "follows", *args, "--ambig-resume", report="resumed")
+    assert not (policies.path / "calls.txt").exists()  # every turn came from the store
+    assert numbers(resumed) == numbers(serial)
+    for i in (1, 2):
+        run(policies, "follows", *args, f"--ambig-shard={i}/2", report=f"shard{i}")
+    shards = [str(policies.path / f"shard{i}/scorecard.json") for i in (1, 2)]
+    assert cli(["merge", *shards, "-o", str(policies.path / "merged")]) == 0, capsys.readouterr().err
+    merged = json.loads((policies.path / "merged" / "scorecard.json").read_text())
+    assert numbers(merged) == numbers(serial)
+
+
+def test_gates_read_the_episode_metrics(policies):
+    result, card = run(policies, "answer_first", "--ambig-costs=0:0.1", "--ambig-fail-under=reward=101")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*gate FAILED: march reward (Reward) mean * < 101*"])
+    result, _ = run(policies, "answer_first", "--ambig-costs=0:0.1", "--ambig-item-min=episode_f1=1")
+    assert result.ret == 1 and result.parseoutcomes()["failed"] > 0
+    result = policies.runpytest(
+        "--ambig-suite=march", "--ambig-protocol=interactive", "--ambig-fail-under=str_em=5"
+    )
+    result.stderr.fnmatch_lines(
+        ["ERROR: --ambig-fail-under: unknown metric 'str_em' for march (valid: *reward*"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--ambig-costs=0:0.1",), "ERROR: --ambig-costs: only with --ambig-protocol=interactive"),
+        (
+            ("--ambig-protocol=interactive", "--ambig-costs=0"),
+            "ERROR: --ambig-costs: expected ALPHA:BETA, got '0'",
+        ),
+        (
+            ("--ambig-protocol=interactive", "--ambig-costs=-1:2"),
+            "ERROR: --ambig-costs: -1 must be between 0*",
+        ),
+        (("--ambig-protocol=interactive", "--ambig-user=llm"), "ERROR: --ambig-user=llm: *set --ambig-judge"),
+        (
+            ("--ambig-protocol=chat",),
+            "ERROR: --ambig-protocol: 'chat' is not one of single-shot, interactive",
+        ),
+    ],
+)
+def test_interactive_options_are_checked(pytester, args, message):
+    result = pytester.runpytest("--ambig-suite=march", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_an_llm_user_and_the_prompted_reference_policy_on_a_local_server(pytester, chat_server):
+    pytester.makeconftest(GUARD)
+    result = pytester.runpytest(
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        "--ambig-costs=0:0.1,20:0.1,0:5,20:5",
+        "--ambig-limit=4",
+        "--ambig-system=llm:policy",
+        "--ambig-llm-model=policy-m",
+        f"--ambig-llm-base-url={chat_server.url}",
+        "--ambig-user=llm",
+        "--ambig-judge=user-m",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-steerability",
+        "--ambig-cache-dir=cache",
+        "--ambig-report=report",
+    )
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text())
+    result.assert_outcomes(passed=len(card["items"]))
+    users = [b for b in chat_server.requests if b["model"] == "user-m"]
+    assert users and all("You play a person" in b["messages"][0]["content"] for b in users)
+    for item in card["items"]:
+        transcript = item["details"]["transcript"]
+        if item["details"]["sequence"] == "QCRAF":  # the user replied with the reading, in its words
+            assert transcript[2]["text"] == item["details"]["episode"]["question"] or transcript[2]["text"]
+        assert item["usage"]["requests"] + item["usage"]["cached"] > 0  # the user's calls are counted
+    # The scripted model clarifies when alpha < 10: the prompted policy follows the costs.
+    rates = {(r["alpha"], r["beta"]): r["clarify_rate"] for r in card["suites"][0]["interactive"]["costs"]}
+    assert rates[(0, 0.1)] == 1 and rates[(20, 0.1)] == 0
+    assert set(card["suites"][0]["interactive"]["reference"]["policies"]) >= {
+        "ANSWER",
+        "CLARIFY-AND-MA",
+        "ORACLE",
+    }
+
+
+def test_a_user_that_cannot_answer_leaves_the_episode_unscored_not_zero(pytester, chat_server):
+    pytester.makepyfile(policies=POLICIES)
+    pytester.makeconftest(GUARD)
+    chat_server.faults = ["invalid"] * 3  # the first user call and both re-asks
+    result = pytester.runpytest(
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        "--ambig-costs=0:0.1",
+        "--ambig-system=policies:clarify",
+        "--ambig-user=llm",
+        "--ambig-judge=user-m",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-report=report",
+        "-p",
+        "no:randomly",
+    )
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text())
+    spoiled = [i for i in card["items"] if "reward" in i["unscored"]]
+    assert len(spoiled) == 1 and spoiled[0]["status"] == "ok" and not spoiled[0]["scores"]
+    assert spoiled[0]["unscored"]["reward"].startswith(
+        "the simulated user failed: user reply still unusable after 3 attempts"
+    )
+    assert card["suites"][0]["metrics"]["reward"]["unscored"] == 1
+    assert card["suites"][0]["interactive"]["unscored"] == {spoiled[0]["unscored"]["reward"]: 1}
+    result.assert_outcomes(passed=len(card["items"]))
+
+
+def test_an_interactive_system_answers_a_single_shot_run(policies):
+    result = policies.runpytest("--ambig-suite=march", "--ambig-system=policies:clarify", "--ambig-report=r")
+    result.assert_outcomes(passed=len(MARCH))
+    card = json.loads((policies.path / "r" / "scorecard.json").read_text())
+    assert card["suites"][0]["errors"] == 0  # only "answer" is allowed, and the policy obeys
+    assert card["config"]["protocol"] == "single-shot"
+
+
+@pytest.mark.parametrize(
+    ("method", "sequence"),
+    [
+        ("policy-answer", "QAF"),
+        ("policy-clarify", "QCRAF"),
+        ("policy-multi-answer", "QMF"),
+        ("policy-clarify-and-ma", "QCRMF"),
+    ],
+)
+def test_the_forced_reference_policies_take_their_actions(pytester, chat_server, method, sequence):
+    pytester.makeconftest(GUARD)
+    common = ("--ambig-suite=march", f"--ambig-system=llm:{method}", "--ambig-llm-model=policy-m")
+    common += (f"--ambig-llm-base-url={chat_server.url}", "--ambig-limit=3", "--ambig-cache-dir=cache")
+    result = pytester.runpytest(
+        *common, "--ambig-protocol=interactive", "--ambig-costs=20:5", "--ambig-report=i"
+    )
+    card = json.loads((pytester.path / "i" / "scorecard.json").read_text())
+    assert {item["details"]["sequence"] for item in card["items"]} == {sequence}
+    result.assert_outcomes(passed=len(card["items"]))
+    single = pytester.runpytest(*common, "--ambig-report=s")  # a single-shot run gets a bare answer
+    single.assert_outcomes(passed=3)
