@@ -194,6 +194,14 @@ def test_steerability_tells_a_policy_that_follows_the_costs_from_a_flat_one(poli
         assert oracle[split]["reward"] >= best - 1e-9 and oracle[split]["reward"] >= answer[split]["reward"]
     rates = {(r["alpha"], r["beta"]): r["clarify_rate"] for r in follows["suites"][0]["interactive"]["costs"]}
     assert rates[(0, 0.1)] == 1 and rates[(20, 0.1)] == 0  # corpus level: clarifications fall with alpha
+    markdown = (policies.path / "follows" / "scorecard.md").read_text()
+    for line in (
+        "| queries | QAF | QCRAF |",
+        "| ORACLE |",
+        "Prompt-level steerability, alpha 0 → 20: recall",
+        "| Berant et al. 2025, Table 2 (AmbigQA) | SGP / Gemma-2-9b | ambiguous | 6.63 | 19.94 | 40.25 | 18.22 |",
+    ):
+        assert line in markdown, line
     plain, _ = run(policies, "flat", f"--ambig-costs={COSTS}", report="plain")
     plain_card = json.loads((policies.path / "plain" / "scorecard.json").read_text())
     assert "--ambig-steerability" in plain_card["suites"][0]["interactive"]["reference"]["reason"]

@@ -99,8 +99,7 @@ def _protocol_lines(suite: SuiteCard) -> list[str]:
 
 def _source_line(card: SuiteCard) -> str:
     origin = ", bundled sample (not the benchmark)" if card.is_sample else ""
-    unit = "episodes" if card.interactive is not None else "items"
-    return f"{card.title}: {card.items} {unit}{origin}"
+    return f"{card.title}: {card.items} {_unit(card)}{origin}"
 
 
 def _system_lines(card: Scorecard) -> list[str]:
@@ -224,7 +223,7 @@ def terminal_lines(card: Scorecard) -> list[str]:
             papers = next(
                 (m for m in shown if any(m in r and r["setting"] == "semantic" for r in rows)), None
             )
-            table = [[_slice_title(suite), "items", *(METRICS[m].label for m in shown)]]
+            table = [[_slice_title(suite), _unit(suite), *(METRICS[m].label for m in shown)]]
             if papers:
                 table[0].append(f"papers {METRICS[papers].label}")
             for sl in suite.slices:
@@ -254,6 +253,10 @@ def _rows(suite: SuiteCard) -> list[dict[str, Any]]:
     """The suite's published rows beside this run; an interactive run has its own context
     rows (in its section), and no single-shot row says anything about it."""
     return [] if suite.interactive is not None else published.compare(suite.name, suite.protocol)
+
+
+def _unit(suite: SuiteCard) -> str:
+    return "episodes" if suite.interactive is not None else "items"
 
 
 def _slice_title(suite: SuiteCard) -> str:
@@ -309,7 +312,7 @@ def _interactive_tables(suite: SuiteCard, full: bool = True) -> list[tuple[str, 
             else:
                 out.append(
                     (
-                        f"prompt-level steerability, {change} {got['from']:g} -> {got['to']:g}: recall "
+                        f"prompt-level steerability, {change} {got['from']:g} → {got['to']:g}: recall "
                         f"{got['recall']:.2f}, precision {got['precision']:.2f}, F1 {got['f1']:.2f} "
                         f"({reference['queries']} query-cost pairs)",
                         [],
@@ -322,12 +325,23 @@ def _interactive_tables(suite: SuiteCard, full: bool = True) -> list[tuple[str, 
         sources = ", ".join(dict.fromkeys(f"{r['source']} ({r['dataset']})" for r in shown))
         out.append((f"{NOT_COMPARABLE}, context only, in scorecard.md: {sources}", [], ""))
     elif shown:
+        title = f"published rows, context only ({NOT_COMPARABLE}: other items, another policy model)"
         table = [["source", "method / model", "queries", "Reward", "F1", "% Clar.", "% MA"]]
         for r in shown:
             values = [f"{r[m]:g}" for m in ("reward", "episode_f1", "clarify_rate", "multi_answer_rate")]
             table.append([f"{r['source']} ({r['dataset']})", _row_label(r), r["setting"], *values])
-        note = shown[0]["note"]
-        out.append((f"{NOT_COMPARABLE}, context only: {note}", table, "lllrrrr"))
+        out.append((title, table, "lllrrrr"))
+        steer = [r for r in context if r["setting"] == "steerability"]
+        if steer:
+            parts = [f"{c}_{m}" for c in ("alpha", "beta") for m in ("recall", "precision", "f1")]
+            table = [["source", "method / model", *(p.replace("_", " ") for p in parts)]]
+            table += [
+                [f"{r['source']} ({r['dataset']})", _row_label(r), *(f"{r[p]:g}" for p in parts)]
+                for r in steer
+            ]
+            out.append(
+                (f"published steerability, context only ({NOT_COMPARABLE})", table, "ll" + "r" * len(parts))
+            )
     return out
 
 
@@ -407,7 +421,7 @@ def markdown(card: Scorecard) -> str:
         if suite.slices:
             shown = list(suite.metrics)
             out += ["", f"By {_slice_title(suite)}:", ""]
-            out.append(_md_row([_slice_title(suite), "items", *(METRICS[m].label for m in shown)]))
+            out.append(_md_row([_slice_title(suite), _unit(suite), *(METRICS[m].label for m in shown)]))
             out.append("|---|---:|" + "---:|" * len(shown))
             for sl in suite.slices:
                 out.append(_md_row([sl.name, str(sl.items), *(_score(sl.metrics[m]) for m in shown)]))
