@@ -42,6 +42,13 @@ class Evaluator:
         """Ask the system (the pool's first stage); what is returned scores the answer (its second)."""
         run, suite = self.run, SUITES[item.suite]
         extras = suite.inputs(item, run.scorers)
+        episodic = item.key in run.episodes
+
+        def failed(reason: str) -> ItemResult:
+            if episodic:
+                return interactive.failed_result(item, "error", reason)
+            return suite.failed_result(item, run.scorers, "error", reason)
+
         try:
             if "retriever" in system.inputs and "retriever" not in extras and run.searchable:
                 extras["retriever"] = run.retriever()
@@ -49,13 +56,12 @@ class Evaluator:
             if self.cfg.retrieval_report:
                 evidence = evidence_recall(item, run.corpus, run.retriever(), self.cfg.top_k)
         except RetrieverUnavailable as exc:
-            unopened = suite.failed_result(item, run.scorers, "error", str(exc))
+            unopened = failed(str(exc))
             return lambda: unopened
         if system.requires_retriever and extras.get("retriever", True) is None:
-            reason = f"the system requires a retriever, and the {suite.title} setting gives none"
-            refused = suite.failed_result(item, run.scorers, "error", reason)
+            refused = failed(f"the system requires a retriever, and the {suite.title} setting gives none")
             return lambda: refused
-        if item.key in run.episodes:
+        if episodic:
             return self._episode(item, system, extras, evidence)
         started = time.perf_counter()
         answer, error, trace, cached = self._answer(item, system, extras)
@@ -101,11 +107,13 @@ class Evaluator:
         started = time.perf_counter()
         cached: list[bool] = []
         finals: list[Answer] = []
+        calls: list[dict[str, Any]] = []  # a reference policy's model calls, turn by turn
         usage = Usage()
         user = self.run.user.bind(usage)
 
         def policy(question, history, alpha, beta, allowed):
             turn = extras | {
+                "id": base.id,
                 "history": [{"question": q, "answer": a} for q, a in history],
                 "alpha": alpha,
                 "beta": beta,
@@ -120,6 +128,8 @@ class Evaluator:
                 answer, metadata={k: v for k, v in answer.metadata.items() if k != ACTION_KEY}
             )
             finals.append(answer)
+            if isinstance(answer.metadata.get("llm"), dict):
+                calls.append(answer.metadata["llm"])
             return action, answer.text
 
         def played(plan: tuple[str, ...] | None, transcript: list[dict]):
@@ -157,6 +167,8 @@ class Evaluator:
         elif outcome is None:
             result = interactive.unscored_result(item, why or "unscored", duration)
         else:
+            if final is not None and len(calls) > 1:  # the cost line counts every turn, forced ones too
+                final = dataclasses.replace(final, metadata={**final.metadata, "llm": _summed(calls)})
             result = dataclasses.replace(
                 interactive.unscored_result(item, "", duration),
                 scores=self.run.scorers.keep(outcome.scores()),
@@ -214,6 +226,19 @@ class Evaluator:
         if "retriever" in system.inputs:
             parts |= {"retriever": cfg.retriever, "corpus": self.run.corpus.sha256, "embedder": cfg.embedder}
         return json.dumps(parts, sort_keys=True)
+
+
+def _summed(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The model calls of an episode's turns as one record (``baselines/llm/model.py``'s form)."""
+    total = dict(calls[-1])
+    for name in ("calls", "requests", "cached", "prompt_tokens", "completion_tokens", "cost", "latency"):
+        try:
+            total[name] = sum(call[name] for call in calls)
+        except (KeyError, TypeError):
+            return calls[-1]  # not the reference systems' record: leave the system's own as it is
+    total["steps"] = [step for call in calls for step in call.get("steps", [])]
+    total["fingerprints"] = sorted({f for call in calls for f in call.get("fingerprints", [])})
+    return total
 
 
 def _with_action(action: str, answer: Answer) -> Answer:

@@ -522,7 +522,7 @@ def _metrics(text: str | None, suites: tuple[str, ...], protocol: str) -> tuple[
 
 def _costs(text: str | None) -> tuple[tuple[float, float], ...]:
     """``--ambig-costs``: ALPHA:BETA pairs, each cost at least 0, no pair twice."""
-    from .protocols.interactive import COST_GRID
+    from .protocols.interactive import COST_GRID, cost_text
 
     if not text:
         return COST_GRID
@@ -535,32 +535,45 @@ def _costs(text: str | None) -> tuple[tuple[float, float], ...]:
             float(_number("--ambig-costs", alpha.strip(), low=0, high=1e6)),
             float(_number("--ambig-costs", beta.strip(), low=0, high=1e6)),
         )
-        if pair in pairs:
-            raise pytest.UsageError(f"--ambig-costs: {part} is given twice")
+        spelled = [(cost_text(a), cost_text(b)) for a, b in pairs]
+        if (cost_text(pair[0]), cost_text(pair[1])) in spelled:
+            raise pytest.UsageError(f"--ambig-costs: {part} is given twice (costs count to 6 decimal places)")
         pairs.append(pair)
     if not pairs:
         raise pytest.UsageError("--ambig-costs: no cost pair given")
     return tuple(pairs)
 
 
-_INTERACTIVE_ONLY = ("--ambig-costs", "--ambig-user", "--ambig-steerability")
+_INTERACTIVE_ONLY = ("--ambig-costs", "--ambig-clarifications", "--ambig-user", "--ambig-steerability")
+_SINGLE_SHOT_ONLY = ("--ambig-reader", "--ambig-retrieval-report", "--ambig-judge-samples")
 
 
-def _interactive(config: pytest.Config, rescore: Path | None) -> str:
+def _interactive(config: pytest.Config, rescore: Path | None, saved: dict[str, Any]) -> str:
     """``--ambig-protocol`` and what only the interactive protocol reads, checked together."""
     protocol = _choice(config, "--ambig-protocol")
+    if rescore is not None and "interactive" in (protocol, saved.get("protocol")):
+        raise pytest.UsageError(
+            "--ambig-rescore replays single-shot answers; an interactive episode's turns depend on "
+            "the user's replies: run it again with --ambig-resume, which reuses every stored turn"
+        )
     if protocol != "interactive":
         given = [o for o in _INTERACTIVE_ONLY if config.getoption(OPTIONS[o].name) is not None]
         if given:
             raise pytest.UsageError(f"{', '.join(given)}: only with --ambig-protocol=interactive")
         return protocol
-    if rescore is not None:
+    given = [o for o in _SINGLE_SHOT_ONLY if config.getoption(OPTIONS[o].name) is not None]
+    if given:
         raise pytest.UsageError(
-            "--ambig-rescore replays single-shot answers; an interactive episode's turns depend on "
-            "the user's replies: run it again with --ambig-resume, which reuses every stored turn"
+            f"{', '.join(given)}: an interactive run scores episodes with the protocol's own metrics; "
+            "it has no reader, evidence report or judge metrics"
         )
-    if _choice(config, "--ambig-user") == "llm" and not _value(config, "--ambig-judge"):
+    llm_user = _choice(config, "--ambig-user") == "llm"
+    if llm_user and not _value(config, "--ambig-judge"):
         raise pytest.UsageError("--ambig-user=llm: the simulated user is the judge model; set --ambig-judge")
+    if not llm_user and config.getoption(OPTIONS["--ambig-judge"].name) is not None:
+        raise pytest.UsageError(
+            "--ambig-judge: an interactive run judges nothing; the model plays the user with --ambig-user=llm"
+        )
     return protocol
 
 
@@ -698,7 +711,8 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     march_setting = _protocol(config, "--ambig-march-setting", saved)
     profile = _choice(config, "--ambig-scorer-profile")
     retriever = _choice(config, "--ambig-retriever")
-    protocol = _interactive(config, rescore)
+    protocol = _interactive(config, rescore, saved)
+    user = _choice(config, "--ambig-user")
     metrics = _metrics(_value(config, "--ambig-metrics"), suites, protocol)
     system = _value(config, "--ambig-system")
     if system and system.lower().startswith("llm:") and not _value(config, "--ambig-llm-model"):
@@ -754,9 +768,9 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         embedder=_value(config, "--ambig-embedder"),
         cache_dir=base / Path(cache_dir).expanduser() if cache_dir else None,
         retrieval_report=_value(config, "--ambig-retrieval-report") is not None,
-        reader=reader,
+        reader=None if protocol == "interactive" else reader,  # an ini's reader reads no episode
         device=_device(_value(config, "--ambig-device")),
-        judge=_value(config, "--ambig-judge"),
+        judge=_value(config, "--ambig-judge") if protocol != "interactive" or user == "llm" else None,
         judge_base_url=_value(config, "--ambig-judge-base-url"),
         judge_timeout=_number(
             "--ambig-judge-timeout",
@@ -805,6 +819,6 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         clarifications=_number(
             "--ambig-clarifications", _text(config, "--ambig-clarifications"), kind=int, low=0, high=10
         ),
-        user=_choice(config, "--ambig-user"),
+        user=user,
         steerability=_value(config, "--ambig-steerability") is not None,
     )

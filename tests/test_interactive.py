@@ -62,6 +62,9 @@ def test_episodes_are_enumerated_per_interpretation_and_cost_with_two_ambiguous_
     unambiguous_queries = {e.query for e in per_cost if not e.ambiguous}
     assert len(ambiguous_queries) == sum(len(i.interpretations) > 1 for i in MARCH)
     assert len(unambiguous_queries) == -(-len(ambiguous_queries) // 2)  # 2 : 1, rounded up
+    # Ten ambiguous queries: five unambiguous ones, not six (2 / 3 in floats rounds up).
+    ten = [AmbigItem("toy", str(n), "q?", ITEM.interpretations) for n in range(10)]
+    assert sum(not e.ambiguous for e in episodes(ten, [(0, 0)])) == 5
     assert sum(e.ambiguous for e in per_cost) == sum(
         len(i.interpretations) for i in MARCH if len(i.interpretations) > 1
     )

@@ -271,6 +271,22 @@ def test_gates_read_the_episode_metrics(policies):
             ("--ambig-protocol=chat",),
             "ERROR: --ambig-protocol: 'chat' is not one of single-shot, interactive",
         ),
+        (
+            ("--ambig-protocol=interactive", "--ambig-costs=0:0.1,0:0.1000001"),
+            "ERROR: --ambig-costs: 0:0.1000001 is given twice (costs count to 6 decimal places)",
+        ),
+        (
+            ("--ambig-clarifications=2",),
+            "ERROR: --ambig-clarifications: only with --ambig-protocol=interactive",
+        ),
+        (
+            ("--ambig-protocol=interactive", "--ambig-retrieval-report"),
+            "ERROR: --ambig-retrieval-report: an interactive run scores episodes with the protocol's own*",
+        ),
+        (
+            ("--ambig-protocol=interactive", "--ambig-judge=m"),
+            "ERROR: --ambig-judge: an interactive run judges*",
+        ),
     ],
 )
 def test_interactive_options_are_checked(pytester, args, message):
@@ -368,6 +384,29 @@ def test_the_forced_reference_policies_take_their_actions(pytester, chat_server,
     )
     card = json.loads((pytester.path / "i" / "scorecard.json").read_text())
     assert {item["details"]["sequence"] for item in card["items"]} == {sequence}
+    turns = 2 if "C" in sequence else 1  # the cost line counts every turn's call
+    assert {item["answer"]["metadata"]["llm"]["calls"] for item in card["items"]} == {turns}
     result.assert_outcomes(passed=len(card["items"]))
     single = pytester.runpytest(*common, "--ambig-report=s")  # a single-shot run gets a bare answer
     single.assert_outcomes(passed=3)
+
+
+def test_selected_metrics_missing_episodes_and_single_shot_rows_stay_apart(policies):
+    result, card = run(policies, "clarify", f"--ambig-costs={COSTS}", "--ambig-metrics=clarify_rate")
+    (suite,) = card["suites"]
+    assert list(suite["metrics"]) == ["clarify_rate"] and suite["metrics"]["clarify_rate"]["mean"] == 100
+    assert all(row["scored"] == row["episodes"] for row in suite["interactive"]["costs"])
+    assert any("not computed (--ambig-metrics): reward, episode_f1" in n for n in suite["protocol"]["notes"])
+    # -x stops after the first failure: the episodes never run stay in their slices and costs.
+    result, card = run(policies, "clarify", f"--ambig-costs={COSTS}", "--ambig-item-min=reward=100", "-x")
+    (suite,) = card["suites"]
+    assert suite["missing"] > 0 and sum(s["items"] for s in suite["slices"]) == suite["items"]
+    assert sum(row["episodes"] for row in suite["interactive"]["costs"]) == suite["items"]
+    # A single-shot run is shown no row of the interactive protocol, not even as n/c.
+    policies.runpytest("--ambig-suite=asqa", "--ambig-report=single")
+    single = json.loads((policies.path / "single" / "scorecard.json").read_text())
+    assert single["suites"][0]["published"] and all(
+        "Berant" not in row["source"] for row in single["suites"][0]["published"]
+    )
+    rescore = policies.runpytest("--ambig-rescore=report/scorecard.json")
+    rescore.stderr.fnmatch_lines(["ERROR: --ambig-rescore replays single-shot answers; an interactive*"])

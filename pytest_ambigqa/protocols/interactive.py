@@ -13,6 +13,7 @@ metrics are in ``metrics/interactive.py``; steerability follows Appendix D.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,7 +28,7 @@ from ..schema import AmbigItem, ItemResult, Status
 
 COST_GRID: tuple[tuple[float, float], ...] = tuple((a, b) for a in (0.0, 2.0, 20.0) for b in (0.1, 0.7, 5.0))
 ACTIONS = ("clarify", "answer", "multi-answer")
-AMBIGUOUS_SHARE = 2 / 3  # the paper keeps ambiguous : unambiguous queries at 2 : 1 (section 4.1)
+AMBIGUOUS_TO_ONE = 2  # the paper keeps ambiguous : unambiguous queries at 2 : 1 (section 4.1)
 SPLITS = ("ambiguous", "unambiguous")
 # The forced-action reference policies (Tables 2 and 3): the action allowed at each turn.
 PLANS: dict[str, tuple[str, ...]] = {
@@ -38,6 +39,11 @@ PLANS: dict[str, tuple[str, ...]] = {
 }
 # Ties between equally good sequences go to the first of these (fewest turns and words first).
 SEQUENCES = ("QAF", "QCRAF", "QMF", "QCRMF")
+
+
+def cost_text(value: float) -> str:
+    """A cost as node ids spell it: plain decimals, at most six places (0.1, 20, 0.000001)."""
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ class Episode:
     def suffix(self) -> str:
         """What the episode adds to its item's key: reading, then costs."""
         kind = "i" if self.ambiguous else "u"
-        return f"{kind}{self.interpretation}-a{self.alpha:g}-b{self.beta:g}"
+        return f"{kind}{self.interpretation}-a{cost_text(self.alpha)}-b{cost_text(self.beta)}"
 
     @property
     def key(self) -> str:
@@ -80,6 +86,24 @@ class Episode:
         }
 
 
+_SUFFIX = re.compile(r"-(?P<kind>[iu])(?P<n>\d+)-a(?P<alpha>[^-]+)-b(?P<beta>[^-]+)$")
+
+
+def from_key(key: str, question: str = "") -> Episode | None:
+    """The episode an episode item's key names (for results that never reported)."""
+    found = _SUFFIX.search(key)
+    if found is None:
+        return None
+    return Episode(
+        key[: found.start()],
+        int(found["n"]),
+        found["kind"] == "i",
+        question,
+        float(found["alpha"]),
+        float(found["beta"]),
+    )
+
+
 def episodes(
     items: Sequence[AmbigItem],
     costs: Sequence[tuple[float, float]] = COST_GRID,
@@ -96,7 +120,7 @@ def episodes(
         for n, interpretation in enumerate(item.interpretations)
         if n == depth and (interpretation.question or interpretation.condition)
     ]
-    wanted = math.ceil(len(ambiguous) * (1 - AMBIGUOUS_SHARE) / AMBIGUOUS_SHARE)
+    wanted = -(-len(ambiguous) // AMBIGUOUS_TO_ONE)  # ceil, in integers (a float ratio rounds up 10 / 2)
     out = []
     for alpha, beta in costs:
         for item in ambiguous:
@@ -162,7 +186,7 @@ class OfflineUser:
             return assistant_text
         wanted = meaning(item, episode)
         part = max(parts, key=lambda part: (token_f1(part, wanted), -parts.index(part)))
-        label, sep, answer = part.rpartition(": ")  # "reading: answer" keeps the answer
+        label, sep, answer = part.partition(": ")  # "reading: answer" keeps the answer
         return answer.strip() if sep and label.strip() and answer.strip() else part
 
 
@@ -289,6 +313,7 @@ def failed_result(item: AmbigItem, status: Status, error: str, duration: float =
     """An episode without a finished answer: reward and F1 count 0 (it stays in the
     denominator), the rates and words are unscored."""
     reason = "system error" if status == "error" else error
+    episode = from_key(item.key, item.question)
     return ItemResult(
         suite=item.suite,
         item_id=item.id,
@@ -298,6 +323,7 @@ def failed_result(item: AmbigItem, status: Status, error: str, duration: float =
         unscored={m: reason for m in METRIC_NAMES if m not in ("reward", "episode_f1")},
         error=error,
         duration=duration,
+        details={"episode": episode.describe()} if episode else {},
         index=item.index,
     )
 
@@ -336,14 +362,14 @@ def _by_cost(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
             groups.setdefault((episode["alpha"], episode["beta"]), []).append(r)
     rows = []
     for (alpha, beta), group in sorted(groups.items()):
-        scored = [r for r in group if "clarify_rate" in r.scores]
+        scored = [r for r in group if r.status == "ok" and "sequence" in r.details]
         rows.append(
             {
                 "alpha": alpha,
                 "beta": beta,
                 "episodes": len(group),
                 "scored": len(scored),
-                **{m: _mean([r.scores[m] for r in scored]) for m in METRIC_NAMES},
+                **{m: _mean([r.scores[m] for r in scored if m in r.scores]) for m in METRIC_NAMES},
             }
         )
     return rows
@@ -392,7 +418,9 @@ def steerability(
     beta (multi-answers); precision and recall treat +X and -X as the positive classes, a
     prediction counting only when it equals the gold change; averaged over the fixed
     costs. Fractions (0-1), as Table 4 prints them; a ratio with nothing to divide by
-    (no change predicted, or none optimal) is 0, as scikit-learn's ``zero_division=0``.
+    (no change predicted, or none optimal) is 0, as scikit-learn's ``zero_division=0``, and
+    a fixed cost where neither the optimum nor the policy changes is left out of the mean.
+    Empty when no query has both costs at any fixed value.
 
     ``optimal`` and ``predicted`` map (query, alpha, beta) to an action sequence.
     """
@@ -411,8 +439,8 @@ def steerability(
                 continue
             gold.append(_change(optimal[first], optimal[second], letter))
             guess.append(_change(predicted[first], predicted[second], letter))
-        if not gold:
-            continue
+        if not gold or all(g == p == "N" for g, p in zip(gold, guess, strict=True)):
+            continue  # nothing to steer at this cost, and nothing steered: no evidence either way
         hits = sum(g == p != "N" for g, p in zip(gold, guess, strict=True))
         predicted_changes, gold_changes = sum(p != "N" for p in guess), sum(g != "N" for g in gold)
         precision = hits / predicted_changes if predicted_changes else 0.0
@@ -420,7 +448,7 @@ def steerability(
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         scores.append((precision, recall, f1))
     if not scores:
-        return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+        return {}
     return {
         "precision": statistics.fmean(s[0] for s in scores),
         "recall": statistics.fmean(s[1] for s in scores),
@@ -484,7 +512,11 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
             steer[change] = {"reason": f"the cost grid has one {change}: nothing to move"}
             continue
         low, high = values[0], values[-1]
-        steer[change] = {"from": low, "to": high} | steerability(optimal, predicted, change, low, high)
+        measured = steerability(optimal, predicted, change, low, high)
+        if not measured:
+            other = "beta" if change == "alpha" else "alpha"
+            measured = {"reason": f"no query was played at {change} {low:g} and {high:g} with one {other}"}
+        steer[change] = {"from": low, "to": high} | measured
     return {"policies": policies, "steerability": steer, "queries": len(optimal)}
 
 

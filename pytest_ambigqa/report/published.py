@@ -38,6 +38,8 @@ def compare(suite: str, protocol: Protocol) -> list[dict[str, Any]]:
     ``same_protocol`` rows are the ones a reader would put beside this run."""
     marked = []
     for row in rows(suite):
+        if (row["protocol"] == "interactive") != (protocol.name == "interactive"):
+            continue  # episodes and single answers are never put side by side, not even as n/c
         meta = source(suite, row["source"])
         if protocol.upper_bound:
             reason = f"this run is an upper bound: {protocol.upper_bound}"

@@ -27,7 +27,7 @@ from ..metrics import METRICS
 from ..metrics.profiles import PROFILES
 from ..models.local import DeviceUnavailable, find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
-from ..options import RunConfig
+from ..options import RunConfig, suite_metrics
 from ..protocols import interactive
 from ..report.saved import ScorecardError
 from ..retrieval import Retriever, RetrieverUnavailable
@@ -348,13 +348,15 @@ class Run:
             if note:
                 notes.append(note)
         if self.cfg.metrics is not None:
-            left = [m for m in suite.metrics if m not in self.cfg.metrics]
+            left = [m for m in suite_metrics(suite.name, self.cfg.protocol) if m not in self.cfg.metrics]
             if left:
                 notes.append(f"not computed (--ambig-metrics): {', '.join(left)}")
         if loaded.is_sample:
             notes.append("the items are the bundled sample, written for this project, not the benchmark's")
-        elif len(loaded.items) < loaded.total:
-            notes.append(f"a subset: {len(loaded.items)} of the file's {loaded.total} items")
+        else:
+            chosen = {self.episodes[i.key][0].key for i in loaded.items} if self.episodes else loaded.items
+            if len(chosen) < loaded.total:
+                notes.append(f"a subset: {len(chosen)} of the file's {loaded.total} items")
         upper = protocol.upper_bound
         if "item" in inputs:
             upper = "the system reads the gold item (it declares `item`)"

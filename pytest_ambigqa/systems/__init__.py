@@ -366,7 +366,8 @@ def _http_system(url: str) -> System:
 
     def invoke(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
         """POST what the run's protocol hands over: the passages and gold conditions it gives."""
-        payload: dict[str, Any] = {"question": item.question, "id": item.id}
+        # An episode sends its item's id: the episode's own names the hidden reading.
+        payload: dict[str, Any] = {"question": item.question, "id": extras.get("id", item.id)}
         passages = _input(item, "passages", extras)
         if passages:
             payload["passages"] = [{k: v for k, v in asdict(p).items() if v is not None} for p in passages]
@@ -451,7 +452,8 @@ def to_turn(raw: Any, allowed: tuple[str, ...]) -> tuple[str, Answer]:
         action = raw.pop("action")
         if not isinstance(action, str) or action not in ("clarify", "answer", "multi-answer"):
             raise SystemFailure(
-                f"system returned action {action!r}; expected one of {', '.join(map(repr, allowed))}"
+                f"system returned action {action!r}; expected 'clarify', 'answer' or 'multi-answer' "
+                f"(this turn allows {', '.join(allowed)})"
             )
     answer = to_answer(raw)
     if action not in allowed:
