@@ -356,6 +356,40 @@ def test_a_user_that_cannot_answer_leaves_the_episode_unscored_not_zero(pytester
     assert card["suites"][0]["metrics"]["reward"]["unscored"] == 1
     assert card["suites"][0]["interactive"]["unscored"] == {spoiled[0]["unscored"]["reward"]: 1}
     result.assert_outcomes(passed=len(card["items"]))
+    assert result.ret == 0  # one episode of 34: the run stands, unless bounded
+    chat_server.faults = ["invalid"] * 3
+    bounded = pytester.runpytest(
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        "--ambig-costs=0:0.1",
+        "--ambig-system=policies:clarify",
+        "--ambig-user=llm",
+        "--ambig-judge=user-m",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-cache-dir=fresh",
+        "--ambig-max-unscored-rate=0.01",
+        "-p",
+        "no:randomly",
+    )
+    assert bounded.ret == 1
+    bounded.stdout.fnmatch_lines(
+        ["*gate FAILED: march: 1 of 34 episodes unscored (3%) > 0.01: the simulated user*"]
+    )
+    chat_server.faults = ["500"] * 10_000  # a dead user model: no episode finishes
+    dead = pytester.runpytest(
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        "--ambig-costs=0:0.1",
+        "--ambig-limit=2",
+        "--ambig-system=policies:clarify",
+        "--ambig-user=llm",
+        "--ambig-judge=user-m",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-judge-retries=0",
+        "--ambig-cache-dir=dead",
+    )
+    assert dead.ret == 1
+    dead.stdout.fnmatch_lines(["*gate FAILED: march: the simulated user finished no episode: *"])
 
 
 def test_an_interactive_system_answers_a_single_shot_run(policies):

@@ -32,7 +32,7 @@ def shortfalls(
     """One line per failed gate, naming suite, metric, score and threshold."""
     lines = []
     for card in cards:
-        lines += _scored_nothing(card)
+        lines += _scored_nothing(card) + _unscored_episodes(card, max_unscored_rate)
         for t in fail_under:
             if (t.suite and t.suite != card.name) or t.metric not in card.metrics:
                 continue
@@ -76,6 +76,26 @@ def item_shortfalls(scores: dict[str, float], suite: str, item_min: Sequence[Thr
         for t in item_min
         if (t.suite is None or t.suite == suite) and t.metric in scores and scores[t.metric] < t.value
     ]
+
+
+def _unscored_episodes(card: SuiteCard, max_unscored_rate: float | None) -> list[str]:
+    """Interactive episodes the user spoiled or could not finish: a user model that finished
+    none fails the run, as a dead judge does; ``--ambig-max-unscored-rate`` bounds the rest."""
+    if card.interactive is None or not card.items:
+        return []
+    reasons = card.interactive["unscored"]
+    unscored = sum(reasons.values())
+    answered = card.items - card.errors - card.missing
+    failed = {r: n for r, n in reasons.items() if r.startswith("the simulated user failed")}
+    if answered and sum(failed.values()) == answered:
+        return [f"{card.name}: the simulated user finished no episode: {next(iter(failed))}"]
+    if max_unscored_rate is not None and unscored / card.items > max_unscored_rate:
+        top = next(iter(reasons))
+        return [
+            f"{card.name}: {unscored} of {card.items} episodes unscored ({unscored / card.items:.0%}) "
+            f"> {max_unscored_rate:g}: {top}"
+        ]
+    return []
 
 
 def _scored_nothing(card: SuiteCard) -> list[str]:
