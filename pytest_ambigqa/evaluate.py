@@ -169,12 +169,7 @@ class Evaluator:
         else:
             if final is not None and len(calls) > 1:  # the cost line counts every turn, forced ones too
                 final = dataclasses.replace(final, metadata={**final.metadata, "llm": _summed(calls)})
-            result = dataclasses.replace(
-                interactive.unscored_result(item, "", duration),
-                scores=self.run.scorers.keep(outcome.scores()),
-                unscored={},
-                answer=final,
-            )
+            result = interactive.scored_result(item, self.run.scorers.keep(outcome.scores()), final, duration)
         used = usage.to_dict() if usage.requests or usage.cached else None  # the LLM user's calls
         done = dataclasses.replace(result, details=details, evidence=evidence, cached=any(cached), usage=used)
         return lambda: done

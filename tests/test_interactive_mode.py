@@ -334,19 +334,23 @@ def test_an_llm_user_and_the_prompted_reference_policy_on_a_local_server(pyteste
 def test_a_user_that_cannot_answer_leaves_the_episode_unscored_not_zero(pytester, chat_server):
     pytester.makepyfile(policies=POLICIES)
     pytester.makeconftest(GUARD)
+
+    def with_llm_user(*args: str) -> pytest.RunResult:
+        return pytester.runpytest(
+            "--ambig-suite=march",
+            "--ambig-protocol=interactive",
+            "--ambig-costs=0:0.1",
+            "--ambig-system=policies:clarify",
+            "--ambig-user=llm",
+            "--ambig-judge=user-m",
+            f"--ambig-judge-base-url={chat_server.url}",
+            "-p",
+            "no:randomly",
+            *args,
+        )
+
     chat_server.faults = ["invalid"] * 3  # the first user call and both re-asks
-    result = pytester.runpytest(
-        "--ambig-suite=march",
-        "--ambig-protocol=interactive",
-        "--ambig-costs=0:0.1",
-        "--ambig-system=policies:clarify",
-        "--ambig-user=llm",
-        "--ambig-judge=user-m",
-        f"--ambig-judge-base-url={chat_server.url}",
-        "--ambig-report=report",
-        "-p",
-        "no:randomly",
-    )
+    result = with_llm_user("--ambig-report=report")
     card = json.loads((pytester.path / "report" / "scorecard.json").read_text())
     spoiled = [i for i in card["items"] if "reward" in i["unscored"]]
     assert len(spoiled) == 1 and spoiled[0]["status"] == "ok" and not spoiled[0]["scores"]
@@ -358,36 +362,13 @@ def test_a_user_that_cannot_answer_leaves_the_episode_unscored_not_zero(pytester
     result.assert_outcomes(passed=len(card["items"]))
     assert result.ret == 0  # one episode of 34: the run stands, unless bounded
     chat_server.faults = ["invalid"] * 3
-    bounded = pytester.runpytest(
-        "--ambig-suite=march",
-        "--ambig-protocol=interactive",
-        "--ambig-costs=0:0.1",
-        "--ambig-system=policies:clarify",
-        "--ambig-user=llm",
-        "--ambig-judge=user-m",
-        f"--ambig-judge-base-url={chat_server.url}",
-        "--ambig-cache-dir=fresh",
-        "--ambig-max-unscored-rate=0.01",
-        "-p",
-        "no:randomly",
-    )
+    bounded = with_llm_user("--ambig-cache-dir=fresh", "--ambig-max-unscored-rate=0.01")
     assert bounded.ret == 1
     bounded.stdout.fnmatch_lines(
         ["*gate FAILED: march: 1 of 34 episodes unscored (3%) > 0.01: the simulated user*"]
     )
     chat_server.faults = ["500"] * 10_000  # a dead user model: no episode finishes
-    dead = pytester.runpytest(
-        "--ambig-suite=march",
-        "--ambig-protocol=interactive",
-        "--ambig-costs=0:0.1",
-        "--ambig-limit=2",
-        "--ambig-system=policies:clarify",
-        "--ambig-user=llm",
-        "--ambig-judge=user-m",
-        f"--ambig-judge-base-url={chat_server.url}",
-        "--ambig-judge-retries=0",
-        "--ambig-cache-dir=dead",
-    )
+    dead = with_llm_user("--ambig-limit=2", "--ambig-judge-retries=0", "--ambig-cache-dir=dead")
     assert dead.ret == 1
     dead.stdout.fnmatch_lines(["*gate FAILED: march: the simulated user finished no episode: *"])
 

@@ -12,6 +12,7 @@ metrics are in ``metrics/interactive.py``; steerability follows Appendix D.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import statistics
@@ -24,7 +25,7 @@ from ..metrics.interactive import METRIC_NAMES, accuracy, reward, words
 from ..metrics.qa import token_f1
 from ..metrics.text import normalize_answer
 from ..models.usage import Usage
-from ..schema import AmbigItem, ItemResult, Status
+from ..schema import AmbigItem, Answer, ItemResult, Status
 
 COST_GRID: tuple[tuple[float, float], ...] = tuple((a, b) for a in (0.0, 2.0, 20.0) for b in (0.1, 0.7, 5.0))
 ACTIONS = ("clarify", "answer", "multi-answer")
@@ -328,16 +329,26 @@ def failed_result(item: AmbigItem, status: Status, error: str, duration: float =
     )
 
 
-def unscored_result(item: AmbigItem, why: str, duration: float = 0.0) -> ItemResult:
-    """An episode the user spoiled: every metric unscored with the reason, never 0."""
+def scored_result(
+    item: AmbigItem, scores: dict[str, float], answer: Answer | None, duration: float
+) -> ItemResult:
+    """A finished episode: its scores, and the assistant's final answer."""
     return ItemResult(
         suite=item.suite,
         item_id=item.id,
         status="ok",
         ambiguity_type=item.ambiguity_type,
-        unscored=dict.fromkeys(METRIC_NAMES, why),
+        scores=scores,
+        answer=answer,
         duration=duration,
         index=item.index,
+    )
+
+
+def unscored_result(item: AmbigItem, why: str, duration: float = 0.0) -> ItemResult:
+    """An episode the user spoiled: every metric unscored with the reason, never 0."""
+    return dataclasses.replace(
+        scored_result(item, {}, None, duration), unscored=dict.fromkeys(METRIC_NAMES, why)
     )
 
 
