@@ -1,10 +1,13 @@
-"""``pytest-ambigqa merge``: one scorecard from the shards of a CI matrix.
+"""The ``pytest-ambigqa`` command: ``merge`` the shards of a run, ``compare`` two runs.
 
     pytest-ambigqa merge shard1/scorecard.json shard2/scorecard.json -o merged
+    pytest-ambigqa compare base/scorecard.json new/scorecard.json [-o DIR] [--fail-if-worse M:X]
 
-The shards' per-item results are put back in file order and the scorecard, intervals and
-gates are rebuilt exactly as one run over all items would build them: same numbers, same
+``merge`` puts the shards' per-item results back in file order and rebuilds the scorecard,
+intervals and gates exactly as one run over all items would build them: same numbers, same
 exit code (1 when a gate fails or an item errored, failed its --ambig-item-min or is missing).
+``compare`` pairs the two runs item by item (report/compare.py); exit 1 when a
+``--fail-if-worse`` margin is crossed.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import pytest
 
 from . import hookspecs
 from .metrics.profiles import PROFILES
-from .options import default, parse_thresholds
-from .report import gates, pipeline, render
+from .options import default, parse_margins, parse_thresholds
+from .report import compare, gates, pipeline, render
+from .report.gold import reload
 from .report.output import safe_output
-from .report.saved import ScorecardError, read_scorecard
+from .report.saved import ScorecardError, read_card, read_scorecard
 from .report.scorecard import Scorecard, build
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Protocol, Scorers
@@ -143,13 +147,20 @@ def merge(paths: list[Path], out: Path) -> int:
         dataclasses.replace(c, data_warnings=list(dict.fromkeys(warnings.get(c.name, []))))
         for c in card.suites
     ]
+    baseline, margins, unmet = _baseline(config, tuple(info), protocol)
+    gold, absent = reload(card)
     card = pipeline.gated(
-        dataclasses.replace(card, suites=suites),
+        dataclasses.replace(card, suites=suites, gold=gold, gold_absent=absent),
         fail_under,
         config["gate"],
         config["max_error_rate"],
         config.get("max_unscored_rate"),
+        baseline=baseline,
+        margins=margins,
+        baseline_path=Path(config["baseline"]) if baseline is not None else None,
     )
+    if unmet:
+        card = dataclasses.replace(card, shortfalls=[*card.shortfalls, unmet])
     problems = pipeline.write_reports(card, out)
     print(safe_output("\n".join(render.terminal_lines(card))))
     failed_items = [
@@ -162,6 +173,63 @@ def merge(paths: list[Path], out: Path) -> int:
         print(safe_output(f"pytest-ambigqa merge: {problem}"), file=sys.stderr)
     print(f"merged {len(results)} items from {len(paths)} scorecards into {out}")
     return 1 if card.shortfalls or failed_items or problems else 0
+
+
+def _baseline(
+    config: dict[str, Any], suites: tuple[str, ...], protocol: str
+) -> tuple[Scorecard | None, tuple[compare.Margin, ...], str | None]:
+    """The shards' --ambig-baseline, read again for the merged run: (scorecard, margins, the
+    gate line when --ambig-fail-if-worse cannot be checked because the file is gone)."""
+    if not config.get("baseline"):
+        return None, (), None
+    margins = parse_margins(
+        "--ambig-fail-if-worse", ",".join(config.get("fail_if_worse") or ()), suites, protocol
+    )
+    try:
+        return read_card(Path(config["baseline"])), margins, None
+    except ScorecardError as exc:
+        print(safe_output(f"pytest-ambigqa merge: no comparison with the base run: {exc}"), file=sys.stderr)
+        unmet = f"--ambig-fail-if-worse cannot be checked: {exc}" if margins else None
+        return None, (), unmet
+
+
+def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text: str | None) -> int:
+    base, new = _card(base_path), _card(new_path)
+    if out is not None:
+        for path in (base_path, new_path):
+            if out.resolve() == path.resolve().parent:
+                raise MergeError(f"-o {out}: it holds {path}; write the comparison into another directory")
+    suites = tuple(s.name for s in new.suites)
+    margins = parse_margins(
+        "--fail-if-worse", margins_text, suites, new.config.get("protocol") or "single-shot"
+    )
+    comparison = compare.compare(base, new, int(new.config.get("seed") or 0), base_path)
+    shortfalls = compare.worse(comparison, margins)
+    gold, absent = reload(new)
+    card = dataclasses.replace(
+        new,
+        comparison=comparison,
+        shortfalls=[*new.shortfalls, *shortfalls],
+        config={**new.config, "fail_if_worse": [str(m) for m in margins]},
+        gold=gold,
+        gold_absent=absent,
+    )
+    print(safe_output("\n".join(render.comparison_lines(comparison)).lstrip("\n")))
+    for line in shortfalls:
+        print(safe_output(f"gate FAILED: {line}"))
+    problems = pipeline.write_reports(card, out) if out is not None else []
+    for problem in problems:
+        print(safe_output(f"pytest-ambigqa compare: {problem}"), file=sys.stderr)
+    if out is not None and not problems:
+        print(f"comparison written to {out} (scorecard.json, scorecard.md and report.html of {new_path})")
+    return 1 if shortfalls or problems else 0
+
+
+def _card(path: Path) -> Scorecard:
+    try:
+        return read_card(path)
+    except ScorecardError as exc:
+        raise MergeError(str(exc)) from None
 
 
 class _Plugins(pluggy.PluginManager):
@@ -203,25 +271,45 @@ def main(argv: list[str] | None = None) -> int:
     merge_parser = commands.add_parser("merge", help="merge the scorecard.json files of shards into one")
     merge_parser.add_argument("scorecards", nargs="+", type=Path, metavar="SCORECARD")
     merge_parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
-    merge_parser.add_argument(
-        "-p",
-        dest="plugins",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="a plugin module whose pytest_ambigqa_* hooks add suites, metrics or writers (repeatable)",
+    compare_parser = commands.add_parser(
+        "compare", help="compare two runs item by item: paired intervals and tests, regressions, a gate"
     )
+    compare_parser.add_argument("base", type=Path, metavar="BASE", help="the earlier run's scorecard.json")
+    compare_parser.add_argument("new", type=Path, metavar="NEW", help="the run to judge, its scorecard.json")
+    compare_parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="DIR",
+        help="write NEW's scorecard.json, .md and report.html with it",
+    )
+    compare_parser.add_argument(
+        "--fail-if-worse",
+        metavar="[SUITE:]METRIC:MARGIN,...",
+        help="exit 1 if the 95%% interval of a change lies wholly below -MARGIN (printed scale)",
+    )
+    for sub in (merge_parser, compare_parser):
+        sub.add_argument(
+            "-p",
+            dest="plugins",
+            action="append",
+            default=[],
+            metavar="MODULE",
+            help="a plugin module whose pytest_ambigqa_* hooks add suites, metrics or writers (repeatable)",
+        )
     args = parser.parse_args(argv)
     unload = lambda: None  # noqa: E731
     try:
         unload = _load_plugins(args.plugins)
+        if args.command == "compare":
+            return compare_runs(args.base, args.new, args.output, args.fail_if_worse)
         return merge(args.scorecards, args.output)
     except (MergeError, pytest.UsageError) as exc:
-        print(f"pytest-ambigqa merge: {exc}", file=sys.stderr)
+        print(f"pytest-ambigqa {args.command}: {exc}", file=sys.stderr)
         return 2
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         print(
-            f"pytest-ambigqa merge: not scorecards this version wrote ({type(exc).__name__}: {exc})",
+            f"pytest-ambigqa {args.command}: not scorecards this version wrote ({type(exc).__name__}: {exc})",
             file=sys.stderr,
         )
         return 2

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from .report.compare import Margin
     from .report.gates import Threshold
 
 MAX_SECONDS = 7 * 24 * 3600.0  # a week: longer waits are a typo, and overflow timers
@@ -66,7 +67,7 @@ _OPTIONS = (
     ),
     Option("--ambig-llm-price", "IN,OUT", "$ per million prompt and completion tokens of --ambig-llm-model"),
     Option("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", "300.0"),
-    Option("--ambig-report", "DIR", "write scorecard.json and scorecard.md into DIR"),
+    Option("--ambig-report", "DIR", "write scorecard.json, scorecard.md and report.html into DIR"),
     Option(
         "--ambig-metrics",
         "NAMES",
@@ -209,6 +210,18 @@ _OPTIONS = (
         "CLARIFY-AND-MA) with the system, for the hindsight-best oracle and prompt-level steerability",
     ),
     Option(
+        "--ambig-baseline",
+        "SCORECARD",
+        "compare this run item by item with an earlier run's scorecard.json (paired intervals and "
+        "tests, regressions); shown in the summary, scorecard.md and report.html",
+    ),
+    Option(
+        "--ambig-fail-if-worse",
+        "[SUITE:]METRIC:MARGIN,...",
+        "with --ambig-baseline: fail the run if the 95% interval of the change in METRIC lies wholly "
+        "below -MARGIN (printed scale), i.e. the run is shown worse than the baseline by more than MARGIN",
+    ),
+    Option(
         "--ambig-retrieval-report",
         None,
         "report recall@k of each interpretation's gold passages, from the original question and "
@@ -307,6 +320,8 @@ class RunConfig:
     clarifications: int
     user: str
     steerability: bool
+    baseline: Path | None  # --ambig-baseline: read by the controller only
+    fail_if_worse: tuple[Margin, ...]
 
     @property
     def interactive(self) -> bool:
@@ -358,6 +373,8 @@ class RunConfig:
             "clarifications": self.clarifications if self.interactive else None,
             "user": self.user if self.interactive else None,
             "steerability": self.steerability if self.interactive else None,
+            "baseline": str(self.baseline) if self.baseline else None,
+            "fail_if_worse": [str(m) for m in self.fail_if_worse],
         }
 
 
@@ -484,6 +501,37 @@ def parse_thresholds(
                     )
                 )
         out.append(Threshold(suite, metric, value))
+    return tuple(out)
+
+
+def parse_margins(
+    option: str, text: str | None, suites: tuple[str, ...], protocol: str = "single-shot"
+) -> tuple[Margin, ...]:
+    """``[SUITE:]METRIC:MARGIN,...``: the margins of a non-inferiority gate, printed scale."""
+    from .metrics import METRICS
+    from .report.compare import Margin
+
+    out = []
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        scope, sep, raw = part.rpartition(":")
+        suite, _, metric = scope.rpartition(":")
+        suite, metric = suite.strip().lower() or None, metric.strip()
+        if not sep or not metric or not raw.strip():
+            raise pytest.UsageError(f"{option}: expected [SUITE:]METRIC:MARGIN, got '{part}'")
+        if suite is not None and suite not in suites:
+            raise pytest.UsageError(f"{option}: suite '{suite}' is not in this run ({', '.join(suites)})")
+        candidates = [suite] if suite else list(suites)
+        valid = sorted({m for s in candidates for m in suite_metrics(s, protocol)})
+        if metric not in valid:
+            raise pytest.UsageError(
+                f"{option}: unknown metric '{metric}' for {', '.join(candidates)} (valid: {', '.join(valid)})"
+            )
+        spec = METRICS[metric]
+        if spec.higher_is_better is None or spec.aggregation == "sum":
+            raise pytest.UsageError(
+                f"{option}: {metric} ({spec.label}) has no better direction to be worse in"
+            )
+        out.append(Margin(suite, metric, _number(option, raw.strip(), low=0)))
     return tuple(out)
 
 
@@ -734,6 +782,14 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
                 f"--ambig-fail-under: {t} is on the printed 0-100 scale (a percentage); "
                 f"did you mean {t.metric}={t.value * 100:g}?"
             )
+    baseline = _value(config, "--ambig-baseline")
+    margins = parse_margins(
+        "--ambig-fail-if-worse", _value(config, "--ambig-fail-if-worse"), suites, protocol
+    )
+    if margins and not baseline:
+        raise pytest.UsageError(
+            "--ambig-fail-if-worse: name the run to compare with, --ambig-baseline=SCORECARD"
+        )
     return RunConfig(
         suites=suites,
         data=_data(_value(config, "--ambig-data"), suites, base)
@@ -821,4 +877,6 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         ),
         user=user,
         steerability=_value(config, "--ambig-steerability") is not None,
+        baseline=base / Path(baseline).expanduser() if baseline else None,
+        fail_if_worse=margins,
     )

@@ -56,7 +56,7 @@ def cover_em(pairs: Sequence[Sequence[str]], long_answer: str) -> float:
 # The metrics of this module, by the names options and reports use.
 SPECS = (
     percent("str_em", "STR-EM", "ASQA/ALCE exact presence of short answers"),
-    percent("str_hit", "STR-Hit", "ALCE: every short answer present"),
+    percent("str_hit", "STR-Hit", "ALCE: every short answer present", binary=True),
     MetricSpec(
         "cover_em",
         "COVER-EM",

@@ -47,7 +47,13 @@ def disambig_scores(predictions: Sequence[str], aliases: Sequence[Sequence[str]]
 SPECS = (
     percent("disambig_f1", "Disambig-F1", "ASQA/MARCH reader token F1", needs="reader"),
     percent("disambig_em", "Disambig-EM", "ASQA reader exact match", needs="reader"),
-    percent("disambig_hit", "Disambig-Hit", "ASQA: every interpretation an exact match", needs="reader"),
+    percent(
+        "disambig_hit",
+        "Disambig-Hit",
+        "ASQA: every interpretation an exact match",
+        needs="reader",
+        binary=True,
+    ),
     MetricSpec(
         "dr",
         "DR",

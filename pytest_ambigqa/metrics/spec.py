@@ -31,6 +31,7 @@ class MetricSpec:
     needs: str | None = None  # "reader" or "judge": a model the metric cannot do without
     aggregation: str = "mean"
     of: tuple[str, ...] = ()  # the metrics a suite-level aggregation is computed from
+    binary: bool = False  # item values are 0 or 1: a paired comparison uses exact McNemar
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -47,8 +48,8 @@ class MetricSpec:
         return self.of[0] if self.of else self.name
 
 
-def percent(name: str, label: str, source: str, needs: str | None = None) -> MetricSpec:
-    return MetricSpec(name, label, source, factor=100, needs=needs)
+def percent(name: str, label: str, source: str, needs: str | None = None, binary: bool = False) -> MetricSpec:
+    return MetricSpec(name, label, source, factor=100, needs=needs, binary=binary)
 
 
 def judged(name: str, label: str, source: str, scale: float = 1) -> MetricSpec:

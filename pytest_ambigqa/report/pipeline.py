@@ -1,5 +1,5 @@
 """The end of a run, in one place for the plugin and for ``pytest-ambigqa merge``: the
-suite gates, then every registered writer."""
+comparison with a baseline run, the gates, then every registered writer."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..schema import safe_str
-from . import gates
+from . import compare, gates
 from .output import write_text
 from .scorecard import Scorecard
 from .writers import WRITERS
@@ -21,12 +21,21 @@ def gated(
     max_error_rate: float | None,
     max_unscored_rate: float | None,
     deferred: str | None = None,
+    baseline: Scorecard | None = None,
+    margins: Sequence[compare.Margin] = (),
+    baseline_path: Path | None = None,
 ) -> Scorecard:
-    """The scorecard with its gate failures (none when the gates are ``deferred``: why)."""
-    shortfalls = (
-        [] if deferred else gates.shortfalls(card.suites, fail_under, gate, max_error_rate, max_unscored_rate)
-    )
-    return dataclasses.replace(card, shortfalls=shortfalls, gates_deferred=deferred)
+    """The scorecard with its comparison with ``baseline`` and its gate failures (none when
+    the gates are ``deferred``: why)."""
+    comparison = None
+    if baseline is not None:
+        comparison = compare.compare(baseline, card, int(card.config.get("seed") or 0), baseline_path)
+    shortfalls = []
+    if not deferred:
+        shortfalls = gates.shortfalls(card.suites, fail_under, gate, max_error_rate, max_unscored_rate)
+        if comparison is not None:
+            shortfalls += compare.worse(comparison, margins)
+    return dataclasses.replace(card, shortfalls=shortfalls, gates_deferred=deferred, comparison=comparison)
 
 
 def write_reports(card: Scorecard, directory: Path, duration: float | None = None) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any
 from ..metrics import METRICS
 from ..suites import SUITES
 from . import published
+from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row
 from .output import safe_output
 from .scorecard import MetricSummary, Scorecard, SuiteCard
 
@@ -242,6 +243,8 @@ def terminal_lines(card: Scorecard) -> list[str]:
         if missing:
             more = f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""
             lines.append(f"  missing: {', '.join(missing[:10])}{more}")
+    if card.comparison is not None:
+        lines += comparison_lines(card.comparison)
     lines.append("")
     lines += [f"gate FAILED: {s}" for s in card.shortfalls]
     if card.gates_deferred:
@@ -463,8 +466,131 @@ def markdown(card: Scorecard) -> str:
         if errored:
             out += ["", "Items without an answer:", ""]
             out += [f"- {_md(r.key)} ({r.status}): {_md(r.error)}" for r in errored]
+    if card.comparison is not None:
+        out += comparison_markdown(card.comparison)
     out += ["", "## Gates", ""]
     out += [f"- FAILED: {_md(s)}" for s in card.shortfalls] or [
         f"- deferred: {_md(card.gates_deferred)}" if card.gates_deferred else "- passed"
     ]
     return "\n".join(out) + "\n"
+
+
+# ---- the comparison with a baseline run (report/compare.py)
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return ""
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _change(row: Row) -> list[str]:
+    """base, new, change, its interval, test p, Holm p, W/T/L of one row."""
+    if row.diff is None:
+        return ["", "", f"n/a ({row.reason})", "", "", "", ""]
+    test = {"mcnemar": "McNemar", "permutation": "perm."}.get(row.test or "", "")
+    wtl = f"{row.wins}/{row.ties}/{row.losses}" if row.wins is not None else ""
+    digits = len(_num(row.base, row.metric).partition(".")[2])  # as the scorecard prints the metric
+    return [
+        _num(row.base, row.metric),
+        _num(row.new, row.metric),
+        f"{row.diff:+.{digits}f}",
+        f"[{row.low:+.{digits}f}, {row.high:+.{digits}f}]",
+        f"{_p(row.p)} ({test})",
+        _p(row.p_holm),
+        wtl,
+    ]
+
+
+_CHANGE_HEAD = ["base", "new", "change", "95% CI", "p (test)", "Holm p", "W/T/L"]
+
+
+def _comparison_head(comparison: Comparison) -> list[str]:
+    base = comparison.base
+    tests = sum(r.p is not None for r in comparison.rows)
+    where = f" ({base['scorecard']})" if base.get("scorecard") else ""
+    lines = [
+        f"compared with the base run{where}: system {base.get('system')}, {base.get('items')} items",
+        f"  paired by item; change = new - base with a seeded paired bootstrap 95% CI (stratified by "
+        f"type); p: exact McNemar for 0/1 metrics, else a sign-flip permutation test; Holm-corrected "
+        f"over the {tests} tests shown; W/T/L: items better / same / worse in this run",
+    ]
+    for note in comparison.notes:
+        lines.append(f"  note: {note}")
+    for name, keys in (("the base run", comparison.only_base), ("this run", comparison.only_new)):
+        if keys:
+            more = f" (+{len(keys) - 10} more)" if len(keys) > 10 else ""
+            lines.append(f"  {len(keys)} item(s) only in {name}, not compared: {', '.join(keys[:10])}{more}")
+    return lines
+
+
+def _regression_line(r: Regression) -> str:
+    drops = ", ".join(
+        f"{METRICS[m].label} {_item(before, m)} -> {_item(after, m)}"
+        for m, (before, after) in r.drops.items()
+    )
+    status = f" (now {r.new_status})" if r.new_status != r.base_status else ""
+    return f"{r.key}: {drops or 'no answer'}{status}"
+
+
+def _item(value: float, metric: str) -> str:
+    return f"{value:.2f}" if METRICS[metric].factor == 1 else f"{value * METRICS[metric].factor:.0f}"
+
+
+def _diff_text(diff: list[tuple[str, str]], limit: int = 60) -> str:
+    """A word diff in one line: [-removed-] {+added+}, long kept runs shortened."""
+    parts = []
+    for op, words in diff:
+        if op == "=":
+            kept = words.split()
+            parts.append(words if len(kept) <= 8 else " ".join([*kept[:3], "...", *kept[-3:]]))
+        else:
+            parts.append(f"[-{words}-]" if op == "-" else f"{{+{words}+}}")
+    text = " ".join(parts)
+    return text if len(text) <= limit * 6 else text[: limit * 6] + " ..."
+
+
+def comparison_lines(comparison: Comparison) -> list[str]:
+    lines = ["", *_comparison_head(comparison)]
+    for suite in dict.fromkeys(r.suite for r in comparison.rows):
+        rows = [r for r in comparison.rows if r.suite == suite and r.slice == "all"]
+        n = max((r.n for r in rows), default=0)
+        lines += ["", f"  {suite}: {n} items in both runs"]
+        table = [["metric", *_CHANGE_HEAD]]
+        table += [[METRICS[r.metric].label, *_change(r)] for r in rows if r.diff is not None]
+        lines += _table(table, "lrrrllrr")
+        skipped: dict[str | None, list[str]] = {}
+        for r in rows:
+            if r.diff is None:
+                skipped.setdefault(r.reason, []).append(METRICS[r.metric].label)
+        lines += [f"  not compared: {', '.join(labels)} ({reason})" for reason, labels in skipped.items()]
+        worse = [r for r in comparison.regressions if r.suite == suite]
+        if worse:
+            lines.append(f"  regressions ({len(worse)}, worst first):")
+            lines += [f"    {_regression_line(r)}" for r in worse[:REGRESSIONS_SHOWN]]
+            if len(worse) > REGRESSIONS_SHOWN:
+                lines.append(
+                    f"    ... {len(worse) - REGRESSIONS_SHOWN} more in scorecard.json and report.html"
+                )
+    return lines
+
+
+def comparison_markdown(comparison: Comparison) -> list[str]:
+    out = ["", "## Compared with the base run", ""]
+    out += [f"- {_md(line.strip())}" for line in _comparison_head(comparison)]
+    for suite in dict.fromkeys(r.suite for r in comparison.rows):
+        out += ["", f"### {_md(suite)}", ""]
+        out.append(_md_row(["slice", "metric", "n", *_CHANGE_HEAD]))
+        out.append("|---|---|---:|---:|---:|---:|---|---|---:|---:|")
+        for r in comparison.rows:
+            if r.suite == suite:
+                out.append(_md_row([r.slice, METRICS[r.metric].label, str(r.n), *_change(r)]))
+        worse = [r for r in comparison.regressions if r.suite == suite]
+        if worse:
+            out += ["", f"Regressions ({len(worse)}, worst first):", ""]
+            for r in worse[:REGRESSIONS_SHOWN]:
+                out.append(f"- {_md(_regression_line(r))}")
+                out.append(f"  - word diff: {_md(_diff_text(r.diff))}")
+            if len(worse) > REGRESSIONS_SHOWN:
+                out.append(f"- {len(worse) - REGRESSIONS_SHOWN} more in scorecard.json and report.html")
+    return out

@@ -1,11 +1,15 @@
 """A ``scorecard.json`` read back, in one place: ``--ambig-rescore`` reads a run's answers
-and options from it, ``pytest-ambigqa merge`` the shards of a run."""
+and options from it, ``pytest-ambigqa merge`` the shards of a run, ``--ambig-baseline`` and
+``pytest-ambigqa compare`` the runs they compare."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .scorecard import Scorecard
 
 
 class ScorecardError(Exception):
@@ -28,3 +32,14 @@ def read_scorecard(path: Path) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise ScorecardError(path, str(exc)) from None
     return data
+
+
+def read_card(path: Path) -> Scorecard:
+    """The scorecard of a ``scorecard.json``, its results and suite summaries."""
+    from .scorecard import Scorecard
+
+    data = read_scorecard(path)
+    try:
+        return Scorecard.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ScorecardError(path, f"{type(exc).__name__}: {exc}") from None

@@ -13,7 +13,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from ..suites import LoadedSuite, Protocol, Scorers, Suite
 from ..suites.base import OPEN_RETRIEVAL
 from . import published
 from .stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
+
+if TYPE_CHECKING:
+    from .compare import Comparison
 
 SCHEMA_VERSION = 1
 MISSING = "never reported (crashed worker or interrupted run)"
@@ -106,6 +109,11 @@ class Scorecard:
     judge: dict[str, Any] | None = None  # model, templates, usage and cost of the judge
     shortfalls: list[str] = field(default_factory=list)
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
+    comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
+    # The items as the data file has them (question, gold), by key, for report.html's
+    # drill-down; not written to scorecard.json, which holds results only.
+    gold: Mapping[str, AmbigItem] = field(default_factory=dict, repr=False, compare=False)
+    gold_absent: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)  # suite: why
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Scorecard:
@@ -162,6 +170,7 @@ class Scorecard:
                 "shortfalls": list(self.shortfalls),
                 "deferred": self.gates_deferred,
             },
+            "comparison": self.comparison.to_json() if self.comparison is not None else None,
             "items": [r.to_dict() for r in self.results],
             "timing": {"duration": duration},
         }
@@ -341,6 +350,7 @@ def build(
     ``protocols`` how each suite's items were put to the system (default: open retrieval).
     Under the interactive protocol the items are episodes, reported with the episode
     metrics by ambiguous and unambiguous queries; ``steered``: the forced-action policies ran."""
+    loaded = list(loaded)
     wanted = None if expected is None else set(expected)
     cards: list[SuiteCard] = []
     ordered: list[ItemResult] = []
@@ -401,6 +411,7 @@ def build(
                 interactive=interactive.section(suite_results, steered) if episodic else None,
             )
         )
+    keys = {r.key for r in ordered}
     if judge is not None:
         judge = {**judge, "usage": _total_usage(ordered)}
     calls = model_calls(ordered)
@@ -415,6 +426,7 @@ def build(
         versions=versions,
         retrieval=retrieval,
         judge=judge,
+        gold={i.key: i for suite in loaded for i in suite.items if i.key in keys},
     )
 
 

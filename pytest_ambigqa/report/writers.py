@@ -1,5 +1,5 @@
-"""The files a scorecard is written to, by name: ``scorecard.json`` and ``scorecard.md``
-built in, more from plugins (``pytest_ambigqa_writers``)."""
+"""The files a scorecard is written to, by name: ``scorecard.json``, ``scorecard.md`` and
+``report.html`` built in, more from plugins (``pytest_ambigqa_writers``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..registry import Registry
-from . import render
+from . import html, render
 from .output import json_document
 from .scorecard import Scorecard
 
@@ -25,5 +25,6 @@ for _writer in (
         "json", "scorecard.json", lambda card, duration: json_document(card.to_json(duration=duration)) + "\n"
     ),
     Writer("markdown", "scorecard.md", lambda card, duration: render.markdown(card)),
+    Writer("html", "report.html", html.render),
 ):
     WRITERS.register(_writer.name, _writer)

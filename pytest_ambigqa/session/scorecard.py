@@ -14,6 +14,7 @@ import pytest
 
 from ..report import pipeline, render
 from ..report.output import safe_output
+from ..report.saved import ScorecardError, read_card
 from ..report.scorecard import Scorecard, build
 from ..schema import ItemResult
 from .collection import ITEM_KEY, key_of
@@ -32,6 +33,12 @@ class ScorecardPlugin:
         self._started = time.time()
         self.scorecard: Scorecard | None = None
         self._unmet: list[str] = []  # gates that cannot be evaluated, reports not written
+        self.baseline: Scorecard | None = None
+        if run.cfg.baseline is not None:  # read before any item runs: a bad file stops the run here
+            try:
+                self.baseline = read_card(run.cfg.baseline)
+            except ScorecardError as exc:
+                raise pytest.UsageError(f"--ambig-baseline: {exc}") from None
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.expected = {item.stash[ITEM_KEY].key for item in session.items if ITEM_KEY in item.stash}
@@ -87,9 +94,17 @@ class ScorecardPlugin:
         deferred = None
         if cfg.shard is not None and not cfg.shard_gates:
             number, count = cfg.shard
-            deferred = f"shard {number}/{count}: suite gates are applied by `pytest-ambigqa merge`"
+            deferred = f"shard {number}/{count}: the run's gates are applied by `pytest-ambigqa merge`"
         self.scorecard = pipeline.gated(
-            card, cfg.fail_under, cfg.gate, cfg.max_error_rate, cfg.max_unscored_rate, deferred
+            card,
+            cfg.fail_under,
+            cfg.gate,
+            cfg.max_error_rate,
+            cfg.max_unscored_rate,
+            deferred,
+            baseline=self.baseline,
+            margins=cfg.fail_if_worse,
+            baseline_path=cfg.baseline,
         )
         if cfg.report_dir is not None:
             problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)

@@ -1,0 +1,382 @@
+"""Two runs of a system on the same items, compared item by item.
+
+Items are aligned by suite and id; an item in one run only is listed, never dropped. Each
+metric of each slice (all items, each ambiguity type, or each interactive split) gets the
+mean difference new - base on the printed scale, a seeded paired bootstrap 95% interval
+(items resampled within their ambiguity type), a two-sided test (exact McNemar for the 0/1
+metrics, a sign-flip permutation test otherwise), Holm's correction across every row shown,
+and win/tie/loss counts. The pairing is the point: lm-evaluation-harness compares runs with
+an unpaired z-test (EleutherAI/lm-evaluation-harness#3831), which ignores that both runs
+answered the same questions.
+
+Every metric is compared as the statistic of its item columns, so the figures agree with
+the scorecard's: a plain mean; CondAmbigQA's pooled closed-book mean as a ratio of summed
+units; ASQA's DR as sqrt(QA-F1 x ROUGE-Lsum) of means. ROUGE-Lsum's bootstrap mid
+(``rouge_lsum_mid``) is compared as the mean of its item values, its ``rouge_lsum`` twin.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..metrics import METRICS
+from ..protocols import interactive
+from ..schema import ItemResult
+from . import paired
+from .scorecard import Scorecard, SuiteCard
+from .stats import stable_seed
+
+REGRESSIONS_SHOWN = 10  # in the terminal and scorecard.md; scorecard.json and report.html hold all
+
+
+@dataclass(frozen=True)
+class Row:
+    """One metric over one slice of one suite, on the printed scale."""
+
+    suite: str
+    slice: str  # "all", an ambiguity type, or an interactive split
+    metric: str
+    n: int  # items scored in both runs
+    base: float | None
+    new: float | None
+    diff: float | None  # new - base
+    low: float | None  # the paired bootstrap 95% interval of diff
+    high: float | None
+    test: str | None  # "mcnemar" or "permutation"
+    p: float | None
+    p_holm: float | None
+    wins: int | None  # items the new run does better on (by the metric's direction), ties, losses
+    ties: int | None
+    losses: int | None
+    one_sided: int = 0  # aligned items scored in one run only
+    reason: str | None = None  # why there is no comparison
+
+
+@dataclass(frozen=True)
+class Regression:
+    """An item whose score dropped: on which metrics, from what to what, and how the answer changed."""
+
+    suite: str
+    item_id: str
+    drops: dict[str, tuple[float, float]]  # metric -> (base, new), item scale
+    base_status: str
+    new_status: str
+    diff: list[tuple[str, str]]  # word diff of the answers: ("=", "-" or "+", words)
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite}-{self.item_id}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: dict[str, Any]  # the base run: system label, scorecard path, seed
+    rows: list[Row]
+    only_base: list[str]  # item keys in the base run only
+    only_new: list[str]
+    regressions: list[Regression]
+    notes: list[str] = field(default_factory=list)  # suites not compared and why, data that differs
+    base_results: dict[str, ItemResult] = field(default_factory=dict, repr=False)  # for the report
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "base": self.base,
+            "rows": [asdict(r) for r in self.rows],
+            "only_base": self.only_base,
+            "only_new": self.only_new,
+            "regressions": [asdict(r) | {"key": r.key} for r in self.regressions],
+            "notes": self.notes,
+        }
+
+    def row(self, suite: str, metric: str, slice_: str = "all") -> Row | None:
+        return next((r for r in self.rows if (r.suite, r.metric, r.slice) == (suite, metric, slice_)), None)
+
+
+def sign(metric: str) -> int:
+    """+1 when a higher value is better, -1 when lower is, 0 when neither (a length)."""
+    better = METRICS[metric].higher_is_better
+    return 0 if better is None else (1 if better else -1)
+
+
+def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None) -> Comparison:
+    """``new`` against ``base`` (read from ``path``): every suite of ``new`` that ``base`` ran
+    under the same protocol."""
+    by_key = {r.key: r for r in base.results}
+    new_keys = {r.key for r in new.results}
+    base_suites = {s.name: s for s in base.suites}
+    rows: list[Row] = []
+    regressions: list[Regression] = []
+    notes: list[str] = []
+    compared: set[str] = set()
+    for card in new.suites:
+        other = base_suites.get(card.name)
+        if other is None:
+            notes.append(f"{card.name}: not in the base run")
+            continue
+        if other.protocol.name != card.protocol.name:
+            notes.append(
+                f"{card.name}: not compared: the base run's protocol is {other.protocol.label}; this "
+                f"run's, {card.protocol.label}"
+            )
+            continue
+        compared.add(card.name)
+        if other.sha256 != card.sha256:
+            notes.append(f"{card.name}: the runs read different data files; items are aligned by id")
+        if other.profile != card.profile:
+            notes.append(
+                f"{card.name}: scored under different scorer profiles ({other.profile}; {card.profile})"
+            )
+        pairs = [(by_key[r.key], r) for r in new.results if r.suite == card.name and r.key in by_key]
+        rows += _suite_rows(card, other, pairs, seed)
+        regressions += _regressions(card, pairs)
+    p_holm = paired.holm([r.p for r in rows])
+    rows = [_with(r, p_holm=p) for r, p in zip(rows, p_holm, strict=True)]
+    only_base = [r.key for r in base.results if r.suite in compared and r.key not in new_keys]
+    only_new = [r.key for r in new.results if r.suite in compared and r.key not in by_key]
+    return Comparison(
+        base={
+            "scorecard": str(path) if path else None,
+            "system": base.system.get("label"),
+            "items": len(base.results),
+            "config": {k: base.config.get(k) for k in ("suites", "seed", "protocol", "limit", "shard")},
+        },
+        rows=rows,
+        only_base=only_base,
+        only_new=only_new,
+        regressions=regressions,
+        notes=notes,
+        base_results={k: by_key[k] for k in by_key if k in new_keys},
+    )
+
+
+def _with(row: Row, **changes: Any) -> Row:
+    return Row(**(asdict(row) | changes))
+
+
+def _slices(card: SuiteCard, pairs: list[tuple[ItemResult, ItemResult]]) -> list[tuple[str, list]]:
+    """The slices the scorecard shows: all items, then its types or interactive splits."""
+    label = _stratum(card)
+    names = [s.name for s in card.slices]
+    return [("all", pairs), *((name, [p for p in pairs if label(p[1]) == name]) for name in names)]
+
+
+def _stratum(card: SuiteCard) -> Callable[[ItemResult], str | None]:
+    if card.interactive is not None:
+        return interactive.split_of
+    return lambda r: r.ambiguity_type
+
+
+def _suite_rows(
+    card: SuiteCard, other: SuiteCard, pairs: list[tuple[ItemResult, ItemResult]], seed: int
+) -> list[Row]:
+    rows = []
+    stratum = _stratum(card)
+    for name, part in _slices(card, pairs):
+        for metric in card.metrics:
+            reason = _unavailable(metric, card, other)
+            if reason is not None:
+                rows.append(_na(card.name, name, metric, reason))
+                continue
+            scope = (card.name, name, metric)
+            rows.append(_row(scope, part, [stratum(b) for b, _ in part], stable_seed(seed, "paired", *scope)))
+    return rows
+
+
+def _unavailable(metric: str, card: SuiteCard, other: SuiteCard) -> str | None:
+    """Why ``metric`` cannot be compared at all (not computed, n/a in a run), or None."""
+    if metric not in other.metrics:
+        return "not computed in the base run"
+    for run, summary in (("this run", card.metrics[metric]), ("the base run", other.metrics[metric])):
+        if summary.mean is None:
+            return f"n/a in {run}: {summary.reason}"
+    return None
+
+
+def _na(suite: str, slice_: str, metric: str, reason: str, n: int = 0, one_sided: int = 0) -> Row:
+    return Row(suite, slice_, metric, n, None, None, None, None, None, None, None, None, None, None, None,
+               one_sided, reason)  # fmt: skip
+
+
+def _columns(metric: str, result: ItemResult, pooled: bool) -> tuple[float, ...] | None:
+    """The item's columns for ``metric`` (None: unscored), on the printed scale; ``pooled``:
+    the metric's units are pooled across items (then each item is a (sum, count) pair, an item
+    without units one unit, as the scorecard's ``_summarize_pooled`` counts them)."""
+    spec = METRICS[metric]
+    if spec.aggregation == "geometric":
+        parts = [METRICS[m] for m in spec.of]
+        if not all(p.item_metric in result.scores for p in parts):
+            return None
+        return tuple(result.scores[p.item_metric] * p.factor for p in parts)
+    source = spec.item_metric
+    if source not in result.scores:
+        return None
+    if pooled:
+        units = result.units.get(metric, [result.scores[source]])
+        return (math.fsum(units) * spec.factor, float(len(units)))
+    return (result.scores[source] * spec.factor,)
+
+
+def _statistic(metric: str, width: int) -> Callable | None:
+    spec = METRICS[metric]
+    if spec.aggregation == "geometric":
+        import numpy as np
+
+        return lambda means: np.sqrt(np.prod(means, axis=-1))
+    if width == 2:  # pooled units: (sum, count)
+        import numpy as np
+
+        return lambda means: np.divide(
+            means[..., 0], means[..., 1], out=np.zeros_like(means[..., 1]), where=means[..., 1] > 0
+        )
+    return None
+
+
+def _row(scope: tuple[str, str, str], part: list, strata: list, seed: int) -> Row:
+    import numpy as np
+
+    suite, name, metric = scope
+    spec = METRICS[metric]
+    if spec.aggregation == "sum":
+        return _na(suite, name, metric, "a total, not a per-item score")
+    pooled = any(r.units.get(metric) for pair in part for r in pair)
+    columns = [(_columns(metric, b, pooled), _columns(metric, n, pooled)) for b, n in part]
+    both = [(b, n, s) for (b, n), s in zip(columns, strata, strict=True) if b is not None and n is not None]
+    one_sided = sum((b is None) != (n is None) for b, n in columns)
+    if not both:
+        reason = "no item scored in both runs" if part else "no aligned items"
+        return _na(suite, name, metric, reason, one_sided=one_sided)
+    base = np.array([b for b, _, _ in both], dtype=float)
+    new = np.array([n for _, n, _ in both], dtype=float)
+    width = base.shape[1]
+    if width == 1:
+        base, new = base[:, 0], new[:, 0]
+    statistic = _statistic(metric, width)
+    value = (lambda x: float(x.mean())) if statistic is None else (lambda x: float(statistic(x.mean(axis=0))))
+    low, high = paired.paired_bootstrap(base, new, [s for _, _, s in both], seed, statistic)
+    binary = spec.binary and width == 1
+    if binary:
+        b, c = paired.discordant(base / spec.factor, new / spec.factor)
+        test, p = "mcnemar", paired.mcnemar_exact(b, c)
+    else:
+        test, p = "permutation", paired.sign_flip_p(base, new, seed, statistic)
+    wins = ties = losses = None
+    if spec.aggregation != "geometric" and sign(metric):  # DR has no value per item, a length no better
+        per_base = base if width == 1 else _unit_means(base)
+        per_new = new if width == 1 else _unit_means(new)
+        delta = (per_new - per_base) * (sign(metric) or 1)
+        wins, ties, losses = int((delta > 0).sum()), int((delta == 0).sum()), int((delta < 0).sum())
+    b_value, n_value = value(base), value(new)
+    return Row(
+        suite, name, metric, len(both), b_value, n_value, n_value - b_value, low, high, test, p, None,
+        wins, ties, losses, one_sided,
+    )  # fmt: skip
+
+
+def _unit_means(columns):
+    import numpy as np
+
+    return np.divide(columns[:, 0], columns[:, 1], out=np.zeros(len(columns)), where=columns[:, 1] > 0)
+
+
+# ---- regressions
+
+
+_WORD = re.compile(r"\S+")
+
+
+def word_diff(before: str, after: str) -> list[tuple[str, str]]:
+    """The word-level edit from ``before`` to ``after``: ("=", kept), ("-", removed), ("+", added)."""
+    a, b = _WORD.findall(before), _WORD.findall(after)
+    out: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(("=", " ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("-", " ".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("+", " ".join(b[j1:j2])))
+    return out
+
+
+def _text(result: ItemResult) -> str:
+    return result.answer.text if result.answer is not None else ""
+
+
+def _regressions(card: SuiteCard, pairs: list[tuple[ItemResult, ItemResult]]) -> list[Regression]:
+    """Items whose score dropped on any per-item metric with a direction, worst first: by the
+    drop in the suite's first such metric, then by how many metrics dropped."""
+    metrics = [
+        m for m in card.metrics if sign(m) and not METRICS[m].suite_level and METRICS[m].aggregation != "sum"
+    ]
+    found = []
+    for base, new in pairs:
+        drops = {}
+        for metric in metrics:
+            source = METRICS[metric].item_metric
+            if source in base.scores and source in new.scores:
+                before, after = base.scores[source], new.scores[source]
+                if (after - before) * sign(metric) < 0:
+                    drops[metric] = (before, after)
+        if drops or (base.status == "ok" and new.status != "ok"):
+            found.append(
+                Regression(
+                    card.name, new.item_id, drops, base.status, new.status, word_diff(_text(base), _text(new))
+                )
+            )
+    primary = metrics[0] if metrics else None
+
+    def severity(r: Regression) -> tuple[float, int]:
+        first = r.drops.get(primary) if primary else None
+        scale = METRICS[primary].item_range[1] if primary and METRICS[primary].item_range else 1
+        return (-abs(first[0] - first[1]) / scale if first else 0.0, -len(r.drops))
+
+    return sorted(found, key=severity)
+
+
+# ---- the gate
+
+
+@dataclass(frozen=True)
+class Margin:
+    """A ``--ambig-fail-if-worse`` entry: ``[suite:]metric:margin`` (printed scale)."""
+
+    suite: str | None
+    metric: str
+    margin: float
+
+    def __str__(self) -> str:
+        return f"{self.suite + ':' if self.suite else ''}{self.metric}:{self.margin:g}"
+
+
+def worse(comparison: Comparison, margins: Sequence[Margin]) -> list[str]:
+    """One line per metric whose non-inferiority is rejected: the 95% interval of the change,
+    taken in the metric's better direction, lies wholly below -margin."""
+    lines = []
+    for m in margins:
+        rows = [
+            r
+            for r in comparison.rows
+            if r.metric == m.metric and r.slice == "all" and (m.suite is None or r.suite == m.suite)
+        ]
+        if not rows:
+            lines.append(f"fail-if-worse {m}: no suite of both runs reports {m.metric}")
+        for r in rows:
+            label = METRICS[r.metric].label
+            if r.low is None or r.high is None:
+                lines.append(f"{r.suite} {r.metric} ({label}): not compared ({r.reason}), cannot show {m}")
+                continue
+            direction = sign(r.metric)
+            bound = r.high if direction > 0 else -r.low  # the best case of the change
+            if bound < -m.margin:
+                lines.append(
+                    f"{r.suite} {r.metric} ({label}) worse than the base run: change {r.diff:+.2f}, "
+                    f"95% CI [{r.low:.2f}, {r.high:.2f}], beyond the margin {m.margin:g}"
+                )
+    return lines

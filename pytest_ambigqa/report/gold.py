@@ -1,0 +1,53 @@
+"""The items of a scorecard read back from their data files, for report.html's drill-down
+when the scorecard came from disk (``merge``, ``compare``) rather than from a run.
+
+``scorecard.json`` holds results, not the benchmark (that is not ours to copy around); the
+question and the gold interpretations are read again from the file each suite names, and
+only when its sha256 is still the run's. Otherwise the drill-down says why they are absent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ..schema import AmbigItem
+from ..suites import SUITES, DataError, LoadOptions
+from .scorecard import Scorecard
+
+
+def reload(card: Scorecard) -> tuple[dict[str, AmbigItem], dict[str, str]]:
+    """(items by result key, why a suite's items are absent)."""
+    found: dict[str, AmbigItem] = {}
+    absent: dict[str, str] = {}
+    options = LoadOptions(
+        split=card.config.get("split") or "dev", fields=dict(card.config.get("march_fields") or {})
+    )
+    for suite in card.suites:
+        if suite.name not in SUITES:
+            absent[suite.name] = f"no suite '{suite.name}' is registered here"
+            continue
+        path = None if suite.is_sample else Path(suite.source)
+        if path is not None and not path.is_file():
+            absent[suite.name] = f"the data file {suite.source} is not here"
+            continue
+        try:
+            loaded = SUITES[suite.name].load(path, options)
+        except (DataError, OSError, ValueError) as exc:
+            absent[suite.name] = f"the data file {suite.source} could not be read again: {exc}"
+            continue
+        if loaded.sha256 != suite.sha256:
+            absent[suite.name] = f"the data file {suite.source} has changed since the run"
+            continue
+        items = {i.key: i for i in loaded.items}
+        for result in card.results:
+            if result.suite != suite.name:
+                continue
+            episode = result.details.get("episode")
+            if episode and episode.get("item") in items:  # an interactive episode: its item, its query
+                found[result.key] = dataclasses.replace(
+                    items[episode["item"]], id=result.item_id, question=episode.get("question") or ""
+                )
+            elif result.key in items:
+                found[result.key] = items[result.key]
+    return found, absent

@@ -1,0 +1,355 @@
+"""``report.html``: the scorecard as one self-contained page, for people.
+
+One file, no server, nothing fetched at view time: the page's script and style are inlined
+from ``assets/`` and the data ride along as one JSON block, so it opens from ``file://`` and
+as a CI artifact (Inspect's viewer needs a server, deepeval's dashboard an account).
+
+Everything that came from outside (answers, questions, passages, model replies, errors) is
+data, never markup: it is JSON inside a ``<script type="application/json">`` block with
+``<``, ``>`` and ``&`` escaped, and the page's script puts it in the document only as text
+(``textContent``). A Content-Security-Policy that admits the page's own script by its hash
+and nothing else stands behind that: even an answer that broke out could not run.
+
+Plots are SVG the page draws itself (a few kilobytes of code) rather than a charting
+library inlined into every report (Plotly's bundle alone is over 3 MB).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import string
+import time
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ..metrics import METRICS
+from ..metrics.coverage import exact_presence
+from ..metrics.text import normalize_answer
+from ..schema import AmbigItem, ItemResult
+from ..suites import SUITES
+from . import published
+from .output import json_text
+from .scorecard import Scorecard, SuiteCard
+
+_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _hash(source: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
+
+
+def render(card: Scorecard, duration: float | None = None) -> str:
+    data = json_text(payload(card, duration), ensure_ascii=False).translate(_ESCAPES)
+    script, style = _asset("report.js"), _asset("report.css")
+    policy = (
+        f"default-src 'none'; script-src '{_hash(script)}'; style-src '{_hash(style)}'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    title = "ambigqa report"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{title}</title>\n<style>{style}</style>\n</head>\n<body>\n"
+        "<noscript>This report draws itself with JavaScript; scorecard.md beside it has the same "
+        "numbers as text.</noscript>\n"
+        f'<script type="application/json" id="ambigqa-data">{data}</script>\n'
+        f"<script>{script}</script>\n</body></html>\n"
+    )
+
+
+# ---- the data the page draws
+
+
+def _metric_info(names: set[str]) -> dict[str, Any]:
+    return {
+        m: {
+            "label": METRICS[m].label,
+            "factor": METRICS[m].factor,
+            "range": METRICS[m].item_range,
+            "binary": METRICS[m].binary,
+            "higher": METRICS[m].higher_is_better,
+            "source": METRICS[m].source,
+        }
+        for m in names
+        if m in METRICS
+    }
+
+
+def _papers(card: SuiteCard, setting: str) -> dict[str, Any]:
+    """Per metric: the range of the published rows of this run's protocol and ``setting`` (a
+    headline setting, or an ambiguity type), and whether they are comparable
+    (report/published.py decides), as the scorecard's "papers" column."""
+    if card.interactive is not None:
+        return {}
+    rows = [
+        r
+        for r in published.compare(card.name, card.protocol)
+        if r["same_protocol"] and r.get("setting") == setting
+    ]
+    out = {}
+    for metric in card.metrics:
+        values = [(r[metric], r) for r in rows if metric in r]
+        if not values:
+            continue
+        best = max(values, key=lambda v: v[0])[1]
+        out[metric] = {
+            "low": min(v for v, _ in values),
+            "high": max(v for v, _ in values),
+            "rows": len(values),
+            "comparable": all(r["comparable"] for _, r in values),
+            "reason": next((r["reason"] for _, r in values if not r["comparable"]), None),
+            "best": f"{best.get('method') or ''} {best['model']}".strip(),
+        }
+    return out
+
+
+def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
+    errors: dict[str, int] = {}
+    for r in results:
+        if r.status != "ok":
+            reason = (r.error or r.status).splitlines()[0][:300] if (r.error or r.status) else r.status
+            errors[reason] = errors.get(reason, 0) + 1
+    return {
+        "name": card.name,
+        "title": card.title,
+        "source": card.source,
+        "sha256": card.sha256,
+        "is_sample": card.is_sample,
+        "items": card.items,
+        "errors": card.errors,
+        "missing": card.missing,
+        "protocol": card.protocol.label,
+        "upper_bound": card.protocol.upper_bound,
+        "notes": list(card.protocol.notes),
+        "profile": card.profile,
+        "warnings": card.data_warnings,
+        "outside": card.outside,
+        "metrics": [_summary(s) for s in card.metrics.values()],
+        "slices": [
+            {"name": s.name, "items": s.items, "metrics": {m: _summary(v) for m, v in s.metrics.items()}}
+            for s in card.slices
+        ],
+        "evidence": [
+            {
+                "name": e.name,
+                "items": e.items,
+                "original": _summary(e.original),
+                "clarified": _summary(e.clarified),
+            }
+            for e in card.evidence
+        ],
+        "papers": _papers(card, SUITES[card.name].headline_setting if card.name in SUITES else "all"),
+        "papers_by_type": {s.name: _papers(card, s.name) for s in card.slices},
+        "error_reasons": sorted(errors.items(), key=lambda kv: -kv[1]),
+        "interactive": card.interactive,
+    }
+
+
+def _summary(s: Any) -> dict[str, Any]:
+    return {
+        "metric": s.metric,
+        "n": s.n,
+        "unscored": s.unscored,
+        "reason": s.reason,
+        "mean": s.mean,
+        "low": s.low,
+        "high": s.high,
+        "failed": s.failed,
+    }
+
+
+def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
+    comparison = card.comparison
+    regressed = {r.key for r in comparison.regressions} if comparison else set()
+    primary = {s.name: next(iter(s.metrics), None) for s in card.suites}
+    items = []
+    for r in card.results:
+        base = comparison.base_results.get(r.key) if comparison else None
+        items.append(
+            _row(r, card.gold.get(r.key), card.gold_absent.get(r.suite), base, r.key in regressed, primary)
+        )
+    names = {m for s in card.suites for m in s.metrics} | {m for r in card.results for m in r.scores}
+    return {
+        "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "duration": duration,
+        "system": card.system,
+        "config": card.config,
+        "versions": card.versions,
+        "judge": card.judge,
+        "gates": {"shortfalls": card.shortfalls, "deferred": card.gates_deferred},
+        "metrics": _metric_info(names),
+        "suites": [_suite(s, [r for r in card.results if r.suite == s.name]) for s in card.suites],
+        "items": items,
+        "comparison": comparison.to_json() if comparison else None,
+    }
+
+
+def _row(
+    r: ItemResult,
+    gold: AmbigItem | None,
+    absent: str | None,
+    base: ItemResult | None,
+    regressed: bool,
+    primary: dict[str, str | None],
+) -> dict[str, Any]:
+    """One item: what the list filters and sorts on, and its detail as a JSON string the page
+    parses only when the item is opened (10,000 items parse as fast as their strings scan)."""
+    spread = max((max(v) - min(v) for v in r.samples.values() if len(v) > 1), default=0.0)
+    metric = primary.get(r.suite)
+    change = None
+    if base is not None and metric and metric in r.scores and metric in base.scores:
+        change = r.scores[metric] - base.scores[metric]
+    question = gold.question if gold is not None else ""
+    return {
+        "k": r.key,
+        "s": r.suite,
+        "t": r.ambiguity_type or _split(r),
+        "st": r.status,
+        "q": question,
+        "sc": r.scores,
+        "un": sorted(r.unscored),
+        "sp": spread,
+        "d": r.duration,
+        "c": change,
+        "rg": regressed,
+        "x": json_text(_detail(r, gold, absent, base), ensure_ascii=False),
+    }
+
+
+def _split(r: ItemResult) -> str | None:
+    episode = r.details.get("episode")
+    return None if not episode else ("ambiguous" if episode.get("ambiguous") else "unambiguous")
+
+
+def _detail(
+    r: ItemResult, gold: AmbigItem | None, absent: str | None, base: ItemResult | None
+) -> dict[str, Any]:
+    answer = r.answer.to_dict() if r.answer is not None else None
+    text = r.answer.text if r.answer is not None else ""
+    out: dict[str, Any] = {
+        "id": r.item_id,
+        "answer": answer,
+        "scores": r.scores,
+        "unscored": r.unscored,
+        "samples": r.samples,
+        "evidence": r.evidence,
+        "error": r.error,
+        "trace": r.trace,
+        "duration": r.duration,
+        "cached": r.cached,
+        "usage": r.usage,
+        "transcript": r.details.get("transcript"),
+        "episode": r.details.get("episode"),
+        "sequence": r.details.get("sequence"),
+        "reader": r.details.get("reader"),
+    }
+    if gold is None:
+        out["gold_absent"] = absent or "the question and gold readings were not recorded for this item"
+    else:
+        out["gold"] = _gold(gold, text, r.answer)
+    if base is not None:
+        out["base"] = {
+            "status": base.status,
+            "text": base.answer.text if base.answer is not None else None,
+            "scores": base.scores,
+            "error": base.error,
+        }
+    return out
+
+
+def _gold(item: AmbigItem, text: str, answer: Any) -> dict[str, Any]:
+    interpretations = []
+    spans: list[tuple[int, int, int]] = []
+    scorable = any(i.short_answers for i in item.interpretations)
+    for n, interp in enumerate(item.interpretations):
+        hit = exact_presence(interp.short_answers, text) if scorable and interp.short_answers else None
+        interpretations.append(
+            {
+                "question": interp.question,
+                "condition": interp.condition,
+                "answers": list(interp.short_answers),
+                "passages": list(interp.passage_ids),
+                "hit": hit,
+            }
+        )
+        for short in interp.short_answers:
+            spans += [(start, end, n) for start, end in find_normalized(short, text)]
+    cited = list(answer.citations) if answer is not None else []
+    if answer is not None:
+        cited += [c for i in answer.interpretations for c in i.citations]
+    cited = list(dict.fromkeys(cited))
+    gold_ids = {p for i in item.interpretations for p in i.passage_ids}
+    titles = {p.id: p.title for p in item.passages}
+    return {
+        "question": item.question,
+        "type": item.ambiguity_type,
+        "interpretations": interpretations,
+        "spans": sorted(spans),
+        "citations": [{"id": c, "title": titles.get(c), "gold": c in gold_ids} for c in cited],
+        "uncited": [{"id": p, "title": titles.get(p)} for p in sorted(gold_ids) if p not in cited],
+    }
+
+
+_PUNCTUATION = set(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")  # as metrics/text.py's normalize_answer
+
+
+def find_normalized(short: str, text: str) -> list[tuple[int, int]]:
+    """Where ``short`` occurs in ``text`` as STR-EM sees it (the normalised short answer a
+    substring of the normalised text): the character ranges of ``text`` to highlight.
+
+    The text is normalised as ``normalize_answer`` does, keeping each character's position;
+    if the result is not ``normalize_answer``'s own (some case mapping this cannot follow),
+    nothing is highlighted rather than something wrong.
+    """
+    needle = normalize_answer(short)
+    if not needle:
+        return []
+    chars: list[tuple[str, int]] = [
+        (c, i) for i, ch in enumerate(text) for c in ch.lower() if c not in _PUNCTUATION
+    ]
+    lowered = "".join(c for c, _ in chars)
+    # Articles become spaces, then runs of whitespace one space, as normalize_answer does.
+    words: list[list[tuple[str, int]]] = [[]]
+    k = 0
+    articles = [(m.start(), m.end()) for m in _ARTICLES.finditer(lowered)]
+    a = 0
+    while k < len(chars):
+        if a < len(articles) and k == articles[a][0]:
+            words.append([])
+            k = articles[a][1]
+            a += 1
+            continue
+        c, pos = chars[k]
+        if c.isspace():
+            words.append([])
+        else:
+            words[-1].append((c, pos))
+        k += 1
+    kept = [w for w in words if w]
+    normal: list[tuple[str, int]] = []
+    for w in kept:
+        if normal:
+            normal.append((" ", -1))
+        normal += w
+    flat = "".join(c for c, _ in normal)
+    if flat != normalize_answer(text):
+        return []
+    found = []
+    start = flat.find(needle)
+    while start != -1:
+        positions = [p for _, p in normal[start : start + len(needle)] if p >= 0]
+        found.append((min(positions), max(positions) + 1))
+        start = flat.find(needle, start + 1)
+    return found

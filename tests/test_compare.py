@@ -1,0 +1,201 @@
+"""Paired comparison of two runs (report/compare.py): alignment, figures that agree with the
+scorecard's, the tests chosen per metric, regressions and their word diffs, the gate."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ambigqa.metrics.coverage import exact_presence
+from pytest_ambigqa.metrics.text import normalize_answer
+from pytest_ambigqa.report import compare, paired
+from pytest_ambigqa.report.html import find_normalized
+from pytest_ambigqa.report.scorecard import Scorecard, build
+from pytest_ambigqa.schema import Answer, ItemResult
+from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
+
+
+@pytest.fixture(scope="module")
+def march():
+    return SUITES["march"].load(None, LoadOptions())
+
+
+def card_of(
+    loaded, scores: dict[str, dict[str, float]], texts: dict[str, str] | None = None, **kw
+) -> Scorecard:
+    """A scorecard of the MARCH sample with the given item scores (item scale) by item id;
+    items not named are left out of the run."""
+    results = {}
+    for item in loaded.items:
+        if item.id not in scores:
+            continue
+        text = (texts or {}).get(item.id, "an answer")
+        results[item.key] = ItemResult(
+            "march",
+            item.id,
+            "ok",
+            ambiguity_type=item.ambiguity_type,
+            scores=scores[item.id],
+            answer=Answer(text),
+            index=item.index,
+        )
+    chosen = dataclasses.replace(loaded, items=tuple(i for i in loaded.items if i.id in scores))
+    return build(
+        [chosen],
+        results,
+        None,
+        Scorers(metrics=frozenset({"str_em", "str_hit", "length"})),
+        0,
+        system={"label": kw.get("label", "sys"), "inputs": []},
+        config={"seed": 0, "suites": ["march"]},
+        versions={},
+    )
+
+
+def ids(loaded, n=None):
+    return [i.id for i in loaded.items][:n]
+
+
+def test_identical_runs_show_no_change(march):
+    scores = {i: {"str_em": 0.5, "str_hit": 0.0, "length": 10.0} for i in ids(march)}
+    base = card_of(march, scores)
+    result = compare.compare(base, card_of(march, scores), seed=0)
+    for row in result.rows:
+        if row.diff is None:
+            continue
+        assert row.diff == 0 and (row.low, row.high) == (0.0, 0.0) and row.p == 1.0
+    assert result.regressions == [] and result.only_base == [] and result.only_new == []
+    assert compare.worse(result, [compare.Margin(None, "str_em", 0.0)]) == []
+
+
+def test_items_in_one_run_are_listed_not_dropped(march):
+    every = ids(march)
+    base = card_of(march, {i: {"str_em": 1.0, "str_hit": 1.0, "length": 3.0} for i in every[:-2]})
+    new = card_of(march, {i: {"str_em": 1.0, "str_hit": 1.0, "length": 3.0} for i in every[2:]})
+    result = compare.compare(base, new, seed=0)
+    assert result.only_base == [f"march-{i}" for i in every[:2]]
+    assert result.only_new == [f"march-{i}" for i in every[-2:]]
+    assert result.row("march", "str_em").n == len(every) - 4
+
+
+def test_figures_match_the_scorecards_and_the_tests_are_chosen_per_metric(march):
+    every = ids(march)
+    base_scores = {i: {"str_em": 0.0, "str_hit": 0.0, "length": 5.0} for i in every}
+    new_scores = {i: {"str_em": 1.0, "str_hit": 1.0, "length": 5.0} for i in every[:7]}
+    new_scores |= {i: {"str_em": 0.5, "str_hit": 0.0, "length": 5.0} for i in every[7:]}
+    new_scores[every[-1]] = {"str_em": 0.0, "str_hit": 0.0, "length": 5.0}
+    base, new = card_of(march, base_scores), card_of(march, new_scores)
+    result = compare.compare(base, new, seed=0)
+    em = result.row("march", "str_em")
+    assert em.base == pytest.approx(base.suites[0].metrics["str_em"].mean)
+    assert em.new == pytest.approx(new.suites[0].metrics["str_em"].mean)
+    assert em.diff == pytest.approx(em.new - em.base)
+    assert em.test == "permutation" and (em.wins, em.ties, em.losses) == (len(every) - 1, 1, 0)
+    hit = result.row("march", "str_hit")
+    assert hit.test == "mcnemar" and hit.p == paired.mcnemar_exact(0, 7)  # 7 items went 0 -> 1
+    # A length has no better direction: compared, but no wins or losses, and no gate on it.
+    length = result.row("march", "length")
+    assert length.diff == 0 and length.wins is None
+    # Holm across every row with a test: the adjusted p is never below the raw one.
+    tested = [r for r in result.rows if r.p is not None]
+    assert all(r.p_holm >= r.p for r in tested)
+    assert result.rows == [dataclasses.replace(r) for r in result.rows]  # plain data
+    assert {r.slice for r in result.rows} == {"all", "semantic", "syntactic", "constraint"}
+
+
+def test_regressions_worst_first_with_both_answers_diffed(march):
+    every = ids(march, 4)
+    base = card_of(
+        march,
+        {i: {"str_em": 1.0, "str_hit": 1.0, "length": 3.0} for i in every},
+        texts={i: "Paris is the capital" for i in every},
+    )
+    new = card_of(
+        march,
+        {
+            every[0]: {"str_em": 0.5, "str_hit": 0.0, "length": 3.0},
+            every[1]: {"str_em": 0.0, "str_hit": 0.0, "length": 3.0},
+            every[2]: {"str_em": 1.0, "str_hit": 1.0, "length": 3.0},
+            every[3]: {"str_em": 1.0, "str_hit": 1.0, "length": 3.0},
+        },
+        texts={i: "Lyon is the capital" for i in every},
+    )
+    result = compare.compare(base, new, seed=0)
+    assert [r.item_id for r in result.regressions] == [every[1], every[0]]
+    worst = result.regressions[0]
+    assert worst.drops == {"str_em": (1.0, 0.0), "str_hit": (1.0, 0.0)}
+    assert worst.diff == [("-", "Paris"), ("+", "Lyon"), ("=", "is the capital")]
+
+
+@pytest.mark.parametrize(
+    ("better", "changes", "fails"), [(True, -10, True), (True, -0.5, False), (False, 10, True)]
+)
+def test_the_gate_rejects_non_inferiority_in_the_metrics_direction(better, changes, fails):
+    metric = "str_em" if better else "answer_words"
+    row = compare.Row("s", "all", metric, 9, 50, 50 + changes, changes, changes - 1, changes + 1, "permutation",
+                      0.01, 0.02, 0, 0, 9)  # fmt: skip
+    result = compare.Comparison({}, [row], [], [], [])
+    lines = compare.worse(result, [compare.Margin(None, metric, 2)])
+    assert bool(lines) is fails
+    if fails:
+        assert "worse than the base run" in lines[0] and "margin 2" in lines[0]
+
+
+def test_a_metric_without_a_comparison_cannot_pass_the_gate(march):
+    scores = {i: {"str_em": 0.5, "str_hit": 0.0, "length": 1.0} for i in ids(march)}
+    result = compare.compare(card_of(march, scores), card_of(march, scores), seed=0)
+    lines = compare.worse(result, [compare.Margin(None, "disambig_f1", 1)])
+    assert lines and "disambig_f1" in lines[0]
+
+
+def test_pooled_units_compare_as_the_scorecard_pools_them():
+    """CondAmbigQA closed-book answers: a ratio of summed units, as the scorecard's mean."""
+    base = [
+        ItemResult("c", str(n), "ok", scores={"answer": 0.5}, units={"answer": [0.5] * (n + 1)})
+        for n in range(4)
+    ]
+    new = [
+        ItemResult("c", str(n), "ok", scores={"answer": 1.0}, units={"answer": [1.0] * (4 - n)})
+        for n in range(4)
+    ]
+    row = compare._row(("c", "all", "answer"), list(zip(base, new, strict=True)), [None] * 4, seed=0)
+    assert row.base == pytest.approx(0.5) and row.new == pytest.approx(1.0)
+    assert row.wins == 4 and row.test == "permutation"
+
+
+def test_dr_is_the_geometric_mean_of_its_parts():
+    base = [ItemResult("a", str(n), "ok", scores={"disambig_f1": 0.25, "rouge_lsum": 0.64}) for n in range(5)]
+    new = [ItemResult("a", str(n), "ok", scores={"disambig_f1": 0.36, "rouge_lsum": 0.64}) for n in range(5)]
+    row = compare._row(("a", "all", "dr"), list(zip(base, new, strict=True)), [None] * 5, seed=0)
+    assert row.base == pytest.approx(math.sqrt(25 * 64)) and row.new == pytest.approx(math.sqrt(36 * 64))
+    assert row.wins is None  # no value per item
+
+
+words = st.lists(st.sampled_from(["a", "the", "Paris", "capital", "is", "Lyon", "x"]), max_size=12)
+
+
+@given(words, words)
+def test_word_diff_rebuilds_both_answers(before, after):
+    diff = compare.word_diff(" ".join(before), " ".join(after))
+    assert " ".join(w for op, w in diff if op != "+").split() == before
+    assert " ".join(w for op, w in diff if op != "-").split() == after
+
+
+text = st.text(alphabet=st.sampled_from(list("ab tThe,.-Éé")), max_size=30)
+
+
+@given(text, text)
+def test_highlights_are_where_str_em_finds_the_answer(short, answer):
+    spans = find_normalized(short, answer)
+    if spans:
+        assert exact_presence([short], answer)
+    for start, end in spans:
+        assert normalize_answer(short) in normalize_answer(answer[start:end]) or normalize_answer(
+            answer[start:end]
+        ) in normalize_answer(short)
+    if exact_presence([short], answer) and normalize_answer(short):
+        assert spans  # the normalisation is followed exactly for these characters

@@ -1,0 +1,175 @@
+"""--ambig-baseline, --ambig-fail-if-worse and `pytest-ambigqa compare`, end to end: the
+comparison in the summary, scorecard.json, scorecard.md and report.html; the gate; shards."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+
+from pytest_ambigqa.cli import main as cli
+
+# The gold long answer, except for the items named in $WORSE (comma-separated ids), which get
+# $ANSWER (default: a non-answer).
+SYSTEM = """
+import os
+def answer(question, item):
+    if item.id in os.environ.get("WORSE", "").split(","):
+        return os.environ.get("ANSWER", "I could not say.")
+    return item.long_answers[0]
+"""
+WORSE = "sem-01,sem-02,syn-01,syn-02,con-01,con-02"
+EVIL = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> & more'
+
+
+@pytest.fixture
+def runs(pytester, monkeypatch):
+    pytester.makepyfile(mysys=SYSTEM)
+    monkeypatch.delenv("WORSE", raising=False)
+
+    def run(report: str, *args: str, worse: str = "", answer: str | None = None) -> pytest.RunResult:
+        monkeypatch.setenv("WORSE", worse)
+        if answer is not None:
+            monkeypatch.setenv("ANSWER", answer)
+        return pytester.runpytest(
+            "--ambig-suite=march", "--ambig-system=mysys:answer", f"--ambig-report={report}", *args
+        )
+
+    assert run("base").ret == 0
+    return run
+
+
+def card(pytester, report: str) -> dict:
+    return json.loads((pytester.path / report / "scorecard.json").read_text())
+
+
+def test_a_run_against_its_baseline(runs, pytester):
+    result = runs(
+        "new", "--ambig-baseline=base/scorecard.json", "--ambig-fail-if-worse=str_em:1", worse=WORSE
+    )
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "compared with the base run (*base/scorecard.json): system mysys:answer, 13 items",
+            "*STR-EM*100.0*-*",
+            "*regressions (6, worst first):",
+            "gate FAILED: march str_em (STR-EM) worse than the base run: change -*, beyond the margin 1",
+        ]
+    )
+    comparison = card(pytester, "new")["comparison"]
+    assert {r["key"] for r in comparison["regressions"]} == {f"march-{i}" for i in WORSE.split(",")}
+    em = next(r for r in comparison["rows"] if r["metric"] == "str_em" and r["slice"] == "all")
+    assert em["n"] == 13 and em["high"] < 0 and em["test"] == "permutation" and em["losses"] == 6
+    markdown = (pytester.path / "new" / "scorecard.md").read_text()
+    assert "## Compared with the base run" in markdown and "word diff:" in markdown
+    assert "ambigqa-data" in (pytester.path / "new" / "report.html").read_text()
+    # Within the margin: the same comparison, and the run passes.
+    assert (
+        runs(
+            "wide", "--ambig-baseline=base/scorecard.json", "--ambig-fail-if-worse=str_em:80", worse=WORSE
+        ).ret
+        == 0
+    )
+    assert card(pytester, "wide")["comparison"]["rows"] == comparison["rows"]
+    # Under xdist the controller compares the same results: the same rows.
+    assert runs("xdist", "-n", "2", "--ambig-baseline=base/scorecard.json", worse=WORSE).ret == 0
+    assert card(pytester, "xdist")["comparison"]["rows"] == comparison["rows"]
+
+
+def test_compare_command_gives_the_runs_comparison(runs, pytester, monkeypatch, capsys):
+    runs("new", "--ambig-baseline=base/scorecard.json", worse=WORSE)
+    monkeypatch.chdir(pytester.path)
+    assert cli(["compare", "base/scorecard.json", "new/scorecard.json", "-o", "cmp"]) == 0
+    assert card(pytester, "cmp")["comparison"]["rows"] == card(pytester, "new")["comparison"]["rows"]
+    assert cli(["compare", "base/scorecard.json", "new/scorecard.json", "--fail-if-worse=str_hit:5"]) == 1
+    out = capsys.readouterr().out
+    assert "gate FAILED: march str_hit (STR-Hit) worse than the base run" in out
+    # The user's files are never overwritten, and bad input is one line.
+    before = (pytester.path / "new" / "scorecard.json").read_bytes()
+    assert cli(["compare", "base/scorecard.json", "new/scorecard.json", "-o", "new"]) == 2
+    assert (pytester.path / "new" / "scorecard.json").read_bytes() == before
+    assert cli(["compare", "base/scorecard.json", "nope.json"]) == 2
+    assert cli(["compare", "base/scorecard.json", "new/scorecard.json", "--fail-if-worse=length:1"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("pytest-ambigqa compare: -o new: it holds new/scorecard.json")
+    assert err[1].startswith("pytest-ambigqa compare: nope.json is not a readable scorecard.json")
+    assert (
+        err[2]
+        == "pytest-ambigqa compare: --fail-if-worse: length (Length) has no better direction to be worse in"
+    )
+
+
+def test_merged_shards_compare_like_one_run(runs, pytester, monkeypatch):
+    args = ("--ambig-baseline=base/scorecard.json", "--ambig-fail-if-worse=str_em:1")
+    runs("whole", *args, worse=WORSE)
+    for i in (1, 2):
+        shard = runs(f"shard{i}", *args, f"--ambig-shard={i}/2", worse=WORSE)
+        assert shard.ret == 0  # the gate waits for the merge
+    monkeypatch.chdir(pytester.path)
+    assert cli(["merge", "shard1/scorecard.json", "shard2/scorecard.json", "-o", "merged"]) == 1
+    merged = card(pytester, "merged")
+    assert merged["comparison"]["rows"] == card(pytester, "whole")["comparison"]["rows"]
+    assert any("worse than the base run" in s for s in merged["gates"]["shortfalls"])
+    # report.html of a merge still shows questions: the data file is read again.
+    details = [json.loads(item["x"]) for item in page_data(pytester.path / "merged" / "report.html")["items"]]
+    assert len(details) == 13 and all(d["gold"]["question"] for d in details)
+
+
+def page_data(path) -> dict:
+    """The JSON block report.html draws itself from."""
+    page = path.read_text()
+    start = page.index('id="ambigqa-data">') + len('id="ambigqa-data">')
+    return json.loads(page[start : page.index("</script>", start)])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ambig-fail-if-worse=str_em:1"], "*--ambig-fail-if-worse: name the run to compare with*"),
+        (
+            ["--ambig-baseline=missing.json"],
+            "*--ambig-baseline: *missing.json is not a readable scorecard.json*",
+        ),
+        (
+            ["--ambig-baseline=base/scorecard.json", "--ambig-fail-if-worse=str_em"],
+            "*expected [[]SUITE:]METRIC:MARGIN*",
+        ),
+        (
+            ["--ambig-baseline=base/scorecard.json", "--ambig-fail-if-worse=str_em:-1"],
+            "*-1 must be at least 0*",
+        ),
+        (["--ambig-baseline=base/scorecard.json", "--ambig-fail-if-worse=bleu:1"], "*unknown metric 'bleu'*"),
+    ],
+)
+def test_bad_comparison_options_stop_the_run_before_any_item(runs, pytester, args, message):
+    result = runs("bad", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert not (pytester.path / "bad").exists()
+
+
+class _Scripts(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "img", "iframe", "link"):
+            self.scripts.append({"tag": tag, **dict(attrs)})
+
+
+def test_report_html_keeps_answers_inert(runs, pytester):
+    runs("evil", worse="sem-01", answer=EVIL)
+    page = (pytester.path / "evil" / "report.html").read_text()
+    parser = _Scripts()
+    parser.feed(page)
+    # Only the page's own two script elements: the data block and the inline script.
+    assert [s["tag"] for s in parser.scripts] == ["script", "script"]
+    assert parser.scripts[0]["type"] == "application/json"
+    assert "</script><script>window.__pwned" not in page and "\\u003c/script\\u003e" in page
+    assert "Content-Security-Policy" in page and "script-src 'sha256-" in page
+    assert (
+        "http://" not in page.split('id="ambigqa-data"')[0]
+        and "https://" not in page.split('id="ambigqa-data"')[0]
+    )
