@@ -7,4 +7,5 @@ pytest_plugins = [
     "fixtures.servers",
     "fixtures.models",
     "fixtures.data",
+    "fixtures.browser",
 ]

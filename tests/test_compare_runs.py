@@ -112,14 +112,14 @@ def test_merged_shards_compare_like_one_run(runs, pytester, monkeypatch):
     assert merged["comparison"]["rows"] == card(pytester, "whole")["comparison"]["rows"]
     assert any("worse than the base run" in s for s in merged["gates"]["shortfalls"])
     # report.html of a merge still shows questions: the data file is read again.
-    details = [json.loads(item["x"]) for item in page_data(pytester.path / "merged" / "report.html")["items"]]
+    details = page_data(pytester.path / "merged" / "report.html", "ambigqa-details")
     assert len(details) == 13 and all(d["gold"]["question"] for d in details)
 
 
-def page_data(path) -> dict:
-    """The JSON block report.html draws itself from."""
+def page_data(path, block: str = "ambigqa-data"):
+    """A JSON block report.html draws itself from."""
     page = path.read_text()
-    start = page.index('id="ambigqa-data">') + len('id="ambigqa-data">')
+    start = page.index(f'id="{block}">') + len(f'id="{block}">')
     return json.loads(page[start : page.index("</script>", start)])
 
 
@@ -164,9 +164,9 @@ def test_report_html_keeps_answers_inert(runs, pytester):
     page = (pytester.path / "evil" / "report.html").read_text()
     parser = _Scripts()
     parser.feed(page)
-    # Only the page's own two script elements: the data block and the inline script.
-    assert [s["tag"] for s in parser.scripts] == ["script", "script"]
-    assert parser.scripts[0]["type"] == "application/json"
+    # Only the page's own script elements: two data blocks and the inline script.
+    assert [s["tag"] for s in parser.scripts] == ["script", "script", "script"]
+    assert parser.scripts[0]["type"] == parser.scripts[1]["type"] == "application/json"
     assert "</script><script>window.__pwned" not in page and "\\u003c/script\\u003e" in page
     assert "Content-Security-Policy" in page and "script-src 'sha256-" in page
     assert (

@@ -15,7 +15,7 @@ SECRET = 'k3y"with\\quote-0123456789'
 pieces = st.sampled_from(
     ["sk-", "abcdefghijklmnop", "://", "user:pw@", "Authorization", "API-KEY", ": ", "Bearer ", "?key=",
      "&token=", "secret=", SECRET, SECRET[:5], '"', "\\", "\n", "é", "\ud800", " ", "x",
-     "Authorızation", "apı-key", "?ſecret=", "\u212aey="]
+     "Authorızation", "apı-key", "?ſecret=", "\u212aey=", "authorİzation", "İ"]
 )  # fmt: skip
 texts = st.lists(pieces, max_size=12).map("".join)
 

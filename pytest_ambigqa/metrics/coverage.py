@@ -13,7 +13,11 @@ def exact_presence(short_answers: Sequence[str], long_answer: str) -> bool:
 
     ALCE ``eval.py`` ``exact_presence`` / ASQA ``scoring.py`` ``str_em``.
     """
-    context = normalize_answer(long_answer)
+    return present(short_answers, normalize_answer(long_answer))
+
+
+def present(short_answers: Sequence[str], context: str) -> bool:
+    """:func:`exact_presence` in a long answer already normalised (once for every reading)."""
     return any(normalize_answer(answer) in context for answer in short_answers)
 
 

@@ -17,6 +17,7 @@ library inlined into every report (Plotly's bundle alone is over 3 MB).
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import re
 import string
@@ -26,7 +27,7 @@ from importlib import resources
 from typing import Any
 
 from ..metrics import METRICS
-from ..metrics.coverage import exact_presence
+from ..metrics.coverage import present
 from ..metrics.text import normalize_answer
 from ..schema import AmbigItem, ItemResult
 from ..suites import SUITES
@@ -34,8 +35,14 @@ from . import published
 from .output import json_text
 from .scorecard import Scorecard, SuiteCard
 
-_ESCAPES = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+# Inside a script element JSON must not close it ("</script>") nor open a comment ("<!--"):
+# these characters, written as JSON escapes, keep their meaning and lose that power.
+_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
 )
 
 
@@ -49,23 +56,45 @@ def _hash(source: str) -> str:
 
 
 def render(card: Scorecard, duration: float | None = None) -> str:
-    data = json_text(payload(card, duration), ensure_ascii=False).translate(_ESCAPES)
+    # Tens of thousands of small containers, none of them cyclic: the cycle collector would
+    # walk the whole session's heap again and again for nothing (a third of the time).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _page(card, duration)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _page(card: Scorecard, duration: float | None) -> str:
+    data = payload(card, duration)
+    details = data.pop("details")
     script, style = _asset("report.js"), _asset("report.css")
     policy = (
         f"default-src 'none'; script-src '{_hash(script)}'; style-src '{_hash(style)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
-    title = "ambigqa report"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{title}</title>\n<style>{style}</style>\n</head>\n<body>\n"
+        f"<title>ambigqa report</title>\n<style>{style}</style>\n</head>\n<body>\n"
         "<noscript>This report draws itself with JavaScript; scorecard.md beside it has the same "
         "numbers as text.</noscript>\n"
-        f'<script type="application/json" id="ambigqa-data">{data}</script>\n'
+        f'<script type="application/json" id="ambigqa-data">{_inert(data)}</script>\n'
+        # The items' details, parsed when one is first opened or searched.
+        f'<script type="application/json" id="ambigqa-details">{_inert(details)}</script>\n'
         f"<script>{script}</script>\n</body></html>\n"
     )
+
+
+def _inert(value: Any) -> str:
+    """JSON that can stand inside a script element: scrubbed, and nothing in it closes one."""
+    text = json_text(value, ensure_ascii=False)
+    for char, escape in _ESCAPES:  # str.replace: translate() with a dict is slow on megabytes
+        text = text.replace(char, escape)
+    return text
 
 
 # ---- the data the page draws
@@ -173,12 +202,13 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
     comparison = card.comparison
     regressed = {r.key for r in comparison.regressions} if comparison else set()
     primary = {s.name: next(iter(s.metrics), None) for s in card.suites}
-    items = []
+    items, details = [], []
+    reasons: dict[str, int] = {}  # why metrics are unscored: a few strings, each written once
     for r in card.results:
         base = comparison.base_results.get(r.key) if comparison else None
-        items.append(
-            _row(r, card.gold.get(r.key), card.gold_absent.get(r.suite), base, r.key in regressed, primary)
-        )
+        gold, absent = card.gold.get(r.key), card.gold_absent.get(r.suite)
+        items.append(_row(r, gold, base, r.key in regressed, primary))
+        details.append(_detail(r, gold, absent, base, reasons))
     names = {m for s in card.suites for m in s.metrics} | {m for r in card.results for m in r.scores}
     return {
         "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -191,6 +221,8 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
         "metrics": _metric_info(names),
         "suites": [_suite(s, [r for r in card.results if r.suite == s.name]) for s in card.suites],
         "items": items,
+        "details": details,  # by item, as items
+        "reasons": list(reasons),
         "comparison": comparison.to_json() if comparison else None,
     }
 
@@ -198,13 +230,11 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
 def _row(
     r: ItemResult,
     gold: AmbigItem | None,
-    absent: str | None,
     base: ItemResult | None,
     regressed: bool,
     primary: dict[str, str | None],
 ) -> dict[str, Any]:
-    """One item: what the list filters and sorts on, and its detail as a JSON string the page
-    parses only when the item is opened (10,000 items parse as fast as their strings scan)."""
+    """One item as the list filters and sorts it; its detail is apart (:func:`_detail`)."""
     spread = max((max(v) - min(v) for v in r.samples.values() if len(v) > 1), default=0.0)
     metric = primary.get(r.suite)
     change = None
@@ -223,7 +253,6 @@ def _row(
         "d": r.duration,
         "c": change,
         "rg": regressed,
-        "x": json_text(_detail(r, gold, absent, base), ensure_ascii=False),
     }
 
 
@@ -233,15 +262,21 @@ def _split(r: ItemResult) -> str | None:
 
 
 def _detail(
-    r: ItemResult, gold: AmbigItem | None, absent: str | None, base: ItemResult | None
+    r: ItemResult,
+    gold: AmbigItem | None,
+    absent: str | None,
+    base: ItemResult | None,
+    reasons: dict[str, int],
 ) -> dict[str, Any]:
+    """Everything the drill-down shows; what is empty is left out, and the reasons a metric is
+    unscored are indices into the payload's ``reasons``."""
     answer = r.answer.to_dict() if r.answer is not None else None
     text = r.answer.text if r.answer is not None else ""
     out: dict[str, Any] = {
         "id": r.item_id,
         "answer": answer,
         "scores": r.scores,
-        "unscored": r.unscored,
+        "unscored": {m: reasons.setdefault(why, len(reasons)) for m, why in r.unscored.items()},
         "samples": r.samples,
         "evidence": r.evidence,
         "error": r.error,
@@ -265,15 +300,18 @@ def _detail(
             "scores": base.scores,
             "error": base.error,
         }
-    return out
+    return {k: v for k, v in out.items() if v is not None and v != {} and v != [] and v is not False}
 
 
 def _gold(item: AmbigItem, text: str, answer: Any) -> dict[str, Any]:
     interpretations = []
     spans: list[tuple[int, int, int]] = []
     scorable = any(i.short_answers for i in item.interpretations)
+    normalized = Normalized(text) if scorable else None
     for n, interp in enumerate(item.interpretations):
-        hit = exact_presence(interp.short_answers, text) if scorable and interp.short_answers else None
+        hit = None
+        if normalized is not None and interp.short_answers:
+            hit = present(interp.short_answers, normalized.normal)
         interpretations.append(
             {
                 "question": interp.question,
@@ -283,8 +321,9 @@ def _gold(item: AmbigItem, text: str, answer: Any) -> dict[str, Any]:
                 "hit": hit,
             }
         )
-        for short in interp.short_answers:
-            spans += [(start, end, n) for start, end in find_normalized(short, text)]
+        if hit and normalized is not None:
+            for short in interp.short_answers:
+                spans += [(start, end, n) for start, end in normalized.find(short)]
     cited = list(answer.citations) if answer is not None else []
     if answer is not None:
         cited += [c for i in answer.interpretations for c in i.citations]
@@ -295,61 +334,72 @@ def _gold(item: AmbigItem, text: str, answer: Any) -> dict[str, Any]:
         "question": item.question,
         "type": item.ambiguity_type,
         "interpretations": interpretations,
-        "spans": sorted(spans),
+        "spans": sorted(set(spans)),
         "citations": [{"id": c, "title": titles.get(c), "gold": c in gold_ids} for c in cited],
         "uncited": [{"id": p, "title": titles.get(p)} for p in sorted(gold_ids) if p not in cited],
     }
 
 
-_PUNCTUATION = set(string.punctuation)
+_PUNCT_RUN = re.compile(f"[{re.escape(string.punctuation)}]+")
+_KEPT = re.compile(f"[^{re.escape(string.punctuation)}]+")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")  # as metrics/text.py's normalize_answer
+_WORD = re.compile(r"\S+")
 
 
 def find_normalized(short: str, text: str) -> list[tuple[int, int]]:
     """Where ``short`` occurs in ``text`` as STR-EM sees it (the normalised short answer a
-    substring of the normalised text): the character ranges of ``text`` to highlight.
+    substring of the normalised text): the character ranges of ``text`` to highlight."""
+    return Normalized(text).find(short)
 
-    The text is normalised as ``normalize_answer`` does, keeping each character's position;
-    if the result is not ``normalize_answer``'s own (some case mapping this cannot follow),
-    nothing is highlighted rather than something wrong.
+
+class Normalized:
+    """``normalize_answer(text)`` with the position in ``text`` of each of its characters.
+
+    Built once per answer, searched once per gold short answer. If the result is not
+    ``normalize_answer``'s own (some case mapping this cannot follow), nothing is highlighted
+    rather than something wrong.
     """
-    needle = normalize_answer(short)
-    if not needle:
-        return []
-    chars: list[tuple[str, int]] = [
-        (c, i) for i, ch in enumerate(text) for c in ch.lower() if c not in _PUNCTUATION
-    ]
-    lowered = "".join(c for c, _ in chars)
-    # Articles become spaces, then runs of whitespace one space, as normalize_answer does.
-    words: list[list[tuple[str, int]]] = [[]]
-    k = 0
-    articles = [(m.start(), m.end()) for m in _ARTICLES.finditer(lowered)]
-    a = 0
-    while k < len(chars):
-        if a < len(articles) and k == articles[a][0]:
-            words.append([])
-            k = articles[a][1]
-            a += 1
-            continue
-        c, pos = chars[k]
-        if c.isspace():
-            words.append([])
-        else:
-            words[-1].append((c, pos))
-        k += 1
-    kept = [w for w in words if w]
-    normal: list[tuple[str, int]] = []
-    for w in kept:
-        if normal:
-            normal.append((" ", -1))
-        normal += w
-    flat = "".join(c for c, _ in normal)
-    if flat != normalize_answer(text):
-        return []
-    found = []
-    start = flat.find(needle)
-    while start != -1:
-        positions = [p for _, p in normal[start : start + len(needle)] if p >= 0]
-        found.append((min(positions), max(positions) + 1))
-        start = flat.find(needle, start + 1)
-    return found
+
+    def __init__(self, text: str) -> None:
+        self.normal = normalize_answer(text)
+        self.flat, self.positions = _normalized(text)
+        if self.flat != self.normal:
+            self.flat, self.positions = "", []
+
+    def find(self, short: str) -> list[tuple[int, int]]:
+        needle = normalize_answer(short)
+        found: list[tuple[int, int]] = []
+        if not needle or not self.flat:
+            return found
+        start = self.flat.find(needle)
+        while start != -1:
+            inside = [p for p in self.positions[start : start + len(needle)] if p >= 0]
+            found.append((inside[0], inside[-1] + 1))
+            start = self.flat.find(needle, start + 1)
+        return found
+
+
+def _normalized(text: str) -> tuple[str, list[int]]:
+    """Lower-case, punctuation out, articles and runs of whitespace to one space, stripped:
+    normalize_answer's steps, each character keeping where it came from (-1: a space)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a character lower-cases to two ("İ"): one at a time
+        pairs = [(c, i) for i, ch in enumerate(text) for c in ch.lower()]
+        lowered, origin = "".join(c for c, _ in pairs), [i for _, i in pairs]
+    else:
+        origin = range(len(text))
+    kept: list[int] = []
+    for run in _KEPT.finditer(lowered):  # punctuation out, positions kept
+        kept.extend(origin[run.start() : run.end()])
+    stripped = _PUNCT_RUN.sub("", lowered)
+    # Articles become blanks of their own length, so positions stay aligned; then words.
+    blanked = _ARTICLES.sub(lambda m: " " * len(m.group()), stripped)
+    flat: list[str] = []
+    positions: list[int] = []
+    for word in _WORD.finditer(blanked):
+        if flat:
+            flat.append(" ")
+            positions.append(-1)
+        flat.append(word.group())
+        positions.extend(kept[word.start() : word.end()])
+    return "".join(flat), positions

@@ -72,6 +72,9 @@ class _Scrubber:
     _PLAIN = ("sk-", "://")
     _LOWER = ("authorization", "api-key", "key=", "token=", "secret=")
     _FOLDED = re.compile("|".join(_LOWER), re.IGNORECASE)
+    # The characters re's case folding maps onto a letter of those needles where str.lower()
+    # does not ("ı", "ſ", "İ" and the Kelvin sign): without them, lower() finds what re would.
+    _FOLDS = re.compile("[\u0130\u0131\u017f\u212a]")
 
     def __init__(self) -> None:
         self.values = _secret_values()
@@ -81,8 +84,8 @@ class _Scrubber:
     def might_hold(self, text: str, values: tuple[str, ...] | list[str]) -> bool:
         if any(needle in text for needle in self._PLAIN) or any(v in text for v in values):
             return True
-        if not text.isascii():  # the patterns fold case as re does: "ı", "ſ" and "K" too
-            return self._FOLDED.search(text) is not None
+        if not text.isascii() and self._FOLDS.search(text):
+            return self._FOLDED.search(text) is not None  # the patterns fold case as re does
         lower = text.lower()
         return any(needle in lower for needle in self._LOWER)
 

@@ -57,19 +57,18 @@ def paired_bootstrap(
     groups: dict = {}
     for i, label in enumerate(labels):
         groups.setdefault(label, []).append(i)
-    # Positions laid out stratum by stratum; position j draws one of its stratum's members, so a
-    # single vectorised draw with a per-position bound resamples every stratum at once.
-    members = np.fromiter((i for group in groups.values() for i in group), dtype=np.intp, count=n)
-    group_sizes = np.array([len(group) for group in groups.values()], dtype=np.intp)
-    sizes = np.repeat(group_sizes, group_sizes)
-    starts = np.repeat(np.cumsum(group_sizes) - group_sizes, group_sizes)
+    # Positions laid out stratum by stratum, each stratum drawn with its own scalar bound (a
+    # draw with one bound per position is several times slower).
+    members = [np.array(group, dtype=np.intp) for group in groups.values()]
     diff = new - base if statistic is None else None
     rng = np.random.default_rng(seed)
     stats = np.empty(RESAMPLES)
     step = max(1, _CHUNK_CELLS // base.size)
     for start in range(0, RESAMPLES, step):
         rows = min(step, RESAMPLES - start)
-        idx = members[starts + rng.integers(0, sizes, size=(rows, n))]
+        idx = np.concatenate(
+            [group[rng.integers(0, len(group), size=(rows, len(group)))] for group in members], axis=1
+        )
         if diff is not None:
             stats[start : start + rows] = diff[idx].mean(axis=1)
         else:

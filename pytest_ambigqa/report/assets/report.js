@@ -192,6 +192,8 @@
             " (" + papers.rows + " rows, best " + papers.best + ")" : "" })));
       }
       part.appendChild(table);
+      part.appendChild(el("div", { class: "meta", text: "dot and line: this run's score and 95% interval; band: the " +
+        "published range of the same protocol (grey: not comparable with this run, say why on hover)" }));
       const unscored = suite.metrics.filter((s) => s.unscored > 0 && s.mean !== null);
       const reasons = suite.error_reasons;
       if (unscored.length || reasons.length) {
@@ -248,8 +250,15 @@
     return hay[i];
   }
   const details = [];
+  let DETAILS = null; // the items' details, parsed when first needed
   function detailOf(i) {
-    if (details[i] === undefined) details[i] = JSON.parse(ITEMS[i].x);
+    if (details[i] === undefined) {
+      if (DETAILS === null) DETAILS = JSON.parse(document.getElementById("ambigqa-details").textContent);
+      // Empty parts are left out of the file: put them back, and the reasons by index.
+      const d = Object.assign({ scores: {}, unscored: {}, samples: {}, duration: 0 }, DETAILS[i]);
+      for (const m of Object.keys(d.unscored)) d.unscored[m] = DATA.reasons[d.unscored[m]];
+      details[i] = d;
+    }
     return details[i];
   }
 
@@ -536,10 +545,11 @@
       out.appendChild(el("h2", { text: suite }));
       const t = el("table", { class: "changes" }, el("tr", {}, ["slice", "metric", "n", "base", "new", "change", "95% CI", "",
         "p (test)", "Holm p", "W/T/L"].map((x, n) => el("th", { class: n >= 2 && n <= 5 ? "num" : null, text: x }))));
+      const skipped = new Map(); // reason -> metrics, said once below the table
       for (const r of c.rows.filter((x) => x.suite === suite)) {
         if (r.diff === null) {
-          t.appendChild(el("tr", { dataset: { metric: r.metric, slice: r.slice } }, el("td", { text: r.slice }), el("td", { text: label(r.metric) }),
-            el("td", { class: "num", text: r.n }), el("td", { class: "na", colspan: 8, text: "n/a: " + r.reason })));
+          if (!skipped.has(r.reason)) skipped.set(r.reason, new Set());
+          skipped.get(r.reason).add(label(r.metric));
           continue;
         }
         t.appendChild(el("tr", { dataset: { metric: r.metric, slice: r.slice } }, el("td", { text: r.slice }), el("td", { text: label(r.metric) }),
@@ -552,6 +562,9 @@
           el("td", { class: "num", text: r.wins === null ? "" : r.wins + "/" + r.ties + "/" + r.losses })));
       }
       out.appendChild(t);
+      for (const [reason, labels] of skipped) {
+        out.appendChild(el("p", { class: "na not-compared", text: "not compared: " + [...labels].join(", ") + " (" + reason + ")" }));
+      }
       const regs = c.regressions.filter((r) => r.suite === suite);
       out.appendChild(el("h3", { text: "Regressions (" + regs.length + ", worst first)" }));
       const index = new Map(ITEMS.map((it, n) => [it.k, n]));

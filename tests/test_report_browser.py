@@ -1,0 +1,209 @@
+"""report.html opened in a real headless Chromium, used as a person would: the overview, an
+item's drill-down, the filters, the comparison, a malicious answer, 10,000 items.
+
+The reports come from real runs of the plugin (a subprocess per run, once per module); the
+10,000-item one is built in process from the MARCH sample's items, copied. Screenshots land
+in the browser artifacts directory (fixtures/browser.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_ambigqa.report import html
+from pytest_ambigqa.report.scorecard import build
+from pytest_ambigqa.schema import Answer, ItemResult
+from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
+
+SYSTEM = """
+def answer(question, item):
+    if item.id == "sem-01":
+        return '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> ' + item.long_answers[0]
+    if item.id == "con-03":
+        raise RuntimeError("boom: the system fell over")
+    if item.id in ("syn-01", "con-01"):
+        return "I could not say."
+    return item.long_answers[0]
+"""
+EVIL = "</script><script>window.__pwned = 1</script>"
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, Path]:
+    """report.html of the oracle (the base) and of SYSTEM compared with it."""
+    root = tmp_path_factory.mktemp("reports")
+    (root / "mysys.py").write_text(SYSTEM)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    common = ["--ambig-suite=march", "-p", "no:cacheprovider", "-q", "-p", "no:randomly"]
+    for args in (
+        ["--ambig-system=oracle", "--ambig-report=base"],
+        ["--ambig-system=mysys:answer", "--ambig-report=new", "--ambig-baseline=base/scorecard.json"],
+    ):
+        subprocess.run(
+            [sys.executable, "-m", "pytest", *common, *args], cwd=root, env=env, capture_output=True
+        )
+    return {"base": root / "base" / "report.html", "new": root / "new" / "report.html"}
+
+
+def clean(page) -> None:
+    """No console error, no script error, and nothing asked of the network."""
+    assert page.console_errors == []
+    assert page.blocked == []
+    assert all(url.startswith(("file:", "data:", "about:")) for url in page.requests)
+
+
+def test_the_overview_renders(open_page, reports):
+    page = open_page(reports["base"])
+    assert page.locator("#overview h2").first.text_content() == "MARCH"
+    rows = page.locator("#overview table.metrics tr[data-metric]")
+    assert rows.count() == 14
+    em = page.locator('#overview tr[data-metric="str_em"] td')
+    assert em.nth(1).text_content() == "100.0"
+    assert page.locator('#overview tr[data-metric="str_em"] svg circle').count() == 1
+    assert page.locator("#overview .multiple").count() >= 3  # small multiples per ambiguity type
+    assert page.locator("#gates").text_content() == "Gates passed"
+    page.screenshot("overview")
+    clean(page)
+
+
+def test_an_item_opens_its_drill_down(open_page, reports):
+    page = open_page(reports["new"])
+    page.click("#tab-items")
+    page.click('.row[data-key="march-sem-02"]')
+    detail = page.locator("#detail")
+    question = SUITES["march"].load(None, LoadOptions()).items[1].question
+    assert detail.locator("#question").text_content() == question
+    readings = detail.locator("ol.readings li")
+    assert readings.count() == 2 and readings.locator(".badge.hit").count() == 2
+    assert detail.locator("#answer-text mark").count() >= 2  # the gold answers it found
+    assert "Base run" in detail.text_content()
+    page.screenshot("item")
+    clean(page)
+
+
+def count(page) -> str:
+    return page.locator("#count").text_content()
+
+
+def test_filters_and_search_change_the_list(open_page, reports):
+    page = open_page(reports["new"])
+    page.click("#tab-items")
+    assert count(page) == "13 of 13 items"
+    page.select_option("#f-type", "semantic")
+    assert count(page) == "4 of 13 items"
+    page.select_option("#f-type", "")
+    page.select_option("#f-status", "error")
+    assert count(page) == "1 of 13 items"
+    assert page.locator(".row").first.get_attribute("data-key") == "march-con-03"
+    page.select_option("#f-status", "")
+    page.fill("#search", "fell over")  # the error's text
+    assert count(page) == "1 of 13 items"
+    page.fill("#search", "")
+    page.select_option("#f-metric", "str_em")
+    page.fill("#f-max", "0")
+    keys = {page.locator(".row").nth(n).get_attribute("data-key") for n in range(3)}
+    assert count(page) == "3 of 13 items" and keys == {"march-syn-01", "march-con-01", "march-con-03"}
+    page.check("#f-regressed")
+    assert count(page) == "3 of 13 items"
+    clean(page)
+
+
+def test_a_malicious_answer_stays_text(open_page, reports):
+    page = open_page(reports["new"])
+    page.click("#tab-items")
+    page.click('.row[data-key="march-sem-01"]')
+    answer = page.locator("#answer-text").text_content()
+    assert answer.startswith(EVIL)
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator("#detail img, #detail script").count() == 0
+    page.fill("#search", "pwned")
+    assert count(page) == "1 of 13 items"
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    clean(page)
+
+
+def test_the_comparison_shows_changes_and_regressions(open_page, reports):
+    page = open_page(reports["new"])
+    page.click("#tab-comparison")
+    em = page.locator('#comparison tr[data-metric="str_em"][data-slice="all"] td')
+    assert em.nth(3).text_content() == "100.0" and em.nth(5).text_content().startswith("-")
+    regressions = page.locator("#comparison .regression")
+    assert regressions.count() == 3  # the two non-answers and the error
+    page.screenshot("comparison")
+    page.click('#comparison .regression[data-key="march-syn-01"] button')
+    assert page.locator("#detail h2").text_content() == "march-syn-01"
+    assert page.locator("#detail del").count() >= 1 and page.locator("#detail ins").count() >= 1
+    clean(page)
+
+
+@pytest.fixture(scope="module")
+def ten_thousand(tmp_path_factory) -> Path:
+    """report.html of 10,000 items: the MARCH sample's items copied, seeded scores."""
+    loaded = SUITES["march"].load(None, LoadOptions())
+    rng = random.Random(0)
+    items, results = [], {}
+    for n in range(10_000):
+        base = loaded.items[n % len(loaded.items)]
+        item = dataclasses.replace(base, id=f"{base.id}-{n}", index=n)
+        items.append(item)
+        em = rng.choice([0.0, 0.5, 1.0])
+        results[item.key] = ItemResult(
+            "march", item.id, "ok", item.ambiguity_type, scores={"str_em": em, "str_hit": float(em == 1.0)},
+            answer=Answer(base.long_answers[0] if em else "no idea"), index=n,
+        )  # fmt: skip
+    card = build(
+        [dataclasses.replace(loaded, items=tuple(items), total=len(items))],
+        results,
+        None,
+        Scorers(metrics=frozenset({"str_em", "str_hit"})),
+        0,
+        system={"label": "copies", "inputs": []},
+        config={"seed": 0, "suites": ["march"]},
+        versions={},
+    )
+    path = tmp_path_factory.mktemp("big") / "report.html"
+    path.write_text(html.render(card))
+    return path
+
+
+def test_ten_thousand_items_stay_light(open_page, ten_thousand):
+    page = open_page(ten_thousand)
+    page.click("#tab-items")
+    assert count(page) == "10000 of 10000 items"
+    assert page.locator(".row").count() < 100  # only the rows in view exist
+    ids = [i.id for i in SUITES["march"].load(None, LoadOptions()).items]
+    keys = [f"march-{ids[n % len(ids)]}-{n}" for n in range(10_000)]
+    page.locator("#list").evaluate("box => { box.scrollTop = box.scrollHeight; }")
+    page.wait_for_selector(f'.row[data-key="{keys[-1]}"]')
+    page.fill("#search", "sem-01-99")
+    found = [k for k in keys if "sem-01-99" in k]
+    assert count(page) == f"{len(found)} of 10000 items"
+    page.click(f'.row[data-key="{found[0]}"]')
+    assert page.locator("#detail h2").text_content() == found[0]
+    clean(page)
+
+
+def test_an_episode_shows_its_transcript(open_page, tmp_path):
+    """An interactive run: the items are episodes, the drill-down has the turns."""
+    args = ["--ambig-suite=march", "--ambig-protocol=interactive", "--ambig-limit=1", "--ambig-costs=0:0.1"]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args, "--ambig-report=out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
+    page = open_page(tmp_path / "out" / "report.html")
+    page.click("#tab-items")
+    page.locator(".row").first.click()
+    turns = page.locator("#transcript .turn")
+    assert turns.count() >= 2 and turns.first.text_content().startswith("user (query):")
+    assert "episode:" in page.locator("#detail").text_content()
+    clean(page)
