@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pytest_ambigqa.metrics.coverage import exact_presence
 from pytest_ambigqa.metrics.text import normalize_answer
 from pytest_ambigqa.report import compare, paired
-from pytest_ambigqa.report.html import find_normalized
+from pytest_ambigqa.report.html import Normalized
 from pytest_ambigqa.report.scorecard import Scorecard, build
 from pytest_ambigqa.schema import Answer, ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
@@ -190,7 +190,7 @@ text = st.text(alphabet=st.sampled_from(list("ab tThe,.-Éé")), max_size=30)
 
 @given(text, text)
 def test_highlights_are_where_str_em_finds_the_answer(short, answer):
-    spans = find_normalized(short, answer)
+    spans = Normalized(answer).find(short)
     if spans:
         assert exact_presence([short], answer)
     for start, end in spans:

@@ -346,14 +346,10 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")  # as metrics/text.py's normalize_answ
 _WORD = re.compile(r"\S+")
 
 
-def find_normalized(short: str, text: str) -> list[tuple[int, int]]:
-    """Where ``short`` occurs in ``text`` as STR-EM sees it (the normalised short answer a
-    substring of the normalised text): the character ranges of ``text`` to highlight."""
-    return Normalized(text).find(short)
-
-
 class Normalized:
-    """``normalize_answer(text)`` with the position in ``text`` of each of its characters.
+    """``normalize_answer(text)`` with the position in ``text`` of each of its characters:
+    :meth:`find` gives where a short answer occurs as STR-EM sees it (its normalised form a
+    substring of the normalised text), as ranges of ``text`` to highlight.
 
     Built once per answer, searched once per gold short answer. If the result is not
     ``normalize_answer``'s own (some case mapping this cannot follow), nothing is highlighted
