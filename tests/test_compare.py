@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_ambigqa.metrics.coverage import exact_presence
 from pytest_ambigqa.metrics.text import normalize_answer
-from pytest_ambigqa.report import compare, paired
+from pytest_ambigqa.report import compare, paired, render
 from pytest_ambigqa.report.html import Normalized
 from pytest_ambigqa.report.scorecard import Scorecard, build
 from pytest_ambigqa.schema import Answer, ItemResult
@@ -145,6 +145,28 @@ def test_the_gate_rejects_non_inferiority_in_the_metrics_direction(better, chang
         assert "worse than the base run" in lines[0] and "margin 2" in lines[0]
 
 
+def test_the_gate_line_never_prints_its_bound_like_the_margin():
+    row = compare.Row(
+        "s", "all", "str_em", 9, 50, 30, -20, -39.76, -19.0812, "permutation", 0.01, 0.02, 0, 0, 9
+    )
+    (line,) = compare.worse(
+        compare.Comparison({}, [row], [], [], []), [compare.Margin(None, "str_em", 19.08)]
+    )
+    assert "95% CI [-39.760, -19.081], beyond the margin 19.08" in line
+
+
+def test_rows_say_which_items_one_run_left_unscored(march):
+    every = ids(march)
+    base = card_of(march, {i: {"str_em": 1.0, "str_hit": 1.0, "length": 3.0} for i in every})
+    new_scores = {i: {"str_em": 1.0, "str_hit": 1.0, "length": 3.0} for i in every}
+    new_scores[every[0]] = {"str_em": 1.0, "str_hit": 1.0}  # no length for one item
+    result = compare.compare(base, card_of(march, new_scores), seed=0)
+    assert (result.row("march", "length").n, result.row("march", "length").one_sided) == (len(every) - 1, 1)
+    lines = render.comparison_lines(result)
+    assert "  Length: 1 item(s) scored in one run only, left out of its rows" in lines
+    assert any(line.split()[:2] == ["STR-EM", str(len(every))] for line in lines)  # the n column
+
+
 def test_a_metric_without_a_comparison_cannot_pass_the_gate(march):
     scores = {i: {"str_em": 0.5, "str_hit": 0.0, "length": 1.0} for i in ids(march)}
     result = compare.compare(card_of(march, scores), card_of(march, scores), seed=0)
@@ -199,3 +221,60 @@ def test_highlights_are_where_str_em_finds_the_answer(short, answer):
         ) in normalize_answer(short)
     if exact_presence([short], answer) and normalize_answer(short):
         assert spans  # the normalisation is followed exactly for these characters
+
+
+@pytest.mark.parametrize("profile, hits", [("alce", [True, False]), ("asqa", [True, True])])
+def test_drill_down_hits_are_the_ones_str_em_counted(profile, hits):
+    """ALCE's scorer reads the first line with its citation marks out: a reading answered on the
+    second line is a miss there, and the highlight lands on the answer's own characters."""
+    from pytest_ambigqa.metrics.profiles import PROFILES
+    from pytest_ambigqa.report.html import _gold
+    from pytest_ambigqa.schema import AmbigItem, Interpretation
+    from pytest_ambigqa.suites.base import long_form_scores
+
+    text = "  The emperor [1][2] Shah Jahan [3] built it.\nHis father was Jahangir [4]."
+    readings = (
+        Interpretation("Who built it?", ("Shah Jahan",)),
+        Interpretation("His father?", ("Jahangir",)),
+    )
+    item = AmbigItem("march", "x", "Who built the Taj Mahal?", readings)
+    gold = _gold(item, text, Answer(text), PROFILES[profile])
+    assert [i["hit"] for i in gold["interpretations"]] == hits
+    assert long_form_scores(item, Answer(text), PROFILES[profile])["str_em"] == sum(hits) / 2
+    start, end, reading = gold["spans"][0]
+    assert (text[start:end], reading) == ("Shah Jahan", 0)
+    assert len(gold["spans"]) == sum(hits)
+
+
+def test_highlights_count_utf16_units_in_the_answer_the_page_shows(monkeypatch):
+    """The page's script indexes strings in UTF-16 units and shows answers scrubbed of keys:
+    the spans are counted in what it shows."""
+    from pytest_ambigqa.report.html import Highlights
+    from pytest_ambigqa.report.output import safe_output
+
+    monkeypatch.setenv("OPENAI_API_KEY", "k3y-0123456789abcdef")
+    text = "🎉🎉 k3y-0123456789abcdef: Shah Jahan 🏛 built it; Shah Jahan."
+    shown = safe_output(text)
+    units = shown.encode("utf-16-le")
+    marks = Highlights(text, None)
+    found = marks.find("shah jahan")
+    assert len(found) == 2
+    for start, end in found:
+        assert units[2 * start : 2 * end].decode("utf-16-le") == "Shah Jahan"
+    assert "shah jahan" in marks.scored  # the hit is the scored text's
+
+
+def test_a_metric_n_a_in_a_run_is_no_regression(march):
+    """The errored item's 0 on a metric its run cannot score (n/a) is not listed as a drop."""
+    every = ids(march, 3)
+    base = card_of(march, {i: {"str_em": 1.0, "str_hit": 1.0, "length": 3.0} for i in every})
+    new = card_of(march, {i: {"str_em": 1.0, "length": 3.0} for i in every})
+    broken = dataclasses.replace(
+        new.results[0], status="error", error="boom", scores={"str_em": 0.0, "str_hit": 0.0}
+    )
+    new = dataclasses.replace(new, results=[broken, *new.results[1:]])
+    assert new.suites[0].metrics["str_hit"].mean is None  # n/a: no item of the run reports it
+    result = compare.compare(base, new, seed=0)
+    assert result.row("march", "str_hit").reason.startswith("n/a in this run")
+    (regression,) = result.regressions
+    assert regression.drops == {"str_em": (1.0, 0.0)} and regression.new_status == "error"

@@ -20,7 +20,7 @@ def answer(question, item):
     if kind == 1:
         return {"text": item.long_answers[0], "metadata": {"confidence": math.nan, "range": [math.inf]}}
     if kind == 2:
-        raise RuntimeError("<script>alert(1)</script>\\n# heading\\n```\\nunclosed fence | pipe")
+        raise RuntimeError("<script>alert(1)</script>\\n# heading\\n```\\nunclosed fence | pipe \\x00 \\u202e reversed")
     return item.long_answers[0]
 """
 
@@ -52,7 +52,13 @@ def test_odd_answers_never_cost_the_report(pytester):
     assert metadata and all(m == {"confidence": "nan", "range": ["inf"]} for m in metadata)
     md = (pytester.path / "report" / "scorecard.md").read_text(encoding="utf-8")
     assert "<script>" not in md and "\n# heading" not in md and "```" not in md
-    assert md.rstrip().endswith("- passed")  # the Gates section is there, not swallowed by a fence
+    assert "\x00" not in md and "\u202e" not in md and "\u2400 \\[U+202E\\] reversed" in md  # shown, inert
+    errored = statuses.count("error")
+    gates = md.rstrip().rpartition("## Gates")[2]  # the section is there, not swallowed by a fence
+    assert gates.split("\n")[2:] == [
+        "- passed",
+        f"- {errored} item(s) errored or missing: their tests fail, and so does the run",
+    ]
     ET.parse(pytester.path / "junit.xml")  # well-formed
 
 

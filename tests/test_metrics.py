@@ -83,6 +83,19 @@ def test_profiles_prepare_the_text_their_scorer_reads():
     assert PROFILES["alce"].prepare("A.<|im_end|> B [1]") == "A. B"
 
 
+scorer_inputs = st.lists(st.sampled_from([*" \n\t[]|12ab", "<|im_end|>", " [3]", " |"]), max_size=20).map(
+    "".join
+)
+
+
+@given(scorer_inputs, st.sampled_from(sorted(PROFILES)))
+def test_located_text_is_what_the_scorer_reads_and_where(text, name):
+    read, origin = PROFILES[name].located(text)
+    assert read == PROFILES[name].prepare(text)
+    assert "".join(text[i] for i in origin) == read
+    assert list(origin) == sorted(set(origin))  # in order, each character once
+
+
 def test_cover_em_follows_treerare():
     pairs = [["The Beatles"], ["Dami Im", "Im"]]
     assert cover_em(pairs, "The Beatles sang it; later Dami Im did.") == 1.0

@@ -180,6 +180,27 @@ def test_merged_shards_equal_one_run(system, gate, capsys):
     assert "merged 13 items from 2 scorecards" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("limit", [None, 5])
+def test_a_merge_notes_the_subset_its_shards_ran_together(system, limit, capsys):
+    """Each shard of a data file's run notes that it ran a part; the merge notes only what the
+    shards ran together (all of the file, or the --ambig-limit subset)."""
+    data = system.path / "march.json"
+    data.write_text(SUITES["march"].sample_path().read_text())
+    args = [f"--ambig-data={data}", *([f"--ambig-limit={limit}"] if limit else [])]
+    notes = []
+    for report in ("whole", "shard1", "shard2"):
+        shard = [f"--ambig-shard={report[-1]}/2"] if report != "whole" else []
+        _, card = run(system, *args, *shard, report=report)
+        notes.append(card["suites"][0]["protocol"]["notes"])
+    assert all(any(n.startswith("a subset: ") for n in shard) for shard in notes[1:])
+    shards = [str(system.path / f"shard{i}/scorecard.json") for i in (1, 2)]
+    cli(["merge", *shards, "-o", str(system.path / "merged")])
+    merged = json.loads((system.path / "merged" / "scorecard.json").read_text())
+    assert merged["suites"][0]["protocol"]["notes"] == notes[0]
+    subset = [n for n in notes[0] if n.startswith("a subset: ")]
+    assert subset == ([f"a subset: 5 of the file's {len(MARCH)} items"] if limit else [])
+
+
 def test_shards_on_different_devices_merge(system, capsys):
     """The device a shard's models ran on is the shard's own (`auto` chose per machine)."""
     for i, device in ((1, "cuda:0"), (2, "cpu")):

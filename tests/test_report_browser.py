@@ -9,6 +9,7 @@ in the browser artifacts directory (fixtures/browser.py).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import random
 import subprocess
@@ -206,4 +207,75 @@ def test_an_episode_shows_its_transcript(open_page, tmp_path):
     turns = page.locator("#transcript .turn")
     assert turns.count() >= 2 and turns.first.text_content().startswith("user (query):")
     assert "episode:" in page.locator("#detail").text_content()
+    clean(page)
+
+
+HOSTILE = """
+def answer(question, item):
+    if item.index == 0:  # one token wider than any screen, and an unterminated right-to-left override
+        return {"text": "x" * 5000 + " \\u202e2000; 2001", "citations": ["F3\\u202e", "F1"]}
+    if item.index == 1:
+        raise RuntimeError("down")
+    return {"text": "one", "interpretations": [{"condition": "c", "answer": "a", "citations": []}]}
+"""
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> dict[str, Path]:
+    """CondAmbigQA: the oracle, then a system with hostile strings and too few answers (its
+    Count diff below 0) compared with it."""
+    root = tmp_path_factory.mktemp("hostile")
+    (root / "hsys.py").write_text(HOSTILE)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    common = ["--ambig-suite=condambigqa", "-p", "no:cacheprovider", "-q"]
+    for args in (
+        ["--ambig-system=oracle", "--ambig-report=base"],
+        ["--ambig-system=hsys:answer", "--ambig-report=new", "--ambig-baseline=base/scorecard.json"],
+    ):
+        subprocess.run(
+            [sys.executable, "-m", "pytest", *common, *args], cwd=root, env=env, capture_output=True
+        )
+    return {"new": root / "new" / "report.html", "items": root / "new" / "scorecard.json"}
+
+
+def test_negative_values_and_metrics_without_a_direction_are_drawn_as_they_are(open_page, hostile):
+    page = open_page(hostile["new"])
+    plot = page.locator('#overview tr[data-metric="count_diff"] svg')
+    dot = float(plot.locator("circle").get_attribute("cx"))
+    low, high = (float(plot.locator("line.ci").get_attribute(a)) for a in ("x1", "x2"))
+    assert low < dot < high  # on an axis that reaches below 0, not clamped to it
+    page.click("#tab-comparison")
+    length = page.locator('#comparison tr[data-metric="length"][data-slice="all"] svg circle')
+    assert length.get_attribute("class") == "dot"  # no better direction: neither green nor red
+    precision = page.locator('#comparison tr[data-metric="citation"][data-slice="all"] svg circle')
+    assert precision.get_attribute("class") == "dot worse"
+    assert "errored or missing" in page.locator("#unanswered").text_content()
+    clean(page)
+
+
+def test_hostile_strings_keep_to_their_place(open_page, hostile):
+    page = open_page(hostile["new"])
+    page.click("#tab-comparison")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # the token wraps
+    page.screenshot("comparison")
+    parts = page.locator("#comparison .regression .diff > *")
+    assert parts.count() > 0
+    assert set(parts.evaluate_all("nodes => nodes.map(n => getComputedStyle(n).unicodeBidi)")) == {"isolate"}
+    page.click("#tab-items")
+    page.locator(".row").first.click()
+    cited = page.locator("#citations .id").all_text_contents()
+    assert cited[:2] == ["F3⟨U+202E⟩", "F1"]  # the invisible character named, the two ids apart
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    clean(page)
+
+
+def test_the_address_opens_an_item_and_a_malformed_one_is_ignored(open_page, hostile):
+    page = open_page(hostile["new"])
+    url = page.url
+    page.goto(url + "#item=%E0%A4%A")  # not a URI escape
+    assert page.locator("#overview").is_visible()
+    first = json.loads(hostile["items"].read_text())["items"][0]
+    key = f"{first['suite']}-{first['item_id']}"
+    page.goto(url + "#item=" + key)  # the address changed in an open page
+    assert page.locator("#detail h2").text_content() == key and page.locator("#items").is_visible()
     clean(page)

@@ -13,9 +13,13 @@ bootstrap "mid" of ROUGE-Lsum. The profile a run uses is named in its scorecard.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .text import strip_alce_citations
+from .text import ALCE_CITATION_MARKS, strip_alce_citations
+
+_CHAT_END = re.compile(re.escape("<|im_end|>"))
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,35 @@ class ScorerProfile:
             first = text.strip().split("\n")[0].replace("<|im_end|>", "")
             return strip_alce_citations(first)
         return text
+
+    def located(self, text: str) -> tuple[str, Sequence[int]]:
+        """``prepare(text)`` with the position in ``text`` of each of its characters, so that
+        report.html highlights what the scorer read, where the answer has it."""
+        if self.name != "alce":
+            return text, range(len(text))
+        stripped = text.strip()
+        start = len(text) - len(text.lstrip())
+        first = stripped.split("\n")[0]
+        origin: Sequence[int] = range(start, start + len(first))
+        for pattern in (_CHAT_END, *ALCE_CITATION_MARKS):
+            first, origin = _delete(pattern, first, origin)
+        return first, origin
+
+
+def _delete(pattern: re.Pattern, text: str, origin: Sequence[int]) -> tuple[str, Sequence[int]]:
+    """``pattern.sub("", text)`` (as ``str.replace`` deletes a literal), the positions kept."""
+    pieces: list[str] = []
+    kept: list[int] = []
+    last = 0
+    for match in pattern.finditer(text):
+        pieces.append(text[last : match.start()])
+        kept.extend(origin[last : match.start()])
+        last = match.end()
+    if not last:  # nothing deleted (every pattern matches at least one character)
+        return text, origin
+    pieces.append(text[last:])
+    kept.extend(origin[last:])
+    return "".join(pieces), kept
 
 
 PROFILES: dict[str, ScorerProfile] = {

@@ -11,6 +11,8 @@ from .spec import count
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ALCE_CITATION = re.compile(r" ?\[\d+")
+# What strip_alce_citations deletes, in its order (report.html follows it to locate answers).
+ALCE_CITATION_MARKS = (_ALCE_CITATION, re.compile(r" \|"), re.compile(r"\]"))
 
 
 def normalize_answer(text: str) -> str:

@@ -134,7 +134,7 @@ def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None
             )
         pairs = [(by_key[r.key], r) for r in new.results if r.suite == card.name and r.key in by_key]
         rows += _suite_rows(card, other, pairs, seed)
-        regressions += _regressions(card, pairs)
+        regressions += _regressions(card, other, pairs)
     p_holm = paired.holm([r.p for r in rows])
     rows = [_with(r, p_holm=p) for r, p in zip(rows, p_holm, strict=True)]
     only_base = [r.key for r in base.results if r.suite in compared and r.key not in new_keys]
@@ -309,11 +309,19 @@ def _text(result: ItemResult) -> str:
     return result.answer.text if result.answer is not None else ""
 
 
-def _regressions(card: SuiteCard, pairs: list[tuple[ItemResult, ItemResult]]) -> list[Regression]:
-    """Items whose score dropped on any per-item metric with a direction, worst first: by the
+def _regressions(
+    card: SuiteCard, other: SuiteCard, pairs: list[tuple[ItemResult, ItemResult]]
+) -> list[Regression]:
+    """Items whose score dropped on any per-item metric with a direction that both runs
+    report (an errored item's 0 on a metric n/a in its run is no drop), worst first: by the
     drop in the suite's first such metric, then by how many metrics dropped."""
     metrics = [
-        m for m in card.metrics if sign(m) and not METRICS[m].suite_level and METRICS[m].aggregation != "sum"
+        m
+        for m in card.metrics
+        if sign(m)
+        and not METRICS[m].suite_level
+        and METRICS[m].aggregation != "sum"
+        and _unavailable(m, card, other) is None
     ]
     found = []
     for base, new in pairs:
@@ -375,8 +383,14 @@ def worse(comparison: Comparison, margins: Sequence[Margin]) -> list[str]:
             direction = sign(r.metric)
             bound = r.high if direction > 0 else -r.low  # the best case of the change
             if bound < -m.margin:
+                d = _apart(bound, -m.margin)
                 lines.append(
-                    f"{r.suite} {r.metric} ({label}) worse than the base run: change {r.diff:+.2f}, "
-                    f"95% CI [{r.low:.2f}, {r.high:.2f}], beyond the margin {m.margin:g}"
+                    f"{r.suite} {r.metric} ({label}) worse than the base run: change {r.diff:+.{d}f}, "
+                    f"95% CI [{r.low:.{d}f}, {r.high:.{d}f}], beyond the margin {m.margin:g}"
                 )
     return lines
+
+
+def _apart(value: float, limit: float) -> int:
+    """Decimals enough (2 to 6) that ``value`` and ``limit`` do not print alike."""
+    return next((d for d in range(2, 7) if f"{value:.{d}f}" != f"{limit:.{d}f}"), 6)

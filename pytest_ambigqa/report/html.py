@@ -17,22 +17,28 @@ library inlined into every report (Plotly's bundle alone is over 3 MB).
 from __future__ import annotations
 
 import base64
+import bisect
+import dataclasses
 import gc
 import hashlib
+import math
 import re
 import string
 import time
-from functools import cache
+from collections.abc import Sequence
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
 from ..metrics import METRICS
 from ..metrics.coverage import present
+from ..metrics.profiles import PROFILES, ScorerProfile
 from ..metrics.text import normalize_answer
 from ..schema import AmbigItem, ItemResult
 from ..suites import SUITES
 from . import published
-from .output import json_text
+from .output import json_text, safe_output
+from .render import decimals
 from .scorecard import Scorecard, SuiteCard
 
 # Inside a script element JSON must not close it ("</script>") nor open a comment ("<!--"):
@@ -105,7 +111,8 @@ def _metric_info(names: set[str]) -> dict[str, Any]:
         m: {
             "label": METRICS[m].label,
             "factor": METRICS[m].factor,
-            "range": METRICS[m].item_range,
+            "scale": _scale(m),
+            "digits": decimals(m),
             "binary": METRICS[m].binary,
             "higher": METRICS[m].higher_is_better,
             "source": METRICS[m].source,
@@ -113,6 +120,17 @@ def _metric_info(names: set[str]) -> dict[str, Any]:
         for m in names
         if m in METRICS
     }
+
+
+def _scale(metric: str) -> tuple[float, float] | None:
+    """The metric's range on the printed scale, for the plots' axes: its items' range, or for
+    a suite-level metric (ROUGE-Lsum's mid, DR) the range of what it is made from; None for
+    counts and totals (the axis then spans the values)."""
+    spec = METRICS[metric]
+    if spec.item_range is not None:
+        low, high = (bound * spec.factor for bound in spec.item_range)
+        return (low, high) if math.isfinite(low) and math.isfinite(high) else None  # a reward has no floor
+    return _scale(spec.of[0]) if spec.of else None
 
 
 def _papers(card: SuiteCard, setting: str) -> dict[str, Any]:
@@ -202,13 +220,19 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
     comparison = card.comparison
     regressed = {r.key for r in comparison.regressions} if comparison else set()
     primary = {s.name: next(iter(s.metrics), None) for s in card.suites}
+    by_title = {p.title: p for p in PROFILES.values()}
+    read = {s.name: by_title.get(s.profile or "") for s in card.suites}
     items, details = [], []
     reasons: dict[str, int] = {}  # why metrics are unscored: a few strings, each written once
+    # An errored item's 0 on a metric its run cannot report (n/a) is no score to show.
+    na = {s.name: {m for m, v in s.metrics.items() if v.mean is None} for s in card.suites}
     for r in card.results:
+        if not na.get(r.suite, set()).isdisjoint(r.scores):
+            r = dataclasses.replace(r, scores={m: v for m, v in r.scores.items() if m not in na[r.suite]})
         base = comparison.base_results.get(r.key) if comparison else None
         gold, absent = card.gold.get(r.key), card.gold_absent.get(r.suite)
         items.append(_row(r, gold, base, r.key in regressed, primary))
-        details.append(_detail(r, gold, absent, base, reasons))
+        details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite)))
     names = {m for s in card.suites for m in s.metrics} | {m for r in card.results for m in r.scores}
     return {
         "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -267,9 +291,11 @@ def _detail(
     absent: str | None,
     base: ItemResult | None,
     reasons: dict[str, int],
+    profile: ScorerProfile | None,
 ) -> dict[str, Any]:
     """Everything the drill-down shows; what is empty is left out, and the reasons a metric is
-    unscored are indices into the payload's ``reasons``."""
+    unscored are indices into the payload's ``reasons``. ``profile``: the official scorer the
+    suite's STR-EM followed, whose reading of the answer the hits are taken from."""
     answer = r.answer.to_dict() if r.answer is not None else None
     text = r.answer.text if r.answer is not None else ""
     out: dict[str, Any] = {
@@ -292,7 +318,7 @@ def _detail(
     if gold is None:
         out["gold_absent"] = absent or "the question and gold readings were not recorded for this item"
     else:
-        out["gold"] = _gold(gold, text, r.answer)
+        out["gold"] = _gold(gold, text, r.answer, profile)
     if base is not None:
         out["base"] = {
             "status": base.status,
@@ -303,15 +329,19 @@ def _detail(
     return {k: v for k, v in out.items() if v is not None and v != {} and v != [] and v is not False}
 
 
-def _gold(item: AmbigItem, text: str, answer: Any) -> dict[str, Any]:
+def _gold(item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None) -> dict[str, Any]:
+    """Each reading hit or missed as STR-EM counted it: in the text the suite's scorer read
+    (ALCE's: the first line, citation marks out), highlighted where the answer has it. A suite
+    scored without STR-EM (CondAmbigQA, an interactive run: no profile) marks no hits: what
+    counts there is the judge's or the reader's, not the presence of the gold text."""
     interpretations = []
     spans: list[tuple[int, int, int]] = []
-    scorable = any(i.short_answers for i in item.interpretations)
-    normalized = Normalized(text) if scorable else None
+    scorable = profile is not None and any(i.short_answers for i in item.interpretations)
+    marks = Highlights(text, profile) if scorable else None
     for n, interp in enumerate(item.interpretations):
         hit = None
-        if normalized is not None and interp.short_answers:
-            hit = present(interp.short_answers, normalized.normal)
+        if marks is not None and interp.short_answers:
+            hit = present(interp.short_answers, marks.scored)
         interpretations.append(
             {
                 "question": interp.question,
@@ -321,9 +351,8 @@ def _gold(item: AmbigItem, text: str, answer: Any) -> dict[str, Any]:
                 "hit": hit,
             }
         )
-        if hit and normalized is not None:
-            for short in interp.short_answers:
-                spans += [(start, end, n) for start, end in normalized.find(short)]
+        if hit and marks is not None:
+            spans += [(start, end, n) for short in interp.short_answers for start, end in marks.find(short)]
     cited = list(answer.citations) if answer is not None else []
     if answer is not None:
         cited += [c for i in answer.interpretations for c in i.citations]
@@ -340,6 +369,35 @@ def _gold(item: AmbigItem, text: str, answer: Any) -> dict[str, Any]:
     }
 
 
+def _read(text: str, profile: ScorerProfile | None) -> tuple[str, Sequence[int]]:
+    """The text the suite's scorer reads, with where each of its characters stands in ``text``."""
+    return profile.located(text) if profile is not None else (text, range(len(text)))
+
+
+class Highlights:
+    """An answer as STR-EM read it (``scored``: normalised) and where the gold answers it
+    finds stand in the answer as the page shows it: scrubbed of credentials (rarely other than
+    the scored text: then searched in what is shown), in UTF-16 units, as the page's script
+    indexes strings."""
+
+    def __init__(self, text: str, profile: ScorerProfile | None) -> None:
+        read, self._origin = _read(text, profile)
+        self._shown = Normalized(read)
+        self.scored = self._shown.normal
+        shown = safe_output(text)
+        if shown != text:
+            read, self._origin = _read(shown, profile)
+            self._shown = Normalized(read)
+        astral = [] if shown.isascii() else [m.start() for m in _ASTRAL.finditer(shown)]
+        # a character beyond the Basic Multilingual Plane is two units: one more per such before
+        self._unit = (lambda i: i + bisect.bisect_left(astral, i)) if astral else (lambda i: i)
+
+    def find(self, short: str) -> list[tuple[int, int]]:
+        origin, unit = self._origin, self._unit
+        return [(unit(origin[s]), unit(origin[e - 1] + 1)) for s, e in self._shown.find(short)]
+
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _PUNCT_RUN = re.compile(f"[{re.escape(string.punctuation)}]+")
 _KEPT = re.compile(f"[^{re.escape(string.punctuation)}]+")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")  # as metrics/text.py's normalize_answer
@@ -347,55 +405,67 @@ _WORD = re.compile(r"\S+")
 
 
 class Normalized:
-    """``normalize_answer(text)`` with the position in ``text`` of each of its characters:
-    :meth:`find` gives where a short answer occurs as STR-EM sees it (its normalised form a
-    substring of the normalised text), as ranges of ``text`` to highlight.
+    """``normalize_answer(text)`` that knows where its characters came from: :meth:`find`
+    gives where a short answer occurs as STR-EM sees it (its normalised form a substring of
+    the normalised text), as ranges of ``text`` to highlight.
 
-    Built once per answer, searched once per gold short answer. If the result is not
-    ``normalize_answer``'s own (some case mapping this cannot follow), nothing is highlighted
-    rather than something wrong.
+    The normalisation never crosses white space (lower-casing, punctuation and ``\\b`` see
+    the same on either side of it), so each whitespace-free token is normalised on its own,
+    once per distinct token (answers share most of their words), and only for answers where
+    something is found. If the tokens do not rebuild ``normalize_answer``'s own result (some
+    case mapping this cannot follow), nothing is highlighted rather than something wrong.
     """
 
     def __init__(self, text: str) -> None:
         self.normal = normalize_answer(text)
-        self.flat, self.positions = _normalized(text)
-        if self.flat != self.normal:
-            self.flat, self.positions = "", []
+        self._text = text
+        self._words: list[tuple[int, int, tuple[int, ...]]] | None = None
 
     def find(self, short: str) -> list[tuple[int, int]]:
         needle = normalize_answer(short)
+        start = self.normal.find(needle) if needle else -1
+        words = self._located() if start != -1 else []
         found: list[tuple[int, int]] = []
-        if not needle or not self.flat:
-            return found
-        start = self.flat.find(needle)
-        while start != -1:
-            inside = [p for p in self.positions[start : start + len(needle)] if p >= 0]
-            found.append((inside[0], inside[-1] + 1))
-            start = self.flat.find(needle, start + 1)
+        while words and start != -1:  # a normalised needle starts and ends on a character, never a space
+            found.append((_origin(words, start), _origin(words, start + len(needle) - 1) + 1))
+            start = self.normal.find(needle, start + 1)
         return found
 
+    def _located(self) -> list[tuple[int, int, tuple[int, ...]]]:
+        """Per normalised word: where it starts in ``normal``, its token's start in the text,
+        and its characters' offsets in the token; empty when they do not rebuild ``normal``."""
+        if self._words is None:
+            words, pieces, at = [], [], 0
+            for token in _WORD.finditer(self._text):
+                for word, offsets in _token(token.group()):
+                    words.append((at, token.start(), offsets))
+                    pieces.append(word)
+                    at += len(word) + 1
+            self._words = words if " ".join(pieces) == self.normal else []
+        return self._words
 
-def _normalized(text: str) -> tuple[str, list[int]]:
-    """Lower-case, punctuation out, articles and runs of whitespace to one space, stripped:
-    normalize_answer's steps, each character keeping where it came from (-1: a space)."""
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a character lower-cases to two ("İ"): one at a time
-        pairs = [(c, i) for i, ch in enumerate(text) for c in ch.lower()]
+
+def _origin(words: list[tuple[int, int, tuple[int, ...]]], index: int) -> int:
+    """The position in the text of the character at ``index`` of the normalised text."""
+    at, token_start, offsets = words[bisect.bisect_right(words, (index, math.inf)) - 1]
+    return token_start + offsets[index - at]
+
+
+@lru_cache(maxsize=1 << 16)
+def _token(token: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The normalised words of one whitespace-free token, each with the offset in the token of
+    each of its characters: lower-case, punctuation out, articles out (normalize_answer's
+    steps, in its order)."""
+    lowered = token.lower()
+    if len(lowered) != len(token):  # a character lower-cases to two ("İ"): one at a time
+        pairs = [(c, i) for i, ch in enumerate(token) for c in ch.lower()]
         lowered, origin = "".join(c for c, _ in pairs), [i for _, i in pairs]
     else:
-        origin = range(len(text))
+        origin = range(len(token))
     kept: list[int] = []
     for run in _KEPT.finditer(lowered):  # punctuation out, positions kept
         kept.extend(origin[run.start() : run.end()])
     stripped = _PUNCT_RUN.sub("", lowered)
     # Articles become blanks of their own length, so positions stay aligned; then words.
     blanked = _ARTICLES.sub(lambda m: " " * len(m.group()), stripped)
-    flat: list[str] = []
-    positions: list[int] = []
-    for word in _WORD.finditer(blanked):
-        if flat:
-            flat.append(" ")
-            positions.append(-1)
-        flat.append(word.group())
-        positions.extend(kept[word.start() : word.end()])
-    return "".join(flat), positions
+    return tuple((w.group(), tuple(kept[w.start() : w.end()])) for w in _WORD.finditer(blanked))

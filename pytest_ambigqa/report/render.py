@@ -22,14 +22,20 @@ def _headline(suite: str) -> str:
     return known.headline_setting if known is not None else "all"
 
 
-def _num(value: float | None, metric: str) -> str:
-    """Percentages and lengths with one decimal, 0-1 and 0-5 scores with three."""
-    if value is None:
-        return "n/a"
+def decimals(metric: str) -> int | None:
+    """Percentages and lengths with one decimal, 0-1 and 0-5 scores with three, totals as
+    they are (None); report.html prints them alike."""
     spec = METRICS.get(metric)  # evidence recall is a percentage without a metric entry
     if spec is not None and spec.aggregation == "sum":
-        return f"{value:g}"
-    return f"{value:.3f}" if spec is not None and spec.factor == 1 and metric != "length" else f"{value:.1f}"
+        return None
+    return 3 if spec is not None and spec.factor == 1 and metric != "length" else 1
+
+
+def _num(value: float | None, metric: str) -> str:
+    if value is None:
+        return "n/a"
+    digits = decimals(metric)
+    return f"{value:g}" if digits is None else f"{value:.{digits}f}"
 
 
 def _score(s: MetricSummary) -> str:
@@ -375,7 +381,16 @@ def _evidence_lines(card: Scorecard, suite: SuiteCard) -> list[str]:
     return ["  " + _evidence_title(card)] + _table([header, *_evidence_rows(suite)], "lrrlrl")
 
 
-_MD_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x61C)
+_MD_ENTITIES = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+    # control characters shown as their pictures (a NUL makes grep call the file binary) ...
+    | {chr(c): chr(0x2400 + c) for c in range(0x20)}
+    | {"\x7f": "\u2421"}
+    | dict.fromkeys(map(chr, range(0x80, 0xA0)), "\ufffd")
+    # ... and bidi controls by name, so that none reorders the text around it
+    | {chr(c): f"[U+{c:04X}]" for c in _BIDI_CONTROLS}
+)
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
 
 
@@ -472,6 +487,9 @@ def markdown(card: Scorecard) -> str:
     out += [f"- FAILED: {_md(s)}" for s in card.shortfalls] or [
         f"- deferred: {_md(card.gates_deferred)}" if card.gates_deferred else "- passed"
     ]
+    unanswered = sum(s.errors + s.missing for s in card.suites)
+    if unanswered:
+        out.append(f"- {unanswered} item(s) errored or missing: their tests fail, and so does the run")
     return "\n".join(out) + "\n"
 
 
@@ -524,6 +542,15 @@ def _comparison_head(comparison: Comparison) -> list[str]:
     return lines
 
 
+def _one_sided(rows: list[Row]) -> list[str]:
+    """Why a row's n is below the items in both runs: items scored in one run only."""
+    return [
+        f"{METRICS[r.metric].label}: {r.one_sided} item(s) scored in one run only, left out of its rows"
+        for r in rows
+        if r.one_sided
+    ]
+
+
 def _regression_line(r: Regression) -> str:
     drops = ", ".join(
         f"{METRICS[m].label} {_item(before, m)} -> {_item(after, m)}"
@@ -556,14 +583,15 @@ def comparison_lines(comparison: Comparison) -> list[str]:
         rows = [r for r in comparison.rows if r.suite == suite and r.slice == "all"]
         n = max((r.n for r in rows), default=0)
         lines += ["", f"  {suite}: {n} items in both runs"]
-        table = [["metric", *_CHANGE_HEAD]]
-        table += [[METRICS[r.metric].label, *_change(r)] for r in rows if r.diff is not None]
-        lines += _table(table, "lrrrllrr")
+        table = [["metric", "n", *_CHANGE_HEAD]]
+        table += [[METRICS[r.metric].label, str(r.n), *_change(r)] for r in rows if r.diff is not None]
+        lines += _table(table, "lrrrrllrr")
         skipped: dict[str | None, list[str]] = {}
         for r in rows:
             if r.diff is None:
                 skipped.setdefault(r.reason, []).append(METRICS[r.metric].label)
         lines += [f"  not compared: {', '.join(labels)} ({reason})" for reason, labels in skipped.items()]
+        lines += [f"  {note}" for note in _one_sided(rows)]
         worse = [r for r in comparison.regressions if r.suite == suite]
         if worse:
             lines.append(f"  regressions ({len(worse)}, worst first):")
@@ -585,6 +613,8 @@ def comparison_markdown(comparison: Comparison) -> list[str]:
         for r in comparison.rows:
             if r.suite == suite:
                 out.append(_md_row([r.slice, METRICS[r.metric].label, str(r.n), *_change(r)]))
+        notes = _one_sided([r for r in comparison.rows if r.suite == suite and r.slice == "all"])
+        out += [""] + [f"- {_md(note)}" for note in notes] if notes else []
         worse = [r for r in comparison.regressions if r.suite == suite]
         if worse:
             out += ["", f"Regressions ({len(worse)}, worst first):", ""]

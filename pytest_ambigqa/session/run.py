@@ -353,14 +353,13 @@ class Run:
                 notes.append(f"not computed (--ambig-metrics): {', '.join(left)}")
         if loaded.is_sample:
             notes.append("the items are the bundled sample, written for this project, not the benchmark's")
-        else:
-            chosen = {self.episodes[i.key][0].key for i in loaded.items} if self.episodes else loaded.items
-            if len(chosen) < loaded.total:
-                notes.append(f"a subset: {len(chosen)} of the file's {loaded.total} items")
         upper = protocol.upper_bound
         if "item" in inputs:
             upper = "the system reads the gold item (it declares `item`)"
         protocol = dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
+        if not loaded.is_sample:
+            chosen = {self.episodes[i.key][0].key for i in loaded.items} if self.episodes else loaded.items
+            protocol = protocol.with_subset(len(chosen), loaded.total)
         return self._interactive_protocol(protocol) if self.cfg.interactive else protocol
 
     def _interactive_protocol(self, inputs: Protocol) -> Protocol:

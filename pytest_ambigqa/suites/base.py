@@ -57,6 +57,17 @@ class Protocol:
         """The published protocol whose rows are put beside this run."""
         return self.reads_as or self.name
 
+    def with_subset(self, chosen: int, total: int) -> Protocol:
+        """Noting that ``chosen`` of the data file's ``total`` items ran: a merge's note
+        replaces its shards' (each ran a part; together they may run them all)."""
+        notes = [n for n in self.notes if not n.startswith(_SUBSET)]
+        if chosen < total:
+            notes.append(f"{_SUBSET}{chosen} of the file's {total} items")
+        return dataclasses.replace(self, notes=tuple(notes))
+
+
+_SUBSET = "a subset: "
+
 
 OPEN_RETRIEVAL = Protocol("open-retrieval", "open retrieval: systems get a retriever, no passages")
 

@@ -25,7 +25,7 @@
     return node;
   }
   function append(node, children) {
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       node.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
     }
@@ -39,18 +39,33 @@
     }
     return node;
   }
+  // Identifiers (item keys, citations, passage ids) with their invisible characters named:
+  // two ids that look alike must not read alike, and none may reorder the text around it.
+  const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+  function visible(id) {
+    return String(id).replace(INVISIBLE, (c) => "⟨U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "⟩");
+  }
   function label(metric) {
     return METRICS[metric] ? METRICS[metric].label : metric;
   }
-  function digits(metric) {
-    const spec = METRICS[metric];
-    if (!spec) return 1;
-    return spec.factor === 1 && metric !== "length" ? 3 : 1;
+  // Numbers as Python prints them in the terminal and scorecard.md: toFixed rounds an exact
+  // tie (0.0625 to 3 decimals) up, Python's format to the even digit.
+  function fixed(value, decimals) {
+    const units = Math.abs(value) * 2 ** (decimals + 1);
+    if (Number.isInteger(units) && units % 2 === 1) {
+      const low = Math.floor(Math.abs(value) * 10 ** decimals);
+      const even = low % 2 === 0 ? low : low + 1;
+      return (value < 0 ? "-" : "") + (even / 10 ** decimals).toFixed(decimals);
+    }
+    return value.toFixed(decimals);
   }
   function fmt(value, metric) {
     if (value === null || value === undefined) return "n/a";
     if (typeof value !== "number") return String(value);
-    return value.toFixed(digits(metric));
+    const spec = METRICS[metric];
+    const decimals = spec ? spec.digits : 1;
+    if (decimals === null) return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(6)));
+    return fixed(value, decimals);
   }
   function itemValue(value, metric) {
     // an item score (item scale) on the printed scale
@@ -60,7 +75,7 @@
   }
   function pfmt(p) {
     if (p === null || p === undefined) return "";
-    return p < 0.001 ? "<0.001" : p.toFixed(3);
+    return p < 0.001 ? "<0.001" : fixed(p, 3);
   }
   function signed(value, metric) {
     const text = fmt(value, metric);
@@ -98,6 +113,12 @@
     } else {
       head.appendChild(el("div", { class: "gate pass", id: "gates", text: "Gates passed" }));
     }
+    const unanswered = DATA.suites.reduce((n, s) => n + s.errors + s.missing, 0);
+    if (unanswered) {
+      head.appendChild(el("div", { class: "gate fail", id: "unanswered",
+        text: unanswered + (unanswered === 1 ? " item" : " items") + " errored or missing: " +
+          (unanswered === 1 ? "its test fails" : "their tests fail") + ", and so does the run" }));
+    }
     return head;
   }
 
@@ -115,17 +136,20 @@
 
   // ---- plots
 
-  function scaleMax(metric, values) {
+  // The axis of a metric: its scale, or for counts and totals the span of the values and 0.
+  function axis(metric, values) {
     const spec = METRICS[metric] || {};
-    if (spec.range && spec.range[1] !== null) return spec.range[1] * spec.factor;
-    const top = Math.max(...values.filter((v) => typeof v === "number"), 0);
-    return top > 0 ? top * 1.15 : 1;
+    if (spec.scale) return spec.scale;
+    const shown = values.filter((v) => typeof v === "number");
+    const low = Math.min(...shown, 0), high = Math.max(...shown, 0);
+    const room = (high - low) * 0.15 || 1;
+    return [low < 0 ? low - room : 0, high > 0 || low === 0 ? high + room : 0];
   }
-  // One metric's interval on a 0..max axis, the published range as a band behind it.
+  // One metric's interval on its axis, the published range as a band behind it.
   function intervalPlot(metric, summary, papers, width) {
     const w = width || 220, h = 22, pad = 4;
-    const max = scaleMax(metric, [summary.high, summary.mean, papers && papers.high]);
-    const x = (v) => pad + (Math.max(0, Math.min(v, max)) / max) * (w - 2 * pad);
+    const [min, max] = axis(metric, [summary.low, summary.high, summary.mean, papers && papers.low, papers && papers.high]);
+    const x = (v) => pad + ((Math.max(min, Math.min(v, max)) - min) / (max - min)) * (w - 2 * pad);
     const root = svg("svg", { width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img" });
     root.appendChild(svg("line", { class: "axis", x1: pad, x2: w - pad, y1: h - 4, y2: h - 4 }));
     if (papers) {
@@ -141,7 +165,7 @@
       }
       root.appendChild(svg("circle", { class: "dot", cx: x(summary.mean), cy: h / 2 - 1, r: 3.5 }));
     }
-    root.appendChild(svg("title", { text: label(metric) + " on 0–" + fmt(max, metric) }));
+    root.appendChild(svg("title", { text: label(metric) + " on " + fmt(min, metric) + " to " + fmt(max, metric) }));
     return root;
   }
   // A change and its interval on an axis symmetric about 0, the margin marked.
@@ -151,9 +175,9 @@
     const x = (v) => pad + ((v + extent) / (2 * extent)) * (w - 2 * pad);
     const root = svg("svg", { width: w, height: h, role: "img" });
     root.appendChild(svg("line", { class: "zero", x1: x(0), x2: x(0), y1: 2, y2: h - 2 }));
-    const d = direction(row.metric) || 1;
-    if (margin) root.appendChild(svg("line", { class: "margin", x1: x(-d * margin), x2: x(-d * margin), y1: 2, y2: h - 2 }));
-    const better = d * row.low > 0 || d * row.high < 0 ? (d * row.diff > 0 ? " better" : " worse") : "";
+    const d = direction(row.metric); // 0: no better direction (a length), drawn neutral
+    if (margin && d) root.appendChild(svg("line", { class: "margin", x1: x(-d * margin), x2: x(-d * margin), y1: 2, y2: h - 2 }));
+    const better = d && (d * row.low > 0 || d * row.high < 0) ? (d * row.diff > 0 ? " better" : " worse") : "";
     root.appendChild(svg("line", { class: "ci" + better, x1: x(row.low), x2: x(row.high), y1: h / 2, y2: h / 2 }));
     root.appendChild(svg("circle", { class: "dot" + better, cx: x(row.diff), cy: h / 2, r: 3.5 }));
     return root;
@@ -355,7 +379,7 @@
         const v = itemValue(it.sc[metric], metric);
         const row = el("div", { class: "row" + (this.selected === i ? " selected" : ""), dataset: { key: it.k },
           onclick: () => this.open(i) },
-          el("span", { class: "key", text: it.k, title: it.k }),
+          el("span", { class: "key", text: visible(it.k), title: visible(it.k) }),
           it.t ? el("span", { class: "badge", text: it.t }) : null,
           it.st !== "ok" ? el("span", { class: "badge " + it.st, text: it.st }) : null,
           it.rg ? el("span", { class: "badge worse", text: "regressed" }) : null,
@@ -412,7 +436,7 @@
   function wordDiff(diff) {
     const box = el("div", { class: "diff" });
     for (const [op, words] of diff) {
-      box.appendChild(op === "=" ? document.createTextNode(words) : el(op === "-" ? "del" : "ins", { text: words }));
+      box.appendChild(el(op === "=" ? "span" : op === "-" ? "del" : "ins", { text: words }));
       box.appendChild(document.createTextNode(" "));
     }
     return box;
@@ -422,7 +446,7 @@
     const it = ITEMS[i];
     const d = detailOf(i);
     const out = [];
-    out.push(el("h2", { text: it.k }));
+    out.push(el("h2", { text: visible(it.k) }));
     out.push(el("div", { class: "meta" }, el("span", { class: "badge " + it.st, text: it.st }), " ",
       it.t ? it.t + " · " : "", d.duration.toFixed(2) + " s", d.cached ? " · answer from the response store" : ""));
     if (d.gold) {
@@ -444,7 +468,7 @@
           state ? el("span", { class: "badge " + state, text: state }) : null, " ",
           el("span", { text: g.question || g.condition || "" }),
           g.answers.length ? el("span", { class: "meta" }, " → ", el("mark", { class: "r" + (n % 6), text: g.answers.join(" | ") })) : null,
-          g.passages.length ? el("span", { class: "meta", text: " · passages " + g.passages.join(", ") }) : null));
+          g.passages.length ? el("span", { class: "meta" }, " · passages ", g.passages.map((c, n) => [n ? ", " : "", el("span", { class: "id", text: visible(c) })])) : null));
       });
       out.push(ul);
     }
@@ -462,7 +486,7 @@
         const t = el("table", {}, el("tr", {}, ["reading", "answer", "citations"].map((x) => el("th", { text: x }))));
         for (const g of a.interpretations) {
           t.appendChild(el("tr", {}, el("td", { text: g.question || g.condition || "" }), el("td", { text: g.answer || "" }),
-            el("td", { text: (g.citations || []).join(", ") })));
+            el("td", {}, (g.citations || []).map((c, n) => [n ? ", " : "", el("span", { class: "id", text: visible(c) })]))));
         }
         out.push(t);
       }
@@ -471,13 +495,14 @@
     }
     if (d.gold && (d.gold.citations.length || d.gold.uncited.length)) {
       out.push(el("h3", { text: "Citations against gold passages" }));
-      const ul = el("ul", {});
+      const ul = el("ul", { id: "citations" });
       for (const c of d.gold.citations) {
         ul.appendChild(el("li", {}, el("span", { class: "badge " + (c.gold ? "hit" : "miss"), text: c.gold ? "gold" : "not gold" }),
-          " " + c.id + (c.title ? " · " + c.title : "")));
+          " ", el("span", { class: "id", text: visible(c.id) }), c.title ? el("span", { text: " · " + c.title }) : null));
       }
       for (const c of d.gold.uncited) {
-        ul.appendChild(el("li", {}, el("span", { class: "badge", text: "gold, not cited" }), " " + c.id + (c.title ? " · " + c.title : "")));
+        ul.appendChild(el("li", {}, el("span", { class: "badge", text: "gold, not cited" }), " ",
+          el("span", { class: "id", text: visible(c.id) }), c.title ? el("span", { text: " · " + c.title }) : null));
       }
       out.push(ul);
     }
@@ -533,7 +558,7 @@
     for (const note of c.notes) out.appendChild(el("p", { class: "warn", text: note }));
     for (const [what, keys] of [["only in the base run", c.only_base], ["only in this run", c.only_new]]) {
       if (keys.length) out.appendChild(el("details", {}, el("summary", { text: keys.length + " item(s) " + what + ", not compared" }),
-        el("p", { text: keys.join(", ") })));
+        el("p", { text: keys.map(visible).join(", ") })));
     }
     const margins = {};
     for (const m of (DATA.config.fail_if_worse || [])) {
@@ -571,7 +596,7 @@
       for (const r of regs.slice(0, 200)) {
         const drops = Object.entries(r.drops).map(([m, [b, a]]) => label(m) + " " + fmt(itemValue(b, m), m) + " → " + fmt(itemValue(a, m), m));
         const box = el("div", { class: "regression", dataset: { key: r.key } },
-          el("button", { class: "link", text: r.key, onclick: () => { showTab("items"); list.open(index.get(r.key)); } }),
+          el("button", { class: "link", text: visible(r.key), onclick: () => { showTab("items"); list.open(index.get(r.key)); } }),
           el("span", { class: "meta", text: " · " + (drops.join(", ") || "no answer") + (r.new_status !== r.base_status ? " · now " + r.new_status : "") }));
         const n = index.get(r.key);
         const d = n === undefined ? null : detailOf(n);
@@ -604,9 +629,15 @@
   window.addEventListener("resize", () => list.draw());
   showTab("overview");
   list.refilter();
-  const wanted = /^#item=(.*)$/.exec(location.hash);
-  if (wanted) {
-    const n = ITEMS.findIndex((it) => it.k === decodeURIComponent(wanted[1]));
+  // #item=<key> opens an item, at load and when the address changes; a malformed one is ignored.
+  function openFromHash() {
+    const wanted = /^#item=(.*)$/.exec(location.hash);
+    if (!wanted) return;
+    let key;
+    try { key = decodeURIComponent(wanted[1]); } catch (e) { return; }
+    const n = ITEMS.findIndex((it) => it.k === key);
     if (n >= 0) { showTab("items"); list.open(n); }
   }
+  window.addEventListener("hashchange", openFromHash);
+  openFromHash();
 })();
