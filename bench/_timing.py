@@ -1,6 +1,7 @@
 """A pytest plugin for the bench scripts: per-item wall time of the whole test protocol, and
 the session's end (from the last item's report to the end of every other plugin's unconfigure:
-scorecard, gates, reports, terminal summary, store close)."""
+scorecard, gates, reports, terminal summary, store close). ``AMBIGQA_BENCH_SKIP_WRITERS``
+(names, comma-separated) leaves those report writers out, to price one writer within a run."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         _times.append(time.perf_counter() - started)
         _last_item_done[:] = [time.perf_counter()]
+
+
+def pytest_configure(config):
+    from pytest_ambigqa.report.writers import WRITERS
+
+    for name in filter(None, os.environ.get("AMBIGQA_BENCH_SKIP_WRITERS", "").split(",")):
+        WRITERS.pop(name)
 
 
 def pytest_sessionfinish(session):

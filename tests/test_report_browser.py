@@ -39,18 +39,29 @@ EVIL = "</script><script>window.__pwned = 1</script>"
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, Path]:
     """report.html of the oracle (the base) and of SYSTEM compared with it."""
-    root = tmp_path_factory.mktemp("reports")
-    (root / "mysys.py").write_text(SYSTEM)
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    common = ["--ambig-suite=march", "-p", "no:cacheprovider", "-q", "-p", "no:randomly"]
-    for args in (
-        ["--ambig-system=oracle", "--ambig-report=base"],
-        ["--ambig-system=mysys:answer", "--ambig-report=new", "--ambig-baseline=base/scorecard.json"],
-    ):
-        subprocess.run(
-            [sys.executable, "-m", "pytest", *common, *args], cwd=root, env=env, capture_output=True
-        )
+    root = _base_and_new(tmp_path_factory.mktemp("reports"), "mysys", SYSTEM, "march", "-p", "no:randomly")
     return {"base": root / "base" / "report.html", "new": root / "new" / "report.html"}
+
+
+def _base_and_new(root: Path, module: str, source: str, suite: str, *options: str) -> Path:
+    """Two runs of ``suite`` in ``root``: the oracle's report in ``base``, then ``module``'s
+    (its ``answer``, from ``source``) compared with it in ``new``."""
+    (root / f"{module}.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    common = [f"--ambig-suite={suite}", "-p", "no:cacheprovider", "-q", *options]
+    for report, args in (
+        ("base", ["--ambig-system=oracle"]),
+        ("new", [f"--ambig-system={module}:answer", "--ambig-baseline=base/scorecard.json"]),
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", *common, *args, f"--ambig-report={report}"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert (root / report / "report.html").is_file(), run.stdout[-2000:] + run.stderr[-2000:]
+    return root
 
 
 def clean(page) -> None:
@@ -138,6 +149,24 @@ def test_the_comparison_shows_changes_and_regressions(open_page, reports):
     regressions = page.locator("#comparison .regression")
     assert regressions.count() == 3  # the two non-answers and the error
     page.screenshot("comparison")
+    # Every number as scorecard.md prints it (a change of 0 as "+0.0"), and its notes
+    markdown = (reports["new"].parent / "scorecard.md").read_text()
+    unescaped = markdown.replace("\\[", "[").replace("\\]", "]").replace("&gt;", ">")
+    printed = {
+        cells[1]: cells[2:]  # n, base, new, change, CI, p (test), Holm p, W/T/L
+        for line in unescaped.splitlines()
+        if line.startswith("| all | ") and " n/a (" not in line
+        for cells in [[c.strip() for c in line.strip("|").split(" | ")]]
+    }
+    assert "STR-EM" in printed
+    for metric, cells in printed.items():
+        row = page.locator(f'#comparison tr[data-slice="all"]:has(td:text-is("{metric}")) td')
+        shown = [row.nth(n).text_content() for n in (2, 3, 4, 5, 6, 8, 9, 10)]
+        assert shown == cells, metric
+    notes = [line[2:] for line in unescaped.splitlines() if "scored in one run only" in line]
+    assert notes and page.locator("#comparison .one-sided").all_text_contents() == notes
+    drops = regressions.filter(has_text="march-syn-01").locator(".meta").text_content().removeprefix(" · ")
+    assert f"march-syn-01: {drops.replace('→', '->')}" in unescaped
     page.click('#comparison .regression[data-key="march-syn-01"] button')
     assert page.locator("#detail h2").text_content() == "march-syn-01"
     assert page.locator("#detail del").count() >= 1 and page.locator("#detail ins").count() >= 1
@@ -224,17 +253,7 @@ def answer(question, item):
 def hostile(tmp_path_factory) -> dict[str, Path]:
     """CondAmbigQA: the oracle, then a system with hostile strings and too few answers (its
     Count diff below 0) compared with it."""
-    root = tmp_path_factory.mktemp("hostile")
-    (root / "hsys.py").write_text(HOSTILE)
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    common = ["--ambig-suite=condambigqa", "-p", "no:cacheprovider", "-q"]
-    for args in (
-        ["--ambig-system=oracle", "--ambig-report=base"],
-        ["--ambig-system=hsys:answer", "--ambig-report=new", "--ambig-baseline=base/scorecard.json"],
-    ):
-        subprocess.run(
-            [sys.executable, "-m", "pytest", *common, *args], cwd=root, env=env, capture_output=True
-        )
+    root = _base_and_new(tmp_path_factory.mktemp("hostile"), "hsys", HOSTILE, "condambigqa")
     return {"new": root / "new" / "report.html", "items": root / "new" / "scorecard.json"}
 
 
@@ -279,3 +298,58 @@ def test_the_address_opens_an_item_and_a_malformed_one_is_ignored(open_page, hos
     page.goto(url + "#item=" + key)  # the address changed in an open page
     assert page.locator("#detail h2").text_content() == key and page.locator("#items").is_visible()
     clean(page)
+
+
+def _script_functions(*names: str) -> str:
+    """The named functions of the page's script, as it ships, to run on their own."""
+    source = (Path(html.__file__).parent / "assets" / "report.js").read_text()
+    found = []
+    for name in names:
+        start = source.index(f"  function {name}(")
+        found.append(source[start : source.index("\n  }\n", start) + 4])
+    return "".join(found)
+
+
+def test_numbers_print_as_python_prints_them(open_page, tmp_path):
+    """The page's rounding against Python's format: exact ties (to the even digit), -0 and 0
+    with their signs, totals in ``g`` form up to exponents, large and tiny values."""
+    rng = random.Random(14)
+    values = [0.0, -0.0, 0.0625, -0.0625, 2.5, 740.3125, 12.25, 1234565.0, 1234575.0, -1234565.0]
+    values += [99999.95, 999999.5, 1e-5, 0.000099999996, 1e20, 71058503014978.06]
+    values += [rng.randint(-20000, 20000) / 16 for _ in range(300)]
+    values += [rng.uniform(-1, 1) * 10 ** rng.randint(-12, 15) for _ in range(300)]
+    values += [float(rng.randint(1, 999) * 10 ** rng.randint(3, 12) + 5) for _ in range(100)]
+    (tmp_path / "blank.html").write_text("<!doctype html><title>numbers</title>")
+    page = open_page(tmp_path / "blank.html")
+    script = _script_functions("fixed", "general", "fmt", "signed")
+    got = page.evaluate(
+        f"""(values) => {{
+            const METRICS = {{ m3: {{ digits: 3 }}, m1: {{ digits: 1 }}, total: {{ digits: null }} }};
+            {script}
+            return values.map((v) => [fmt(v, "m3"), fmt(v, "m1"), fmt(v, "total"), signed(v, "m3"), signed(v, "total")]);
+        }}""",
+        values,
+    )
+    expected = [[f"{v:.3f}", f"{v:.1f}", f"{v:g}", f"{v:+.3f}", f"{v:+g}"] for v in values]
+    assert [(v, g) for v, g, e in zip(values, got, expected, strict=True) if g != e] == []
+
+
+def test_invisible_characters_in_ids_are_named(open_page, tmp_path):
+    (tmp_path / "blank.html").write_text("<!doctype html><title>ids</title>")
+    page = open_page(tmp_path / "blank.html")
+    script = _script_functions("visible")
+    ids = {
+        "F1\u034f": "F1⟨U+034F⟩",  # combining grapheme joiner
+        "F1\ufe0f": "F1⟨U+FE0F⟩",  # variation selector
+        "F1\U000e0031": "F1⟨U+E0031⟩",  # a tag character, beyond the BMP
+        "F1\u2028": "F1⟨U+2028⟩",
+        "F1\u3164": "F1⟨U+3164⟩",  # Hangul filler
+        "F\u00a01": "F⟨U+00A0⟩1",
+        "F3\u202e": "F3⟨U+202E⟩",
+        "a b": "a b",
+        "café 🎉": "café 🎉",
+    }
+    source = (Path(html.__file__).parent / "assets" / "report.js").read_text()
+    invisible = next(line for line in source.splitlines() if line.startswith("  const INVISIBLE = "))
+    got = page.evaluate(f"(ids) => {{ {invisible} {script} return ids.map(visible); }}", list(ids))
+    assert got == list(ids.values())

@@ -33,8 +33,7 @@ class ScorerProfile:
         """The answer text the official scorer evaluates."""
         if self.name == "alce":
             # ALCE eval.py: strip, first line, drop a chat end marker, then remove citations.
-            first = text.strip().split("\n")[0].replace("<|im_end|>", "")
-            return strip_alce_citations(first)
+            return strip_alce_citations(_CHAT_END.sub("", text.strip().split("\n")[0]))
         return text
 
     def located(self, text: str) -> tuple[str, Sequence[int]]:

@@ -10,9 +10,8 @@ from .spec import count
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_ALCE_CITATION = re.compile(r" ?\[\d+")
 # What strip_alce_citations deletes, in its order (report.html follows it to locate answers).
-ALCE_CITATION_MARKS = (_ALCE_CITATION, re.compile(r" \|"), re.compile(r"\]"))
+ALCE_CITATION_MARKS = (re.compile(r" ?\[\d+"), re.compile(r" \|"), re.compile(r"\]"))
 
 
 def normalize_answer(text: str) -> str:
@@ -37,7 +36,9 @@ def strip_alce_citations(text: str) -> str:
 
     ALCE deletes `` [<digits>`` and ``[<digits>``, then every `` |`` and ``]``.
     """
-    return _ALCE_CITATION.sub("", text).replace(" |", "").replace("]", "")
+    for mark in ALCE_CITATION_MARKS:
+        text = mark.sub("", text)
+    return text
 
 
 def word_count(text: str) -> int:

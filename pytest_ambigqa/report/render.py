@@ -553,15 +553,11 @@ def _one_sided(rows: list[Row]) -> list[str]:
 
 def _regression_line(r: Regression) -> str:
     drops = ", ".join(
-        f"{METRICS[m].label} {_item(before, m)} -> {_item(after, m)}"
+        f"{METRICS[m].label} {_num(before * METRICS[m].factor, m)} -> {_num(after * METRICS[m].factor, m)}"
         for m, (before, after) in r.drops.items()
     )
     status = f" (now {r.new_status})" if r.new_status != r.base_status else ""
     return f"{r.key}: {drops or 'no answer'}{status}"
-
-
-def _item(value: float, metric: str) -> str:
-    return f"{value:.2f}" if METRICS[metric].factor == 1 else f"{value * METRICS[metric].factor:.0f}"
 
 
 def _diff_text(diff: list[tuple[str, str]], limit: int = 60) -> str:

@@ -40,32 +40,49 @@
     return node;
   }
   // Identifiers (item keys, citations, passage ids) with their invisible characters named:
-  // two ids that look alike must not read alike, and none may reorder the text around it.
-  const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+  // none may hide in an id or reorder the text around it. Controls, format characters, line
+  // and paragraph separators, spaces other than U+0020, default-ignorables (variation
+  // selectors, fillers, tag characters): by code point, astral ones included.
+  const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Default_Ignorable_Code_Point}]/gu;
   function visible(id) {
-    return String(id).replace(INVISIBLE, (c) => "⟨U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "⟩");
+    return String(id).replace(INVISIBLE, (c) => c === " " ? c : "⟨U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + "⟩");
   }
   function label(metric) {
     return METRICS[metric] ? METRICS[metric].label : metric;
   }
   // Numbers as Python prints them in the terminal and scorecard.md: toFixed rounds an exact
-  // tie (0.0625 to 3 decimals) up, Python's format to the even digit.
+  // tie (0.0625 to 3 decimals) up, Python's format to the even digit; -0 keeps its sign.
   function fixed(value, decimals) {
-    const units = Math.abs(value) * 2 ** (decimals + 1);
+    if (Object.is(value, -0)) return "-" + (0).toFixed(decimals);
+    const units = Math.abs(value) * 2 ** (decimals + 1);  // odd: a tie, "5" at decimals + 1 exactly
     if (Number.isInteger(units) && units % 2 === 1) {
-      const low = Math.floor(Math.abs(value) * 10 ** decimals);
-      const even = low % 2 === 0 ? low : low + 1;
-      return (value < 0 ? "-" : "") + (even / 10 ** decimals).toFixed(decimals);
+      const cut = Math.abs(value).toFixed(decimals + 1).slice(0, -1).replace(/\.$/, "");
+      if (Number(cut[cut.length - 1]) % 2 === 0) return (value < 0 ? "-" : "") + cut;
     }
     return value.toFixed(decimals);
+  }
+  // Python's format(value, "g"), for totals: six significant digits, exponent form below 1e-4
+  // and from 1e6 on, trailing zeros out. Below 1e6 a tie is rounded by fixed(); above, only an
+  // integer can be a tie (a double is never half a unit of a decimal place below 1).
+  function general(value) {
+    if (!Number.isFinite(value)) return Number.isNaN(value) ? "nan" : value > 0 ? "inf" : "-inf";
+    if (value === 0) return Object.is(value, -0) ? "-0" : "0";
+    const trim = (t) => t.includes(".") ? t.replace(/\.?0+$/, "") : t;
+    let [mantissa, exp] = value.toExponential(5).split("e");
+    if (Number(exp) >= -4 && Number(exp) < 6) return trim(fixed(value, 5 - Number(exp)));
+    const digits = String(Math.abs(value));
+    if (Number.isSafeInteger(value) && /^\d{5}[02468]50*$/.test(digits)) {
+      mantissa = (value < 0 ? "-" : "") + digits[0] + "." + digits.slice(1, 6);  // a tie, to the even digit
+      exp = "+" + (digits.length - 1);
+    }
+    return trim(mantissa) + "e" + (exp.startsWith("-") ? "-" : "+") + exp.replace(/^[-+]/, "").padStart(2, "0");
   }
   function fmt(value, metric) {
     if (value === null || value === undefined) return "n/a";
     if (typeof value !== "number") return String(value);
     const spec = METRICS[metric];
     const decimals = spec ? spec.digits : 1;
-    if (decimals === null) return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(6)));
-    return fixed(value, decimals);
+    return decimals === null ? general(value) : fixed(value, decimals);
   }
   function itemValue(value, metric) {
     // an item score (item scale) on the printed scale
@@ -77,9 +94,9 @@
     if (p === null || p === undefined) return "";
     return p < 0.001 ? "<0.001" : fixed(p, 3);
   }
-  function signed(value, metric) {
+  function signed(value, metric) {  // Python's "+" format: "+0.000" for 0, "-0.000" for -0
     const text = fmt(value, metric);
-    return value > 0 ? "+" + text : text;
+    return typeof value !== "number" || text.startsWith("-") ? text : "+" + text;
   }
   function direction(metric) {
     const spec = METRICS[metric];
@@ -589,6 +606,9 @@
       out.appendChild(t);
       for (const [reason, labels] of skipped) {
         out.appendChild(el("p", { class: "na not-compared", text: "not compared: " + [...labels].join(", ") + " (" + reason + ")" }));
+      }
+      for (const r of c.rows.filter((x) => x.suite === suite && x.slice === "all" && x.one_sided)) {
+        out.appendChild(el("p", { class: "na one-sided", text: label(r.metric) + ": " + r.one_sided + " item(s) scored in one run only, left out of its rows" }));
       }
       const regs = c.regressions.filter((r) => r.suite === suite);
       out.appendChild(el("h3", { text: "Regressions (" + regs.length + ", worst first)" }));
