@@ -249,6 +249,7 @@ def test_drill_down_hits_are_the_ones_str_em_counted(profile, hits):
 def test_highlights_count_utf16_units_in_the_answer_the_page_shows(monkeypatch):
     """The page's script indexes strings in UTF-16 units and shows answers scrubbed of keys:
     the spans are counted in what it shows."""
+    from pytest_ambigqa.metrics.profiles import PROFILES
     from pytest_ambigqa.report.html import Highlights
     from pytest_ambigqa.report.output import safe_output
 
@@ -256,7 +257,7 @@ def test_highlights_count_utf16_units_in_the_answer_the_page_shows(monkeypatch):
     text = "🎉🎉 k3y-0123456789abcdef: Shah Jahan 🏛 built it; Shah Jahan."
     shown = safe_output(text)
     units = shown.encode("utf-16-le")
-    marks = Highlights(text, None)
+    marks = Highlights(text, PROFILES["asqa"])  # the whole answer read
     found = marks.find("shah jahan")
     assert len(found) == 2
     for start, end in found:

@@ -25,7 +25,6 @@ import math
 import re
 import string
 import time
-from collections.abc import Sequence
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
@@ -34,6 +33,7 @@ from ..metrics import METRICS
 from ..metrics.coverage import present
 from ..metrics.profiles import PROFILES, ScorerProfile
 from ..metrics.text import normalize_answer
+from ..protocols import interactive
 from ..schema import AmbigItem, ItemResult
 from ..suites import SUITES
 from . import published
@@ -268,7 +268,7 @@ def _row(
     return {
         "k": r.key,
         "s": r.suite,
-        "t": r.ambiguity_type or _split(r),
+        "t": r.ambiguity_type or interactive.split_of(r),
         "st": r.status,
         "q": question,
         "sc": r.scores,
@@ -278,11 +278,6 @@ def _row(
         "c": change,
         "rg": regressed,
     }
-
-
-def _split(r: ItemResult) -> str | None:
-    episode = r.details.get("episode")
-    return None if not episode else ("ambiguous" if episode.get("ambiguous") else "unambiguous")
 
 
 def _detail(
@@ -336,8 +331,9 @@ def _gold(item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None
     counts there is the judge's or the reader's, not the presence of the gold text."""
     interpretations = []
     spans: list[tuple[int, int, int]] = []
-    scorable = profile is not None and any(i.short_answers for i in item.interpretations)
-    marks = Highlights(text, profile) if scorable else None
+    marks = None
+    if profile is not None and any(i.short_answers for i in item.interpretations):
+        marks = Highlights(text, profile)
     for n, interp in enumerate(item.interpretations):
         hit = None
         if marks is not None and interp.short_answers:
@@ -369,24 +365,19 @@ def _gold(item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None
     }
 
 
-def _read(text: str, profile: ScorerProfile | None) -> tuple[str, Sequence[int]]:
-    """The text the suite's scorer reads, with where each of its characters stands in ``text``."""
-    return profile.located(text) if profile is not None else (text, range(len(text)))
-
-
 class Highlights:
     """An answer as STR-EM read it (``scored``: normalised) and where the gold answers it
     finds stand in the answer as the page shows it: scrubbed of credentials (rarely other than
     the scored text: then searched in what is shown), in UTF-16 units, as the page's script
     indexes strings."""
 
-    def __init__(self, text: str, profile: ScorerProfile | None) -> None:
-        read, self._origin = _read(text, profile)
+    def __init__(self, text: str, profile: ScorerProfile) -> None:
+        read, self._origin = profile.located(text)
         self._shown = Normalized(read)
         self.scored = self._shown.normal
         shown = safe_output(text)
         if shown != text:
-            read, self._origin = _read(shown, profile)
+            read, self._origin = profile.located(shown)
             self._shown = Normalized(read)
         astral = [] if shown.isascii() else [m.start() for m in _ASTRAL.finditer(shown)]
         # a character beyond the Basic Multilingual Plane is two units: one more per such before
