@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from .models.usage import Usage
 from .protocols import interactive
+from .readback import finite
 from .report.output import clean
 from .retrieval import RetrieverUnavailable
 from .retrieval.evidence import evidence_recall
@@ -21,6 +23,7 @@ from .schema import AmbigItem, Answer, ItemResult, safe_str
 from .store import SharedStore, answer_key
 from .store.pool import Scoring
 from .suites import SUITES
+from .suites.base import Scored
 from .systems import System, SystemFailure
 
 if TYPE_CHECKING:
@@ -34,6 +37,8 @@ class Evaluator:
         self.run = run
         self.cfg = run.cfg
         self.store = store
+        self._lock = threading.Lock()
+        self.unreadable = 0  # stored rows this process could not read back, and asked again
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         return self.prepare(item, system)()
@@ -81,6 +86,7 @@ class Evaluator:
             error = f"scoring failed: {type(exc).__name__}: {safe_str(exc)[:300]}"
             failed = suite.failed_result(item, scorers, "error", error, duration)
             return dataclasses.replace(failed, answer=answer, evidence=evidence, cached=cached)
+        scored = _finite(scored)
         keep = scorers.keep
         return ItemResult(
             suite=item.suite,
@@ -190,8 +196,14 @@ class Evaluator:
         key = answer_key(system.label, fingerprint, item)
         # Only the pools of xdist workers (several processes, one run) can race for an item: claim it.
         pools = cfg.concurrency > 1 and self.run.in_worker
+        unreadable = False  # a stored row that cannot be read back counts as absent
         while pools or cfg.resume:
             stored = self.store.run(lambda store: store.done(key, run_id, cfg.resume))
+            if stored is not None and stored[0] == "unreadable":
+                unreadable = True
+                if not stored[2]:  # this run's own row: no claim can replace it, ask now
+                    break
+                stored = None
             if stored is not None:  # "from the store" means from an earlier run, not another worker
                 state, payload, earlier = stored
                 return (
@@ -202,6 +214,9 @@ class Evaluator:
             if not pools or self.store.run(lambda store: store.claim(key, run_id), default=True):
                 break
             time.sleep(0.02)  # another process is asking; its answer will be stored
+        if unreadable:  # counted by the process that asks again, once
+            with self._lock:
+                self.unreadable += 1
         if cfg.rate:
             time.sleep(self.store.run(lambda store: store.reserve_slot(cfg.rate), default=0.0))
         if allowed is None:
@@ -221,6 +236,27 @@ class Evaluator:
         if "retriever" in system.inputs:
             parts |= {"retriever": cfg.retriever, "corpus": self.run.corpus.sha256, "embedder": cfg.embedder}
         return json.dumps(parts, sort_keys=True)
+
+
+def _finite(scored: Scored) -> Scored:
+    """A value a scorer returned that is not a finite number (a plugin metric's NaN) is no
+    score: the metric is unscored, saying so, and can neither drag a mean to NaN nor pass a gate."""
+    bad = {
+        m: v
+        for m, v in scored.scores.items()
+        if not (isinstance(v, (int, float)) and finite(v))
+        or not all(finite(x) for x in (*scored.samples.get(m, ()), *scored.units.get(m, ())))
+    }
+    if not bad:
+        return scored
+    return dataclasses.replace(
+        scored,
+        scores={m: v for m, v in scored.scores.items() if m not in bad},
+        unscored=scored.unscored
+        | {m: f"the scorer returned {v!r}, not a finite number" for m, v in bad.items()},
+        samples={m: v for m, v in scored.samples.items() if m not in bad},
+        units={m: v for m, v in scored.units.items() if m not in bad},
+    )
 
 
 def _summed(calls: list[dict[str, Any]]) -> dict[str, Any]:

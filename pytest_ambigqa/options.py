@@ -163,6 +163,14 @@ _OPTIONS = (
         "--ambig-rate", "REQ_PER_S", "cap on system calls per second, across all xdist workers of the machine"
     ),
     Option(
+        "--ambig-max-text",
+        "CHARS",
+        "the most characters one text of an item's record keeps in the reports (answer, error, "
+        "transcript turn, metadata string; its lists keep 1,000 entries): the rest is cut and marked "
+        "(scores read the whole answer)",
+        "65536",
+    ),
+    Option(
         "--ambig-resume",
         None,
         "reuse stored answers; ask the system only for items without one (or with an error)",
@@ -310,6 +318,7 @@ class RunConfig:
     profile: str
     concurrency: int
     rate: float | None
+    max_text: int  # the characters one text of an item's record keeps (report/output.bounded)
     resume: bool
     rescore: Path | None
     rescored: dict[str, Any] | None  # the scorecard.json --ambig-rescore replays, read once
@@ -365,6 +374,7 @@ class RunConfig:
             "profile": self.profile,
             "concurrency": self.concurrency,
             "rate": self.rate,
+            "max_text": self.max_text,
             "resume": self.resume,
             "rescore": str(self.rescore) if self.rescore else None,
             "shard": list(self.shard) if self.shard else None,
@@ -865,6 +875,9 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
             high=MAX_THREADS,
         ),
         rate=_number("--ambig-rate", rate, low=0.001, high=1e6) if rate else None,
+        max_text=_number(
+            "--ambig-max-text", _text(config, "--ambig-max-text"), kind=int, low=200, high=2**31
+        ),
         resume=_value(config, "--ambig-resume") is not None,
         rescore=rescore,
         rescored=card,

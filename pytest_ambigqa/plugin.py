@@ -112,10 +112,7 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
     runner = request.config.stash[RUNNER_KEY]
     system = runner.system_for(ambig_system)
     result = runner.result_for(ambig_item, system)
-    # Added at teardown, so only the final report carries them (to the xdist controller
-    # and into JUnit XML), not all three; a node finalizer runs even after a setup error.
-    properties = runner.properties(result, system)
-    request.node.addfinalizer(lambda: request.node.user_properties.extend(properties))
+    runner.attach(request.node, result, system)
     if result.status == "error":
         message = f"ambigqa {result.key}: {result.error}"
         if result.trace and request.config.getoption("tbstyle", "auto") != "no":

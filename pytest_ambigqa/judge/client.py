@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import ScorerUnavailable
 from ..models.usage import Usage
 from ..options import default
-from ..report.output import clean, safe_output
+from ..report.output import clean, safe_output, sent, sent_url
 from .cache import CallCache
 
 REASK = (
@@ -99,6 +99,8 @@ class JudgeClient:
         self.settings = settings
         self.cache = cache
         self.base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        sent_url(self.base_url)  # what the client sends (the URL's credentials, the key) is scrubbed
+        sent(os.environ.get("OPENAI_API_KEY") or "")
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._client = None
         self._lock = threading.Lock()

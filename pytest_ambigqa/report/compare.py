@@ -27,6 +27,7 @@ from typing import Any
 
 from ..metrics import METRICS
 from ..protocols import interactive
+from ..readback import finite
 from ..schema import ItemResult
 from . import paired
 from .scorecard import Scorecard, SuiteCard
@@ -379,6 +380,12 @@ def worse(comparison: Comparison, margins: Sequence[Margin]) -> list[str]:
             label = METRICS[r.metric].label
             if r.low is None or r.high is None:
                 lines.append(f"{r.suite} {r.metric} ({label}): not compared ({r.reason}), cannot show {m}")
+                continue
+            if not all(map(finite, (r.diff, r.low, r.high))):
+                lines.append(
+                    f"{r.suite} {r.metric} ({label}): the change or its interval is not a finite number "
+                    f"({r.diff}, [{r.low}, {r.high}]), cannot show {m}"
+                )
                 continue
             direction = sign(r.metric)
             bound = r.high if direction > 0 else -r.low  # the best case of the change

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..metrics import METRICS, NOT_CONFIGURED
+from ..readback import finite
 from .scorecard import SuiteCard
 
 
@@ -44,6 +45,10 @@ def shortfalls(
             value, what = (s.low, "lower 95% CI") if gate == "lower-ci" else (s.mean, "mean")
             if value is None:  # a total or the official bootstrap mid: a number without an interval
                 value, what = s.mean, "value (no interval)"
+            if not finite(value):
+                lines.append(f"{card.name} {t.metric} ({label}) {what} is {value}, not a finite number: "
+                             f"cannot meet {t.value:g}")  # fmt: skip
+                continue
             if value < t.value:
                 lines.append(f"{card.name} {t.metric} ({label}) {what} {value:.2f} < {t.value:g}")
         if max_unscored_rate is not None and card.items:
@@ -70,11 +75,14 @@ def shortfalls(
 
 
 def item_shortfalls(scores: dict[str, float], suite: str, item_min: Sequence[Threshold]) -> list[str]:
-    """``--ambig-item-min`` checks for one item (item scale)."""
+    """``--ambig-item-min`` checks for one item (item scale); a score that is not a finite
+    number meets no threshold."""
     return [
         f"{t.metric} = {scores[t.metric]:.3g} < {t.value:g}"
         for t in item_min
-        if (t.suite is None or t.suite == suite) and t.metric in scores and scores[t.metric] < t.value
+        if (t.suite is None or t.suite == suite)
+        and t.metric in scores
+        and not (finite(scores[t.metric]) and scores[t.metric] >= t.value)
     ]
 
 

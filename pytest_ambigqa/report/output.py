@@ -9,10 +9,12 @@ encoded, never after: scrubbing JSON text could cut an escape in half.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,9 @@ _PATTERNS = (
 
 
 def _secret_values() -> list[str]:
-    """The values of the environment's credentials (OPENAI_API_KEY and the like), longest first:
-    variables named like a key, token, secret or password whose value looks like one.
+    """The credentials to scrub wherever they stand, longest first: the values of the
+    environment's variables named like a key, token, secret or password whose value looks
+    like one, and the credentials this process sends (:func:`sent`) of 12 characters or more.
 
     Read again whenever the environment has changed (a comparison of its raw mapping, in C),
     since every string written is checked against them: reading it item by item cost more
@@ -39,7 +42,7 @@ def _secret_values() -> list[str]:
     """
     raw = getattr(os.environ, "_data", None)
     cached = _SECRETS_SEEN.get("environ")
-    if raw is not None and cached is not None and cached[0] == raw:
+    if raw is not None and cached is not None and cached[0] == raw and cached[2] == len(_SENT):
         return cached[1]
     values = {
         v
@@ -47,14 +50,59 @@ def _secret_values() -> list[str]:
         if _SECRET_ENV.search(k)
         and (len(v) >= 12 or (k == "OPENAI_API_KEY" and len(v) >= 8))
         and not any(c.isspace() for c in v)
-    }
+    } | {v for v in _SENT if len(v) >= _ANYWHERE}
     found = sorted(values, key=len, reverse=True)
     if raw is not None:
-        _SECRETS_SEEN["environ"] = (dict(raw), found)
+        _SECRETS_SEEN["environ"] = (dict(raw), found, len(_SENT))
     return found
 
 
-_SECRETS_SEEN: dict[str, tuple[dict, list[str]]] = {}
+_SECRETS_SEEN: dict[str, tuple[dict, list[str], int]] = {}
+# What this process sends as a credential, in each form it may come back in. A process-wide
+# fact, as the environment is: every writer of the process scrubs it, however it was reached.
+_SENT: set[str] = set()
+_SECRET_QUERY = re.compile(r"(?i)(key|token|secret|sig|auth|pass|cred|code)")
+_ANYWHERE = 12  # a sent credential this long is scrubbed wherever it stands; a shorter one as a word
+_SHORTEST = 4  # shorter ones are no credential to scrub (and would eat ordinary words)
+
+
+def sent(*credentials: str) -> None:
+    """Credentials the plugin sends (a URL's password, the Basic token it builds from it, a
+    query value, an API key): from now on every report, cache and store of this process
+    scrubs each of them, as sent and percent-encoded (as a server may echo it)."""
+    for value in credentials:
+        if len(value) < _SHORTEST or any(c.isspace() for c in value):
+            continue
+        _SENT.update({value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)})
+
+
+def sent_url(url: str | None) -> None:
+    """The credentials a URL carries when the plugin sends a request to it: the password of
+    its user info (and the ``Authorization: Basic`` token made of it) and its query values
+    that are named like a credential or long enough to be one."""
+    if not url or "://" not in url:
+        return
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is not None:
+        user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
+        sent(password, f"{user}:{password}", basic_token(user, password))
+    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if _SECRET_QUERY.search(name) or len(value) >= 8:  # not ?mode=fast: "fast" stays a word
+            sent(value)
+
+
+def basic_token(user: str, password: str) -> str:
+    """The credential of ``Authorization: Basic`` for a user and password (RFC 7617)."""
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def _sent_words() -> re.Pattern[str] | None:
+    """The shorter sent credentials, matched as whole words: "secret1" is scrubbed, "passages"
+    is not for a password "passage"."""
+    short = sorted((v for v in _SENT if len(v) < _ANYWHERE), key=len, reverse=True)
+    if not short:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, short)) + r")(?!\w)")
 
 
 def _header(match: re.Match[str]) -> str:
@@ -78,8 +126,11 @@ class _Scrubber:
 
     def __init__(self) -> None:
         self.values = _secret_values()
+        self.words = _sent_words()
+        looked_for = [*self.values, *(v for v in _SENT if len(v) < _ANYWHERE)]
+        self.quick = tuple(looked_for)
         # In JSON text a value's quotes and backslashes stand escaped.
-        self.in_json = tuple({*self.values, *(json.dumps(v, ensure_ascii=False)[1:-1] for v in self.values)})
+        self.in_json = tuple({*looked_for, *(json.dumps(v, ensure_ascii=False)[1:-1] for v in looked_for)})
 
     def might_hold(self, text: str, values: tuple[str, ...] | list[str]) -> bool:
         if any(needle in text for needle in self._PLAIN) or any(v in text for v in values):
@@ -90,10 +141,12 @@ class _Scrubber:
         return any(needle in lower for needle in self._LOWER)
 
     def __call__(self, text: str) -> str:
-        if not self.might_hold(text, self.values):
+        if not self.might_hold(text, self.quick):
             return text
         for value in self.values:
             text = text.replace(value, MASK)
+        if self.words is not None:
+            text = self.words.sub(MASK, text)
         text = _HEADER.sub(_header, text)
         for pattern, replacement in _PATTERNS:
             text = pattern.sub(replacement, text)
@@ -188,6 +241,44 @@ def json_document(value: dict[str, Any], rows: str = "items") -> str:
             text = json.dumps(cleaned, allow_nan=False, ensure_ascii=False, indent=2).replace("\n", "\n  ")
         parts.append(f"  {json.dumps(_clean(_key(key), scrubber), ensure_ascii=False)}: {text}")
     return "{\n" + ",\n".join(parts) + "\n}" if parts else "{}"
+
+
+MAX_ENTRIES = 1000  # of one list or mapping in a bounded record
+_BOUNDED = ("error", "trace", "answer", "details", "unscored")  # free text; ids and scores are never cut
+
+
+def bounded(record: dict[str, Any], limit: int) -> dict[str, Any]:
+    """An item's record (``ItemResult.to_dict``) fit to write into every report: each text of
+    its free-text fields (answer, error, trace, transcript, metadata, reasons) cut to ``limit``
+    characters, each list or mapping there to :data:`MAX_ENTRIES` entries. A text that was cut
+    ends saying so; ``details["cut"]`` maps each field cut to its size. The scores were
+    computed before, on the whole answer (``--ambig-max-text``)."""
+    cuts: dict[str, int] = {}
+    out = {k: cut(v, limit, k, cuts) if k in _BOUNDED else v for k, v in record.items()}
+    if cuts:
+        out["details"] = {**(out.get("details") or {}), "cut": cuts}
+    return out
+
+
+def cut(value: Any, limit: int, path: str = "", cuts: dict[str, int] | None = None) -> Any:
+    """``value`` with each text at most ``limit`` characters (and a note of the rest) and each
+    list or mapping at most :data:`MAX_ENTRIES` entries; ``cuts`` collects what was cut."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        if cuts is not None:
+            cuts[path] = len(value)
+        kept = f"the first {limit:,} kept (--ambig-max-text)"
+        return f"{value[:limit]}\n[... cut: {len(value):,} characters, {kept}]"
+    if isinstance(value, dict):
+        if len(value) > MAX_ENTRIES and cuts is not None:
+            cuts[path] = len(value)
+        return {k: cut(v, limit, f"{path}.{k}", cuts) for k, v in list(value.items())[:MAX_ENTRIES]}
+    if isinstance(value, list):
+        if len(value) > MAX_ENTRIES and cuts is not None:
+            cuts[path] = len(value)
+        return [cut(v, limit, f"{path}[{i}]", cuts) for i, v in enumerate(value[:MAX_ENTRIES])]
+    return value
 
 
 def write_text(path: Path, text: str) -> None:

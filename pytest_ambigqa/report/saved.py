@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..readback import Invalid, check_scorecard
+
 if TYPE_CHECKING:
     from .scorecard import Scorecard
 
@@ -21,15 +23,15 @@ class ScorecardError(Exception):
 
 
 def read_scorecard(path: Path) -> dict[str, Any]:
-    """The scorecard's JSON, with the parts every reader relies on checked."""
+    """The scorecard's JSON, checked whole against its schema (``readback``): every number
+    finite and on its metric's scale, so nothing read back can make a mean NaN or pass a gate
+    it would fail on clean data."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        config = data["config"]
-        if not isinstance(config["suites"], list) or not isinstance(config["data"], dict):
-            raise TypeError("config.suites or config.data has the wrong type")
-        if not isinstance(data["items"], list) or not isinstance(data["system"]["label"], str):
-            raise TypeError("items or system.label has the wrong type")
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        check_scorecard(data)
+    except Invalid as exc:
+        raise ScorecardError(path, str(exc)) from None
+    except (OSError, ValueError, RecursionError) as exc:
         raise ScorecardError(path, str(exc)) from None
     return data
 

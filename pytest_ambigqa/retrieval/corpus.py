@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..schema import AmbigItem, Passage
-from ..suites.records import DataError, read_records, read_text
+from ..suites.records import DataError, read_records, read_text, repair_text
 
 
 def content_key(title: str, text: str) -> str:
@@ -28,6 +28,7 @@ class Corpus:
     passages: tuple[Passage, ...]
     source: str  # "suites: march, asqa" or the corpus path
     by_content: dict[str, str] = field(repr=False)  # content key -> passage id
+    repairs: tuple[str, ...] = ()  # what was made encodable (records.repair_text), to warn about
 
     def __len__(self) -> int:
         return len(self.passages)
@@ -45,7 +46,7 @@ class Corpus:
         return self.by_content.get(content_key(passage.title, passage.text))
 
 
-def _build(passages: Iterable[Passage], source: str, *, dedup: bool) -> Corpus:
+def _build(passages: Iterable[Passage], source: str, *, dedup: bool, repairs: Sequence[str] = ()) -> Corpus:
     kept: list[Passage] = []
     by_content: dict[str, str] = {}
     for passage in passages:
@@ -55,7 +56,7 @@ def _build(passages: Iterable[Passage], source: str, *, dedup: bool) -> Corpus:
         elif dedup:
             continue
         kept.append(passage)
-    return Corpus(tuple(kept), source, by_content)
+    return Corpus(tuple(kept), source, by_content, tuple(repairs))
 
 
 def suite_corpus(items: Sequence[AmbigItem], suites: Sequence[str]) -> Corpus:
@@ -80,18 +81,21 @@ def load_corpus(path: Path) -> Corpus:
     else:
         files = [path]
     passages: list[Passage] = []
+    repairs: list[str] = []
     seen: dict[str, str] = {}
     for file in files:
-        for rec in read_records(file, read_text(file)):
-            passage = Passage(
-                id=rec.string("id"), title=rec.string("title", default=""), text=rec.string("text")
-            )
+        text = read_text(file)
+        read = [
+            (rec.where, Passage(rec.string("id"), rec.string("title", default=""), rec.string("text")))
+            for rec in read_records(file, text)
+        ]
+        read, repaired = repair_text(file, text, read)
+        repairs += repaired
+        for where, passage in read:
             if passage.id in seen:
-                raise DataError(
-                    f"{rec.where}: duplicate passage id '{passage.id}' (first at {seen[passage.id]})"
-                )
-            seen[passage.id] = rec.where
+                raise DataError(f"{where}: duplicate passage id '{passage.id}' (first at {seen[passage.id]})")
+            seen[passage.id] = where
             passages.append(passage)
     if not passages:
         raise DataError(f"{path}: the corpus has no passages")
-    return _build(passages, str(path), dedup=False)
+    return _build(passages, str(path), dedup=False, repairs=repairs)

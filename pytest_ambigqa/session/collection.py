@@ -20,9 +20,11 @@ TEST_NAME = "test_ambig"
 
 
 def key_of(nodeid: str) -> str:
-    """The item key of a builtin test's node id ("" for any other test)."""
-    head, _, params = nodeid.rpartition(f"::{TEST_NAME}[")
-    return params[:-1] if head and params.endswith("]") else ""
+    """The item key of a builtin test's node id ("" for any other test): all that follows
+    the collector's ``ambigqa::test_ambig[``, which an id may itself contain."""
+    head, mark, params = nodeid.partition(f"{COLLECTOR_NAME}::{TEST_NAME}[")
+    builtin = mark and (not head or head.endswith("/")) and params.endswith("]")
+    return params[:-1] if builtin else ""
 
 
 class AmbigItems(pytest.Collector):

@@ -70,9 +70,14 @@ class Run:
         self.user = self._user()
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
+        if self.rescore is not None:
+            self._check_rescored(pools)
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
         self.by_key = {item.key: item for item in self.items}
         self.corpus = self._corpus([item for pool in pools for item in pool])
+        if not self.in_worker:  # each process loads the data; one says what was repaired
+            for problem in (*(r for s in self.loaded for r in s.repairs), *self.corpus.repairs):
+                config.issue_config_time_warning(AmbigQAWarning(problem), stacklevel=2)
         self._retriever: Retriever | None = None
         self._retriever_error: str | None = None
         self._lock = threading.Lock()
@@ -108,6 +113,25 @@ class Run:
         if self.cfg.shard is not None:
             items = shard(items, *self.cfg.shard)
         return dataclasses.replace(loaded, items=items)
+
+    def _check_rescored(self, pools: list[tuple[AmbigItem, ...]]) -> None:
+        """Every selected suite must find its items among the saved answers: a rescore of
+        none of them would end in "no tests ran", one of some suites drop the others unsaid."""
+        assert self.rescore is not None
+        saved: dict[str, int] = {}
+        for result in self.rescore.answers.values():
+            saved[result.suite] = saved.get(result.suite, 0) + 1
+        held = ", ".join(f"{name} ({n} answers)" for name, n in saved.items()) or "no answers"
+        where = f"--ambig-rescore: {self.cfg.rescore} holds {held}"
+        for loaded, pool in zip(self.loaded, pools, strict=True):
+            name = loaded.suite.name
+            if name not in saved:
+                raise pytest.UsageError(f"{where}, none for the selected suite {name}")
+            if not any(item.key in self.rescore.answers for item in pool):
+                raise pytest.UsageError(
+                    f"{where}, but none of its {name} answers is for an item of {loaded.source} "
+                    "(the saved run read other data: give it with --ambig-data)"
+                )
 
     def _episode_items(self, items: tuple[AmbigItem, ...]) -> tuple[AmbigItem, ...]:
         """The episodes of the selected items, in order, as items the tests and the

@@ -13,7 +13,7 @@ from ..errors import AmbigQAWarning
 from ..evaluate import Evaluator
 from ..metrics import METRICS
 from ..models.reader import HFReader
-from ..report.output import json_text, safe_output
+from ..report.output import bounded, cut, json_text, safe_output
 from ..schema import AmbigItem, ItemResult
 from ..store import SharedStore
 from ..store.pool import Prefetcher
@@ -22,8 +22,11 @@ from .collection import ITEM_KEY
 from .run import Run
 
 RUNNER_KEY: pytest.StashKey[Runner] = pytest.StashKey()
-RESULT_PROPERTY = "ambigqa.result"
-SYSTEM_PROPERTY = "ambigqa.system"
+PAYLOAD_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
+# The attribute of a builtin test's teardown report that carries {"result", "system"} to the controller.
+RESULT_ATTRIBUTE = "ambigqa"
+UNREADABLE_OUTPUT = "ambigqa_unreadable"  # a worker's count of stored rows it could not read back
+JUNIT_TEXT = 2000  # characters of one text in a JUnit property
 
 
 class Runner:
@@ -106,26 +109,48 @@ class Runner:
         finally:
             ready.set()
 
-    def properties(self, result: ItemResult, system: System) -> list[tuple[str, object]]:
-        """What a test report carries to the controller and to JUnit ``<properties>``:
-        readable scores, then the full records of the result and of the system."""
+    def attach(self, node: pytest.Item, result: ItemResult, system: System) -> None:
+        """What the test's final report carries: readable properties (to JUnit ``<properties>``),
+        and, as the report's attribute :data:`RESULT_ATTRIBUTE`, the result's record, bounded
+        (``--ambig-max-text``), for the controller: xdist serialises a report's attributes,
+        JUnit writes none of them."""
+        limit = self.run.cfg.max_text
+        record = result.to_dict()
+        text = json_text(record)  # ASCII JSON: it travels whatever the answer's characters
+        if len(text) > limit:
+            record = bounded(record, limit)
+            text = json_text(record)
+        # JUnit's properties are for reading in a CI page: each text at most JUNIT_TEXT characters.
         props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
         props += [(f"ambigqa.{m}", round(v, 6)) for m, v in result.scores.items()]
-        props += [(f"ambigqa.{m}", safe_output(f"n/a: {reason}")) for m, reason in result.unscored.items()]
-        if result.error:
-            props.append(("ambigqa.error", safe_output(result.error)))
-        if "transcript" in result.details:  # an interactive episode, turn by turn
-            props.append(("ambigqa.sequence", result.details.get("sequence", "")))
-            props.append(("ambigqa.transcript", json_text(result.details["transcript"])))
-        # ASCII JSON: it travels to the xdist controller whatever the answer's characters
-        props.append((RESULT_PROPERTY, json_text(result.to_dict())))
-        props.append((SYSTEM_PROPERTY, json_text(self.run.describe(system))))
-        return props
+        props += [
+            (f"ambigqa.{m}", safe_output(cut(f"n/a: {reason}", JUNIT_TEXT)))
+            for m, reason in record["unscored"].items()
+        ]
+        if record["error"]:
+            props.append(("ambigqa.error", safe_output(cut(record["error"], JUNIT_TEXT))))
+        details = record["details"]
+        if "transcript" in details:  # an interactive episode, turn by turn
+            props.append(("ambigqa.sequence", safe_output(details.get("sequence") or "")))
+            props.append(("ambigqa.transcript", json_text(cut(details["transcript"], JUNIT_TEXT))))
+        node.stash[PAYLOAD_KEY] = {"result": text, "system": json_text(self.run.describe(system))}
+        # Added at teardown, so only the final report carries them, not all three; a node
+        # finalizer runs even after a setup error.
+        node.addfinalizer(lambda: node.user_properties.extend(props))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        report = yield
+        if call.when == "teardown" and PAYLOAD_KEY in item.stash:
+            setattr(report, RESULT_ATTRIBUTE, item.stash[PAYLOAD_KEY])
+        return report
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self._pool is not None:
             self._pool.stop()  # -x, --maxfail, Ctrl-C: nothing new starts; stored answers stay
+        if self.run.in_worker:  # what xdist hands the controller when this worker is done
+            session.config.workeroutput[UNREADABLE_OUTPUT] = self.evaluator.unreadable
 
     def close(self) -> None:
         """At unconfigure (Ctrl-C too): the answers still queued are written. Imports the

@@ -7,19 +7,22 @@ from __future__ import annotations
 import json
 import platform
 import time
+import warnings
 from importlib import metadata
 from typing import Any
 
 import pytest
 
+from ..errors import AmbigQAWarning
 from ..report import pipeline, render
 from ..report.output import safe_output
 from ..report.saved import ScorecardError, read_card
 from ..report.scorecard import Scorecard, build
 from ..schema import ItemResult
+from ..store import FILE as STORE_FILE
 from .collection import ITEM_KEY, key_of
 from .run import Run
-from .runner import RESULT_PROPERTY, SYSTEM_PROPERTY
+from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
 
 _VERSIONED = ("pytest-ambigqa", "pytest", "pytest-xdist", "rouge-score", "nltk", "numpy")
 
@@ -33,6 +36,7 @@ class ScorecardPlugin:
         self._started = time.time()
         self.scorecard: Scorecard | None = None
         self._unmet: list[str] = []  # gates that cannot be evaluated, reports not written
+        self._unreadable = 0  # stored answers that could not be read back (asked again)
         self.baseline: Scorecard | None = None
         if run.cfg.baseline is not None:  # read before any item runs: a bad file stops the run here
             try:
@@ -51,21 +55,34 @@ class ScorecardPlugin:
         self.expected = (self.expected or set()) | found
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "teardown":
+        payload = getattr(report, RESULT_ATTRIBUTE, None) if report.when == "teardown" else None
+        if payload is None:
             return
-        props = dict(report.user_properties)
-        if RESULT_PROPERTY not in props:
-            return
-        result = ItemResult.from_dict(json.loads(props[RESULT_PROPERTY]))
+        delattr(report, RESULT_ATTRIBUTE)  # the terminal keeps every report: not the record too
+        result = ItemResult.from_dict(json.loads(payload["result"]))
         if key_of(report.nodeid) == result.key:  # builtin items only, not user tests
             self.results[result.key] = result
-            system = json.loads(props[SYSTEM_PROPERTY])
+            system = json.loads(payload["system"])
             self._used.setdefault(system["label"], system)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self._unreadable += getattr(node, "workeroutput", {}).get(UNREADABLE_OUTPUT, 0)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         run, cfg = self.run, self.run.cfg
         if run.config.option.collectonly:
             return
+        self._unreadable += session.config.stash[RUNNER_KEY].evaluator.unreadable  # this process's own
+        if self._unreadable:  # once for the run, whichever processes met them
+            warnings.warn(
+                AmbigQAWarning(
+                    f"{self._unreadable} stored answer(s) in {run.cache_dir / STORE_FILE} could not be "
+                    "read back (another version of the plugin wrote them, or the file is damaged): "
+                    "their items were asked again"
+                ),
+                stacklevel=1,
+            )
         if not self.results and not self.expected:
             if cfg.fail_under and session.exitstatus in (
                 pytest.ExitCode.OK,

@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..schema import AmbigItem
+from ..readback import check_answer
+from ..schema import AmbigItem, safe_str
 from .sqlite import open_database
 
 SCHEMA = """
@@ -64,6 +65,20 @@ def answer_key(system: str, config: str, item: AmbigItem) -> str:
     ).hexdigest()
 
 
+def _read_back(state: Any, payload: Any) -> tuple[str, Any]:
+    """A stored row's (state, answer dict or error message), checked (``readback``)."""
+    if state == "error" and isinstance(payload, str):
+        return state, payload
+    if state != "ok":
+        return "unreadable", f"state {state!r} with a {type(payload).__name__} payload"
+    try:
+        answer = json.loads(payload)
+        check_answer(answer)
+    except (TypeError, ValueError, RecursionError) as exc:  # Invalid is a ValueError
+        return "unreadable", f"{type(exc).__name__}: {safe_str(exc)[:200]}"
+    return state, answer
+
+
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -93,7 +108,10 @@ class AnswerStore:
 
     def done(self, key: str, run: str, resume: bool) -> tuple[str, Any, bool] | None:
         """("ok", answer dict, earlier) or ("error", message, earlier) already stored for this
-        run (or, resuming, any run); ``earlier`` says it came from another run than ``run``."""
+        run (or, resuming, any run); ``earlier`` says it came from another run than ``run``.
+        A row that cannot be read back as either (not JSON, NULL, too deep, not an answer's
+        shape: another version of the plugin wrote it, or damage) is ("unreadable", why, earlier):
+        the caller asks the system again."""
         rows = self._execute(
             "SELECT state, payload, run FROM answers WHERE key = ? AND run = ? AND state != 'claimed'",
             (key, run),
@@ -107,7 +125,7 @@ class AnswerStore:
         if not rows:
             return None
         state, payload, by = rows[0]
-        return state, json.loads(payload) if state == "ok" else payload, by != run
+        return (*_read_back(state, payload), by != run)
 
     def claim(self, key: str, run: str) -> bool:
         """True if this process may ask the system: nobody claimed it this run, or the claimant died."""

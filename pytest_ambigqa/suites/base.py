@@ -21,7 +21,7 @@ from ..models.usage import Usage
 from ..options import default
 from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status, normalize_type, safe_str
-from .records import DataError, read_text
+from .records import DataError, read_text, repair_text
 
 
 @dataclass
@@ -138,6 +138,7 @@ class LoadedSuite:
     sha256: str
     is_sample: bool
     total: int  # items in the file, before --ambig-limit
+    repairs: tuple[str, ...] = ()  # what was made encodable (records.repair_text), to warn about
 
 
 class Suite:
@@ -182,6 +183,7 @@ class Suite:
         parsed = self.parse(path, text, options)
         if not parsed:
             raise DataError(f"{path}: no {self.title} items found")
+        parsed, repairs = repair_text(path, text, parsed)
         seen: dict[str, str] = {}
         for where, item in parsed:
             if item.id in seen:
@@ -189,7 +191,7 @@ class Suite:
             seen[item.id] = where
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         items = tuple(dataclasses.replace(item, index=n) for n, (_, item) in enumerate(parsed))
-        return LoadedSuite(self, items, str(path), digest, is_sample, len(items))
+        return LoadedSuite(self, items, str(path), digest, is_sample, len(items), tuple(repairs))
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         raise NotImplementedError

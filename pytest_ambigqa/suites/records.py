@@ -6,10 +6,16 @@ error line. Files are only ever opened for reading.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from ..report.output import clean_text
+
+T = TypeVar("T")
 
 
 class DataError(Exception):
@@ -231,3 +237,67 @@ class Record:
         key = self._key(field)
         scope = f"{self._scope}{field}."
         return [Record(v, f"{key}[{i}]", self._rename, scope, self) for i, v in enumerate(values)]
+
+
+# A JSON escape of a UTF-16 surrogate: the only way a lone one (a code point no UTF-8 text,
+# report, node id or xdist channel can carry) gets into a decoded data file.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def repair_text(
+    path: Path, text: str, records: Sequence[tuple[str, T]]
+) -> tuple[list[tuple[str, T]], list[str]]:
+    """``records`` (``(where, item or passage)``, parsed from ``text``) with every lone
+    surrogate made encodable: in an ``id`` spelled out as its escape (``\\ud800``, so the id
+    stays itself and distinct), elsewhere "?" as in answers (``report.output.clean_text``).
+    Returns the records and one warning naming the file, the first place and the count; a
+    file without a surrogate escape is not walked."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return list(records), []
+    found: list[str] = []
+    out = [(where, _repaired(record, where, found)) for where, record in records]
+    if not found:
+        return out, []
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    return out, [
+        f"{path}: {len(found)} text(s) hold a lone surrogate (a \\udXXX escape that encodes no "
+        f"character), which no report or test id can carry: ids keep it escaped as text, other "
+        f"texts read '?' in its place; at {found[0]}{more}"
+    ]
+
+
+_IDS = ("id", "passage_ids")  # fields that name a thing: escaped, so that two ids stay two
+
+
+def _escaped(value: Any, where: str, found: list[str]) -> Any:
+    if isinstance(value, tuple):
+        parts = tuple(_escaped(v, f"{where}[{i}]", found) for i, v in enumerate(value))
+        return parts if parts != value else value
+    if not isinstance(value, str) or not _SURROGATE.search(value):
+        return value
+    found.append(where)
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _repaired(value: Any, where: str, found: list[str]) -> Any:
+    if isinstance(value, str):
+        if value.isascii() or not _SURROGATE.search(value):
+            return value
+        found.append(where)
+        return clean_text(value)
+    if isinstance(value, tuple):
+        parts = tuple(_repaired(v, f"{where}[{i}]", found) for i, v in enumerate(value))
+        return parts if any(a is not b for a, b in zip(parts, value, strict=True)) else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name)
+            if f.name in _IDS:
+                new = _escaped(old, f"{where}, {f.name}", found)
+            else:
+                new = _repaired(old, f"{where}, {f.name}", found)
+            if new is not old:
+                changes[f.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    return value

@@ -8,7 +8,6 @@ endpoint. Only the keyword arguments a callable declares are passed (see DESIGN.
 from __future__ import annotations
 
 import asyncio
-import base64
 import importlib
 import importlib.util
 import inspect
@@ -28,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from ..report.output import clean, clean_text
+from ..report.output import basic_token, clean, clean_text, sent_url
 from ..rooms import room
 from ..schema import AmbigItem, Answer, GeneratedInterpretation, safe_str
 
@@ -358,9 +357,10 @@ def _http_system(url: str) -> System:
     label = redact(url)
     parts = urllib.parse.urlsplit(url)
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    sent_url(url)  # its password, the Basic token and its query values: scrubbed from every output
     if parts.username is not None:  # credentials in the URL become Basic auth, never a label
-        token = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(token.encode()).decode()
+        user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
+        headers["Authorization"] = f"Basic {basic_token(user, password)}"
         host = parts.hostname + (f":{parts.port}" if parts.port else "")
         url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
 
