@@ -453,6 +453,34 @@ def test_damaged_store_rows_are_asked_again_and_counted_once(pytester, monkeypat
     assert sum(i["cached"] for i in again["items"]) == 8
 
 
+def test_damaged_judge_cache_rows_are_misses_not_the_end_of_the_cache(pytester, chat_server):
+    pytester.makeconftest(GUARD)
+    args = [
+        "--ambig-suite=march",
+        "--ambig-system=oracle",
+        "--ambig-limit=3",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-judge=judge-m",
+        "--ambig-cache-dir=cache",
+        "--ambig-report=report",
+    ]
+    pytester.runpytest(*args).assert_outcomes(passed=3)
+    first = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
+    asked = len(chat_server.requests)
+    db = sqlite3.connect(pytester.path / "cache" / "judge.sqlite")
+    keys = [k for (k,) in db.execute("SELECT key FROM calls ORDER BY key")]
+    for key, reply in zip(keys, ["{nope", "[" * 100_000, "[1, 2]"], strict=False):
+        db.execute("UPDATE calls SET reply = ? WHERE key = ?", (reply, key))
+    db.commit()
+    db.close()
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=3)
+    assert "cannot be used" not in result.stdout.str()  # the cache stays on
+    assert len(chat_server.requests) - asked == 3  # the three damaged rows, asked again
+    again = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
+    assert [i["scores"] for i in again["items"]] == [i["scores"] for i in first["items"]]
+
+
 # -- 6. a rescore that holds none of a selected suite --
 
 

@@ -54,15 +54,22 @@ class CallCache:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The cached reply; a row that cannot be read back (not JSON, too deep, not an
+        object: damage, or another version) is a miss, asked of the server again and
+        overwritten. The caller checks a hit as it checks a reply."""
         with self._lock:
             if self._db is None:
                 return None
             try:
                 row = self._db.execute("SELECT reply FROM calls WHERE key = ?", (key,)).fetchone()
-                return json.loads(row[0]) if row else None
-            except (sqlite3.Error, ValueError) as exc:
+            except sqlite3.Error as exc:
                 self._off(exc)
                 return None
+        try:
+            reply = json.loads(row[0]) if row else None
+        except (TypeError, ValueError, RecursionError):
+            return None
+        return reply if isinstance(reply, dict) else None
 
     def put(self, key: str, reply: dict[str, Any]) -> None:
         with self._lock:
