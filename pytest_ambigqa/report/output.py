@@ -57,7 +57,7 @@ def _secret_values() -> list[str]:
     return found
 
 
-_SECRETS_SEEN: dict[str, tuple[dict, list[str], int]] = {}
+_SECRETS_SEEN: dict[str, tuple[Any, list[str], int]] = {}
 # What this process sends as a credential, in each form it may come back in. A process-wide
 # fact, as the environment is: every writer of the process scrubs it, however it was reached.
 _SENT: set[str] = set()
@@ -96,13 +96,17 @@ def basic_token(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
-def _sent_words() -> re.Pattern[str] | None:
-    """The shorter sent credentials, matched as whole words: "secret1" is scrubbed, "passages"
-    is not for a password "passage"."""
+def _sent_words() -> tuple[list[str], re.Pattern[str] | None]:
+    """The shorter sent credentials, and the pattern that matches them as whole words
+    ("secret1" is scrubbed, "passages" is not for a password "passage"); built again only
+    when a credential was added."""
+    cached = _SECRETS_SEEN.get("words")
+    if cached is not None and cached[2] == len(_SENT):
+        return cached[1], cached[0]
     short = sorted((v for v in _SENT if len(v) < _ANYWHERE), key=len, reverse=True)
-    if not short:
-        return None
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, short)) + r")(?!\w)")
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, short)) + r")(?!\w)") if short else None
+    _SECRETS_SEEN["words"] = (pattern, short, len(_SENT))
+    return short, pattern
 
 
 def _header(match: re.Match[str]) -> str:
@@ -126,8 +130,8 @@ class _Scrubber:
 
     def __init__(self) -> None:
         self.values = _secret_values()
-        self.words = _sent_words()
-        looked_for = [*self.values, *(v for v in _SENT if len(v) < _ANYWHERE)]
+        short, self.words = _sent_words()
+        looked_for = [*self.values, *short]
         self.quick = tuple(looked_for)
         # In JSON text a value's quotes and backslashes stand escaped.
         self.in_json = tuple({*looked_for, *(json.dumps(v, ensure_ascii=False)[1:-1] for v in looked_for)})
