@@ -199,16 +199,16 @@ def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
     return field, f"{error['msg'].lower()} (got {shown})"
 
 
-def _validate(adapter: Any, data: Any, item: str | None = None, prefix: str = "") -> None:
+def _validate(adapter: Any, data: Any, item: str | None = None) -> None:
     from pydantic import ValidationError
 
     try:
         adapter.validate_python(data)
     except ValidationError as exc:
         field, problem = _problem(exc.errors(include_url=False)[0])
-        raise Invalid(prefix + field, problem, item) from None
+        raise Invalid(field, problem, item) from None
     except RecursionError:
-        raise Invalid(prefix.rstrip(".") or "(the record)", "nested too deeply", item) from None
+        raise Invalid("(the record)", "nested too deeply", item) from None
 
 
 def _on_scale(

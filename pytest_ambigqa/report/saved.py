@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..readback import Invalid, check_scorecard
+from ..readback import check_scorecard
 
 if TYPE_CHECKING:
     from .scorecard import Scorecard
@@ -29,9 +29,7 @@ def read_scorecard(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         check_scorecard(data)
-    except Invalid as exc:
-        raise ScorecardError(path, str(exc)) from None
-    except (OSError, ValueError, RecursionError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # readback.Invalid is a ValueError
         raise ScorecardError(path, str(exc)) from None
     return data
 
