@@ -91,6 +91,14 @@ def _models() -> dict[str, Any]:
         cost: number = 0.0
         fingerprints: list[str] = []
 
+    class Recall(Model):
+        """An item's evidence recall (retrieval/evidence.py): two fractions and the count of
+        interpretations with gold passages they average over."""
+
+        original: fraction
+        clarified: fraction
+        interpretations: Annotated[float, Field(allow_inf_nan=False, ge=1, le=MAX_MAGNITUDE)]
+
     class Item(Model):
         suite: str
         item_id: str
@@ -102,7 +110,7 @@ def _models() -> dict[str, Any]:
         trace: str | None = None
         answer: Answer | None = None
         duration: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)] = 0.0
-        evidence: dict[str, fraction] | None = None
+        evidence: Recall | None = None
         samples: dict[str, list[number]] = {}
         units: dict[str, list[number]] = {}
         details: Details = Details()
