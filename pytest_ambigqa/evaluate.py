@@ -13,6 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from .metrics.spec import Scored
 from .models.usage import Usage
 from .protocols import interactive
 from .readback import finite
@@ -23,7 +24,6 @@ from .schema import AmbigItem, Answer, ItemResult, safe_str
 from .store import SharedStore, answer_key
 from .store.pool import Scoring
 from .suites import SUITES
-from .suites.base import Scored
 from .systems import System, SystemFailure
 
 if TYPE_CHECKING:

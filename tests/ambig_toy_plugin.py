@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_ambigqa.metrics import MetricSpec
+from pytest_ambigqa.metrics import MetricSpec, Scored
 from pytest_ambigqa.metrics.text import normalize_answer
 from pytest_ambigqa.report.writers import Writer
 from pytest_ambigqa.schema import AmbigItem, Interpretation
 from pytest_ambigqa.suites import Suite
-from pytest_ambigqa.suites.base import Scored
 
 
 def word_recall(golds: list[str], text: str) -> float:

@@ -230,7 +230,6 @@ def test_drill_down_hits_are_the_ones_str_em_counted(profile, hits):
     from pytest_ambigqa.metrics.profiles import PROFILES
     from pytest_ambigqa.report.html import _gold
     from pytest_ambigqa.schema import AmbigItem, Interpretation
-    from pytest_ambigqa.suites.base import long_form_scores
 
     text = "  The emperor [1][2] Shah Jahan [3] built it.\nHis father was Jahangir [4]."
     readings = (
@@ -240,7 +239,8 @@ def test_drill_down_hits_are_the_ones_str_em_counted(profile, hits):
     item = AmbigItem("march", "x", "Who built the Taj Mahal?", readings)
     gold = _gold(item, text, Answer(text), PROFILES[profile])
     assert [i["hit"] for i in gold["interpretations"]] == hits
-    assert long_form_scores(item, Answer(text), PROFILES[profile])["str_em"] == sum(hits) / 2
+    scored = SUITES["march"].score(item, Answer(text), Scorers(profile=PROFILES[profile]))
+    assert scored.scores["str_em"] == sum(hits) / 2
     start, end, reading = gold["spans"][0]
     assert (text[start:end], reading) == ("Shah Jahan", 0)
     assert len(gold["spans"]) == sum(hits)

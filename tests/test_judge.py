@@ -12,11 +12,11 @@ from pytest_ambigqa.judge import Judge, JudgeSettings, JudgeUnavailable, Usage
 from pytest_ambigqa.judge import march as march_judge
 from pytest_ambigqa.judge.cache import CallCache
 from pytest_ambigqa.judge.client import DEAD_AFTER, JudgeClient, parse_json
-from pytest_ambigqa.metrics.conditional import SETTINGS, balanced
+from pytest_ambigqa.judge.condambigqa import judgement as judge_pairs
+from pytest_ambigqa.metrics.conditional import SETTINGS, balanced, generated_pairs
 from pytest_ambigqa.models.reader import LLMReader
 from pytest_ambigqa.schema import Answer, GeneratedInterpretation
 from pytest_ambigqa.suites import SUITES, LoadOptions
-from pytest_ambigqa.suites.condambigqa import generated_pairs, judge_pairs
 
 MARCH = SUITES["march"].load(None, LoadOptions()).items
 CONDAMBIGQA = SUITES["condambigqa"].load(None, LoadOptions()).items

@@ -178,7 +178,7 @@ def test_a_gate_on_a_statistic_that_is_not_finite_fails():
 
 def test_a_metric_that_returns_nan_is_unscored_not_a_number():
     from pytest_ambigqa.evaluate import _finite
-    from pytest_ambigqa.suites.base import Scored
+    from pytest_ambigqa.metrics import Scored
 
     scored = _finite(
         Scored(

@@ -8,30 +8,21 @@ score is their mean; the spread between samples is kept to report judge variance
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models.usage import Usage
 from .cache import CallCache
 from .client import JudgeClient, JudgeSettings, JudgeUnavailable
+from .judgement import Judgement
+
+if TYPE_CHECKING:
+    from ..metrics.conditional import Setting
+    from ..schema import AmbigItem, GeneratedInterpretation
 
 __all__ = ["Judge", "JudgeSettings", "JudgeUnavailable", "Judgement", "Usage"]
 
 CACHE_FILE = "judge.sqlite"
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """Judge metrics of one item: each metric's samples (one per seed), and the units of
-    pooled metrics (averaged over the seeds)."""
-
-    samples: dict[str, list[float]]
-    units: dict[str, list[float]] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)  # what was judged, for the report
-
-    def means(self) -> dict[str, float]:
-        return {m: sum(v) / len(v) for m, v in self.samples.items()}
 
 
 class Judge:
@@ -68,6 +59,20 @@ class Judge:
             "seed": settings.seed,
             "prices_per_million": [settings.price_in, settings.price_out],
         }
+
+    def march(self, item: AmbigItem, text: str, usage: Usage) -> Judgement:
+        """MARCH's four criteria for ``text`` (``march.py``)."""
+        from .march import judgement
+
+        return judgement(self, item, text, usage)
+
+    def condambigqa(
+        self, setting: Setting, item: AmbigItem, pairs: tuple[GeneratedInterpretation, ...], usage: Usage
+    ) -> Judgement:
+        """CondAmbigQA's pair matching by G-Eval under ``setting`` (``condambigqa.py``)."""
+        from .condambigqa import judgement
+
+        return judgement(self, setting, item, pairs, usage)
 
     def geval(
         self, which: dict[str, Any], source: str, actual: str, expected: str, seed: int, usage: Usage

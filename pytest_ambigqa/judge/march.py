@@ -10,11 +10,14 @@ Informativeness and Correctness with integers 0-5. The paper reports their mean.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models.usage import Usage
 from ..schema import AmbigItem
-from . import Judge, Judgement
+from .judgement import Judgement
+
+if TYPE_CHECKING:
+    from . import Judge
 
 # Table 9 of the MARCH paper: the human protocol the LLM judge is validated against (F.1).
 CRITERIA = {

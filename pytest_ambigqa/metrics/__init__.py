@@ -10,9 +10,9 @@ from __future__ import annotations
 from importlib import import_module
 
 from ..registry import Registry
-from .spec import AGGREGATIONS, MetricSpec
+from .spec import AGGREGATIONS, MetricSpec, Scored, Scorer
 
-__all__ = ["AGGREGATIONS", "METRICS", "NOT_CONFIGURED", "MetricSpec"]
+__all__ = ["AGGREGATIONS", "METRICS", "NOT_CONFIGURED", "MetricSpec", "Scored", "Scorer"]
 
 METRICS: Registry[MetricSpec] = Registry("metric")
 for _module in ("coverage", "rouge", "qa", "judged", "self_report", "conditional", "text", "interactive"):

@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from .spec import MetricSpec, count, judged
+from ..schema import Answer, GeneratedInterpretation
+from .spec import MetricSpec, Scored, Scorer, count, judged
 
 _GOLD_TITLE = re.compile(r"(\d+)\.")  # the digits are kept as written: "02." is "F02", as there
 _FRAGMENT = re.compile(r"Fragment\s+(\d+)")
@@ -275,35 +276,102 @@ def count_difference(n_generated: int, n_gold: int) -> int:
     return n_generated - n_gold
 
 
+def generated_pairs(answer: Answer) -> tuple[GeneratedInterpretation, ...]:
+    """The answer's condition-answer pairs; a bare text answer is one pair citing its citations."""
+    if answer.interpretations or not answer.text.strip():
+        return answer.interpretations
+    return (GeneratedInterpretation(answer=answer.text, citations=answer.citations),)
+
+
+def _counts(item, answer, scorers, usage) -> Scored:
+    pairs = len(generated_pairs(answer))
+    return Scored(
+        {
+            "answer_count": float(pairs),
+            "count_diff": float(count_difference(pairs, len(item.interpretations))),
+        }
+    )
+
+
+def _citations(item, answer, scorers, usage) -> Scored:
+    """The no-judge citation score pools every cited fragment against every gold one (the
+    paper's Citation Score is ``citation_matched``: matching needs the judge). A setting
+    without fragments has no citations to score."""
+    if not SETTINGS[scorers.condambigqa_setting].passages:
+        return Scored()
+    # a bare-text answer's pair already carries the answer's citations
+    cited = list(answer.citations) if answer.interpretations else []
+    cited += [c for p in generated_pairs(answer) for c in p.citations]
+    gold = {pid for interp in item.interpretations for pid in interp.passage_ids}
+    return Scored(
+        {
+            "citation": citation_precision(cited, gold),
+            "unofficial_citations": float(sum(not is_official_citation(c) for c in cited)),
+        }
+    )
+
+
+def _judge(item, answer, scorers, usage) -> Scored:
+    """The pairs matched to the gold properties by the judge's G-Eval scores; only the
+    metrics of the run's setting."""
+    setting = SETTINGS[scorers.condambigqa_setting]
+    if not scorers.wants(*setting.metrics):
+        return Scored()
+    return scorers.judge.condambigqa(setting, item, generated_pairs(answer), usage).scored()
+
+
+COUNTS = Scorer("condambigqa-counts", _counts)
+CITATIONS = Scorer("condambigqa-citations", _citations)
+CONDAMBIGQA_JUDGE = Scorer("condambigqa-judge", _judge, needs="judge")
+
 # The metrics of this module, by the names options and reports use.
 SPECS = (
-    judged("condition", "Condition", "CondAmbigQA Table 2: G-Eval condition score, matched pairs"),
-    judged("answer", "Answer", "CondAmbigQA Table 2: G-Eval answer score"),
+    judged(
+        "condition",
+        "Condition",
+        "CondAmbigQA Table 2: G-Eval condition score, matched pairs",
+        CONDAMBIGQA_JUDGE,
+    ),
+    judged("answer", "Answer", "CondAmbigQA Table 2: G-Eval answer score", CONDAMBIGQA_JUDGE),
     judged(
         "citation_matched",
         "Citation Score",
         "CondAmbigQA eq. (1) per matched condition-answer pair (Table 2 'Citation Score')",
+        CONDAMBIGQA_JUDGE,
     ),
     MetricSpec(
         "citation",
         "Cited-fragment precision (no judge)",
         "every fragment the answer cites against every gold fragment of the item; "
         "not the paper's Citation Score (that is citation_matched)",
+        scorer=CITATIONS,
     ),
-    judged("combined", "Combined", "CondAmbigQA Table 2: plain mean of condition, answer and citation"),
+    judged(
+        "combined",
+        "Combined",
+        "CondAmbigQA Table 2: plain mean of condition, answer and citation",
+        CONDAMBIGQA_JUDGE,
+    ),
     judged(
         "balanced_combined",
         "Balanced combined",
         "CondAmbigQA released visualizer: count-penalised, citation-boosted mean (not Table 2)",
+        CONDAMBIGQA_JUDGE,
     ),
-    judged("balanced", "Balanced answer", "CondAmbigQA released code: count-balanced answer score"),
-    count("answer_count", "Answers", "CondAmbigQA: generated pairs"),
-    count("count_diff", "Count diff", "CondAmbigQA: generated - gold pairs"),
+    judged(
+        "balanced",
+        "Balanced answer",
+        "CondAmbigQA released code: count-balanced answer score",
+        CONDAMBIGQA_JUDGE,
+    ),
+    count("answer_count", "Answers", "CondAmbigQA: generated pairs", COUNTS),
+    count("count_diff", "Count diff", "CondAmbigQA: generated - gold pairs", COUNTS),
     count(
         "unofficial_citations",
         "Citations not in an official form",
         "CondAmbigQA: citations neither 'Fragment N' nor a passage id; the official scorer "
         "counts them as wrong, and so do we (total over items)",
+        CITATIONS,
         aggregation="sum",
         better=False,
     ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .spec import MetricSpec, percent
+from .spec import MetricSpec, Scored, Scorer, percent
 from .text import normalize_answer, treerare_normalize
 
 
@@ -57,14 +57,27 @@ def cover_em(pairs: Sequence[Sequence[str]], long_answer: str) -> float:
     return sum(any(treerare_normalize(a) in context for a in aliases) for aliases in pairs) / len(pairs)
 
 
+def _long_form(item, answer, scorers, usage) -> Scored:
+    """STR-EM and STR-Hit on the text the profile's scorer reads; COVER-EM on the answer as
+    TreeRare reads it (whole, citations and all)."""
+    aliases = [i.short_answers for i in item.interpretations]
+    hits = str_em_hits(aliases, scorers.text(answer))
+    return Scored(
+        {"str_em": str_em(hits), "str_hit": str_hit(hits), "cover_em": cover_em(aliases, answer.text)}
+    )
+
+
+LONG_FORM = Scorer("long-form", _long_form)
+
 # The metrics of this module, by the names options and reports use.
 SPECS = (
-    percent("str_em", "STR-EM", "ASQA/ALCE exact presence of short answers"),
-    percent("str_hit", "STR-Hit", "ALCE: every short answer present", binary=True),
+    percent("str_em", "STR-EM", "ASQA/ALCE exact presence of short answers", LONG_FORM),
+    percent("str_hit", "STR-Hit", "ALCE: every short answer present", LONG_FORM, binary=True),
     MetricSpec(
         "cover_em",
         "COVER-EM",
         "TreeRare (arXiv 2506.00331) section 4.1: share of interpretations with a gold alias "
         "inside the answer, TreeRare's normalisation, 0-1",
+        scorer=LONG_FORM,
     ),
 )

@@ -45,6 +45,6 @@ SPECS = (
     MetricSpec("episode_f1", "F1", f"{SOURCE}: token F1 of the user's final answer", factor=100),
     MetricSpec("clarify_rate", "% Clar.", f"{SOURCE}: episodes with a clarification", 100, False, None),
     MetricSpec("multi_answer_rate", "% MA", f"{SOURCE}: episodes ending in a multi-answer", 100, False, None),
-    count("answer_words", "Words", f"{SOURCE}: words of the assistant's final answer", better=False),
+    count("answer_words", "Words", f"{SOURCE}: words of the assistant's final answer", None, better=False),
 )
 METRIC_NAMES = tuple(spec.name for spec in SPECS)

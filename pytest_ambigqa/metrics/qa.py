@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .spec import MetricSpec, percent
+from .spec import MetricSpec, Scored, Scorer, percent
 from .text import normalize_answer
 
 
@@ -43,17 +43,24 @@ def disambig_scores(predictions: Sequence[str], aliases: Sequence[Sequence[str]]
     return {"disambig_f1": f1, "disambig_em": em, "disambig_hit": float(all(e == 1.0 for _, e in pairs))}
 
 
+def _read(item, answer, scorers, usage) -> Scored:
+    """Disambig-F1/EM/Hit: the reader answers each clarified question from the long answer
+    (the text the profile's scorer reads)."""
+    questions = [i.question or i.condition or item.question for i in item.interpretations]
+    predictions = scorers.reader.read(questions, scorers.text(answer), usage)
+    return Scored(
+        disambig_scores(predictions, [i.short_answers for i in item.interpretations]),
+        details={"reader": [{"question": q, "span": p} for q, p in zip(questions, predictions, strict=True)]},
+    )
+
+
+READER = Scorer("reader", _read, needs="reader")
+
 # The metrics of this module, by the names options and reports use.
 SPECS = (
-    percent("disambig_f1", "Disambig-F1", "ASQA/MARCH reader token F1", needs="reader"),
-    percent("disambig_em", "Disambig-EM", "ASQA reader exact match", needs="reader"),
-    percent(
-        "disambig_hit",
-        "Disambig-Hit",
-        "ASQA: every interpretation an exact match",
-        needs="reader",
-        binary=True,
-    ),
+    percent("disambig_f1", "Disambig-F1", "ASQA/MARCH reader token F1", READER),
+    percent("disambig_em", "Disambig-EM", "ASQA reader exact match", READER),
+    percent("disambig_hit", "Disambig-Hit", "ASQA: every interpretation an exact match", READER, binary=True),
     MetricSpec(
         "dr",
         "DR",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .spec import MetricSpec, percent
+from .spec import MetricSpec, Scored, Scorer, percent
 from .text import split_sentences
 
 
@@ -45,9 +45,17 @@ def rouge_lsum(prediction: str, references: Sequence[str]) -> float:
     return max(_scorer().score(sentence_lines(ref), hypothesis)["rougeLsum"].fmeasure for ref in references)
 
 
+def _rouge(item, answer, scorers, usage) -> Scored:
+    if not item.long_answers:
+        return Scored(unscored={"rouge_lsum": "item has no reference long answer"})
+    return Scored({"rouge_lsum": rouge_lsum(scorers.text(answer), item.long_answers)})
+
+
+ROUGE = Scorer("rouge", _rouge)
+
 # The metrics of this module, by the names options and reports use.
 SPECS = (
-    percent("rouge_lsum", "ROUGE-Lsum", "ASQA/ALCE rougeLsum F, max over annotations; mean of items"),
+    percent("rouge_lsum", "ROUGE-Lsum", "ASQA/ALCE rougeLsum F, max over annotations; mean of items", ROUGE),
     MetricSpec(
         "rouge_lsum_mid",
         "ROUGE-Lsum (official)",

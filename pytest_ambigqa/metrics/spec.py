@@ -1,4 +1,5 @@
-"""What a metric is: its name, label, source, scale, aggregation and needs (one spec each).
+"""What a metric is: its name, label, source, scale, aggregation, needs and the scorer that
+computes it (one spec each).
 
 Item values are stored on the item scale (fractions for percentage metrics, as the
 official per-item scores are); suites print them on the papers' scale. A spec also says
@@ -8,7 +9,14 @@ scorers do not all take a plain mean of items.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..models.usage import Usage
+    from ..schema import AmbigItem, Answer
+    from .scoring import Scorers
 
 # How a suite (or slice) value is made from its items:
 #   mean       the mean of item values; when items report units (CondAmbigQA closed-book
@@ -17,6 +25,34 @@ from dataclasses import dataclass
 #   boot-mid   rouge-score's BootstrapAggregator "mid" of the ``of`` metric's item values
 #   geometric  sqrt of the product of the ``of`` metrics' suite values (ASQA's DR)
 AGGREGATIONS = ("mean", "sum", "boot-mid", "geometric")
+
+
+@dataclass
+class Scored:
+    """What scoring one answer produced: scores, reasons for the rest, and judge details."""
+
+    scores: dict[str, float] = field(default_factory=dict)
+    unscored: dict[str, str] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
+    units: dict[str, list[float]] = field(default_factory=dict)  # pooled metrics, one value per unit
+    details: dict[str, Any] = field(default_factory=dict)  # what a scorer saw: reader spans, pair matches
+    usage: dict[str, Any] | None = None  # what the judge calls cost (models.usage.Usage)
+
+
+Compute = Callable[["AmbigItem", "Answer", "Scorers", "Usage"], Scored]
+
+
+@dataclass(frozen=True, eq=False)
+class Scorer:
+    """One pass over an answer that computes a group of metrics: the metrics that share it
+    (the reader's three, a judge's criteria) are computed once, together (Inspect AI's
+    scorer/metric split). ``compute`` is pure but for the models the context carries; a
+    scorer that ``needs`` a model is skipped, its metrics n/a, when the run has none, and
+    one that fails leaves its metrics, and only them, unscored with the reason."""
+
+    name: str
+    compute: Compute
+    needs: str | None = None  # "reader" or "judge"
 
 
 @dataclass(frozen=True)
@@ -32,6 +68,7 @@ class MetricSpec:
     aggregation: str = "mean"
     of: tuple[str, ...] = ()  # the metrics a suite-level aggregation is computed from
     binary: bool = False  # item values are 0 or 1: a paired comparison uses exact McNemar
+    scorer: Scorer | None = field(default=None, compare=False)  # None: computed elsewhere or suite-level
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -48,15 +85,22 @@ class MetricSpec:
         return self.of[0] if self.of else self.name
 
 
-def percent(name: str, label: str, source: str, needs: str | None = None, binary: bool = False) -> MetricSpec:
-    return MetricSpec(name, label, source, factor=100, needs=needs, binary=binary)
+def percent(name: str, label: str, source: str, scorer: Scorer, binary: bool = False) -> MetricSpec:
+    return MetricSpec(name, label, source, factor=100, needs=scorer.needs, binary=binary, scorer=scorer)
 
 
-def judged(name: str, label: str, source: str, scale: float = 1) -> MetricSpec:
-    return MetricSpec(name, label, source, needs="judge", item_range=(0, scale))
+def judged(name: str, label: str, source: str, scorer: Scorer, scale: float = 1) -> MetricSpec:
+    return MetricSpec(name, label, source, needs="judge", item_range=(0, scale), scorer=scorer)
 
 
-def count(name: str, label: str, source: str, aggregation: str = "mean", better: bool | None = None):
+def count(
+    name: str,
+    label: str,
+    source: str,
+    scorer: Scorer | None,
+    aggregation: str = "mean",
+    better: bool | None = None,
+) -> MetricSpec:
     return MetricSpec(
         name,
         label,
@@ -65,4 +109,5 @@ def count(name: str, label: str, source: str, aggregation: str = "mean", better:
         higher_is_better=better,
         item_range=None,
         aggregation=aggregation,
+        scorer=scorer,
     )

@@ -6,7 +6,7 @@ import re
 import string
 from functools import lru_cache
 
-from .spec import count
+from .spec import Scored, Scorer, count
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -72,4 +72,8 @@ def split_sentences(text: str) -> list[str]:
 
 
 # The metrics of this module, by the names options and reports use.
-SPECS = (count("length", "Length", "words in the long answer"),)
+LENGTH = Scorer(
+    "length", lambda item, answer, scorers, usage: Scored({"length": float(word_count(scorers.text(answer)))})
+)
+
+SPECS = (count("length", "Length", "words in the long answer", LENGTH),)

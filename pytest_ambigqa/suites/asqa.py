@@ -10,19 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..metrics.rouge import rouge_lsum
-from ..schema import AmbigItem, Answer, Interpretation, Passage
-from .base import (
-    OPEN_RETRIEVAL,
-    LoadOptions,
-    Protocol,
-    Scored,
-    Scorers,
-    Suite,
-    add_reader_scores,
-    add_self_report,
-    long_form_scores,
-)
+from ..schema import AmbigItem, Interpretation, Passage
+from .base import OPEN_RETRIEVAL, LoadOptions, Protocol, Scorers, Suite
 from .records import DataError, Record, parse_json, read_records
 
 _SPLITS = ("train", "dev", "test")
@@ -68,21 +57,6 @@ class Asqa(Suite):
         if has_passages and "passages" in inputs:
             return Protocol("given-docs", "given docs: systems get the data file's retrieved docs (ALCE)")
         return OPEN_RETRIEVAL
-
-    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
-        """STR-EM, ROUGE and the reader read the text the profile's scorer reads (ALCE: the
-        first line, ``[n]`` citation marks removed; ASQA: the whole answer)."""
-        text = scorers.profile.prepare(answer.text)
-        scored = Scored(long_form_scores(item, answer, scorers.profile), scorers.unavailable(self.metrics))
-        if not scorers.wants("rouge_lsum"):
-            pass  # not asked for (--ambig-metrics): NLTK and ROUGE stay unloaded
-        elif item.long_answers:
-            scored.scores["rouge_lsum"] = rouge_lsum(text, item.long_answers)
-        else:
-            scored.unscored["rouge_lsum"] = "item has no reference long answer"
-        add_reader_scores(scored, item, text, scorers)
-        add_self_report(scored, item, answer)
-        return scored
 
 
 def _official(path: Path, data: dict, split: str) -> list[tuple[str, AmbigItem]]:

@@ -7,33 +7,15 @@ import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScorerUnavailable
-from ..metrics import METRICS, NOT_CONFIGURED
-from ..metrics.coverage import cover_em, str_em, str_em_hits, str_hit
-from ..metrics.profiles import PROFILES, ScorerProfile
-from ..metrics.qa import disambig_scores
-from ..metrics.text import word_count
-from ..models.usage import Usage
-from ..options import default
+from ..metrics import METRICS
+from ..metrics.scoring import Scorers, score
+from ..metrics.spec import Scored
 from ..rooms import room
-from ..schema import AmbigItem, Answer, ItemResult, Status, normalize_type, safe_str
+from ..schema import AmbigItem, Answer, ItemResult, Status
 from .records import DataError, read_text, repair_text
-
-
-@dataclass
-class Scored:
-    """What scoring one answer produced: scores, reasons for the rest, and judge details."""
-
-    scores: dict[str, float] = field(default_factory=dict)
-    unscored: dict[str, str] = field(default_factory=dict)
-    samples: dict[str, list[float]] = field(default_factory=dict)  # judge metrics, one value per seed
-    units: dict[str, list[float]] = field(default_factory=dict)  # pooled metrics, one value per unit
-    details: dict[str, Any] = field(default_factory=dict)  # what a scorer saw: reader spans, pair matches
-    usage: dict[str, Any] | None = None  # what the judge calls cost (models.usage.Usage)
 
 
 @dataclass(frozen=True)
@@ -79,56 +61,6 @@ class LoadOptions:
 
 
 @dataclass(frozen=True)
-class Scorers:
-    """How this run scores: its model-backed scorers (None: not configured) and protocols.
-
-    ``reader`` answers clarified questions from the long answer (Disambig-F1); ``judge``
-    is the LLM judge. Metrics that need a missing one are reported as n/a with the reason.
-    ``profile`` is the official scorer the long-answer metrics follow; the settings say
-    which published protocol each suite runs.
-    """
-
-    reader: Any = None
-    judge: Any = None
-    condambigqa_setting: str = default("--ambig-condambigqa-setting")
-    march_setting: str = default("--ambig-march-setting")
-    profile: ScorerProfile = PROFILES[default("--ambig-scorer-profile")]
-    metrics: frozenset[str] | None = None  # --ambig-metrics: None is every metric
-
-    def selected(self, metrics: Sequence[str]) -> tuple[str, ...]:
-        """The metrics among a suite's ``metrics`` that this run computes and reports."""
-        return tuple(metrics) if self.metrics is None else tuple(m for m in metrics if m in self.metrics)
-
-    def wants(self, *item_metrics: str) -> bool:
-        """Whether any of these item scores feeds a selected metric (so is worth computing)."""
-        return self.metrics is None or any(m in _needed(self.metrics) for m in item_metrics)
-
-    def keep(self, values: dict[str, Any]) -> dict[str, Any]:
-        """``values`` (item scores, reasons) without those no selected metric reads."""
-        return values if self.metrics is None else {k: v for k, v in values.items() if self.wants(k)}
-
-    def unavailable(self, metrics: Sequence[str]) -> dict[str, str]:
-        """The metrics among ``metrics`` that need a model this run does not have."""
-        return {
-            m: NOT_CONFIGURED[need]
-            for m in metrics
-            if self.wants(m) and (need := METRICS[m].needs) and getattr(self, need) is None
-        }
-
-
-@lru_cache(maxsize=8)
-def _needed(selected: frozenset[str]) -> frozenset[str]:
-    """The item scores the selected metrics are computed from (DR: QA-F1 and ROUGE-Lsum)."""
-    needed = set(selected)
-    for name in selected:
-        spec = METRICS[name]
-        needed.add(spec.item_metric)
-        for part in spec.of:
-            needed.update((part, METRICS[part].item_metric))
-    return frozenset(needed)
-
-
-@dataclass(frozen=True)
 class LoadedSuite:
     """A suite's selected items and where they came from (for the scorecard header)."""
 
@@ -142,7 +74,8 @@ class LoadedSuite:
 
 
 class Suite:
-    """Subclasses set the class attributes and implement ``parse`` and ``score``."""
+    """Subclasses set the class attributes and implement ``parse``; each metric they list
+    is computed by the scorer its spec names (``metrics/``)."""
 
     name: str
     title: str
@@ -210,7 +143,10 @@ class Suite:
         return OPEN_RETRIEVAL
 
     def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
-        raise NotImplementedError
+        """The suite's metrics of one answer; the long-answer ones read the text its scorer
+        profile reads (ALCE: the first line, ``[n]`` marks removed; else the whole answer)."""
+        context = scorers if self.uses_profile else dataclasses.replace(scorers, profile=None)
+        return score(self.metrics, item, answer, context, self.outside_setting(scorers))
 
     def failed_result(
         self, item: AmbigItem, scorers: Scorers, status: Status, error: str, duration: float = 0.0
@@ -237,83 +173,6 @@ class Suite:
             duration=duration,
             index=item.index,
         )
-
-
-def long_form_scores(item: AmbigItem, answer: Answer, profile: ScorerProfile) -> dict[str, float]:
-    """STR-EM, STR-Hit and length on the text the profile's scorer reads; COVER-EM on the
-    answer as TreeRare reads it (whole, citations and all)."""
-    text = profile.prepare(answer.text)
-    aliases = [i.short_answers for i in item.interpretations]
-    hits = str_em_hits(aliases, text)
-    return {
-        "str_em": str_em(hits),
-        "str_hit": str_hit(hits),
-        "cover_em": cover_em(aliases, answer.text),
-        "length": float(word_count(text)),
-    }
-
-
-def add_reader_scores(scored: Scored, item: AmbigItem, text: str, scorers: Scorers) -> None:
-    """Disambig-F1/EM/Hit: the reader answers each clarified question from the long answer."""
-    if scorers.reader is None or not scorers.wants("disambig_f1", "disambig_em", "disambig_hit"):
-        return
-    usage = Usage()
-    questions = [i.question or i.condition or item.question for i in item.interpretations]
-    try:
-        predictions = scorers.reader.read(questions, text, usage)
-    except Exception as exc:  # noqa: BLE001 - the reader's failure leaves its metrics, and only them, unscored
-        scored.unscored.update(dict.fromkeys(("disambig_f1", "disambig_em", "disambig_hit"), _failure(exc)))
-    else:
-        scored.scores.update(disambig_scores(predictions, [i.short_answers for i in item.interpretations]))
-        scored.details["reader"] = [
-            {"question": q, "span": p} for q, p in zip(questions, predictions, strict=True)
-        ]
-    _add_usage(scored, usage)
-
-
-def add_self_report(scored: Scored, item: AmbigItem, answer: Answer) -> None:
-    """Ambiguity detection (every benchmark item is ambiguous) and, where the item has a
-    gold type, type accuracy: what a system reports of its own planning (MARCH section 4)."""
-    if answer.is_ambiguous is None:
-        scored.unscored["ambiguity_detected"] = "the system does not report is_ambiguous"
-    else:
-        scored.scores["ambiguity_detected"] = float(answer.is_ambiguous)
-    if item.ambiguity_type is None:
-        return
-    if answer.ambiguity_type is None:
-        scored.unscored["ambiguity_type_acc"] = "the system does not report ambiguity_type"
-    else:
-        reported = normalize_type(answer.ambiguity_type)
-        scored.scores["ambiguity_type_acc"] = float(reported == item.ambiguity_type)
-
-
-def add_judgement(scored: Scored, metrics: Sequence[str], judge) -> None:
-    """Run ``judge(usage)`` -> Judgement; a judge that cannot answer leaves ``metrics`` unscored."""
-    usage = Usage()
-    try:
-        judgement = judge(usage)
-    except Exception as exc:  # noqa: BLE001 - whatever the judge did, only its metrics go unscored
-        scored.unscored.update(dict.fromkeys(metrics, _failure(exc)))
-    else:
-        scored.scores.update(judgement.means())
-        scored.samples.update(judgement.samples)
-        scored.units.update(judgement.units)
-        scored.details.update(judgement.details)
-    _add_usage(scored, usage)
-
-
-def _failure(exc: Exception) -> str:
-    """The reason a model-backed scorer gives for not scoring: its own message when it is a
-    judge's, else what went wrong where (a bug or a model library's error)."""
-    if isinstance(exc, ScorerUnavailable):
-        return str(exc)
-    return f"scorer failed: {type(exc).__name__}: {safe_str(exc)[:200]}"
-
-
-def _add_usage(scored: Scored, usage: Usage) -> None:
-    total = Usage.from_dict(scored.usage) if scored.usage else Usage()
-    total.add(usage)
-    scored.usage = total.to_dict()
 
 
 def _strata(items: Sequence[AmbigItem]) -> dict[str | None, list[int]]:

@@ -11,21 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..judge import march as march_judge
 from ..options import choices
-from ..schema import AMBIGUITY_TYPES, AmbigItem, Answer, Interpretation, Passage, normalize_type
-from .base import (
-    OPEN_RETRIEVAL,
-    LoadOptions,
-    Protocol,
-    Scored,
-    Scorers,
-    Suite,
-    add_judgement,
-    add_reader_scores,
-    add_self_report,
-    long_form_scores,
-)
+from ..schema import AMBIGUITY_TYPES, AmbigItem, Interpretation, Passage, normalize_type
+from .base import OPEN_RETRIEVAL, LoadOptions, Protocol, Scorers, Suite
 from .records import DataError, Record, read_records
 
 # The protocols: the papers' open retrieval, and the gold passages as an upper bound.
@@ -90,17 +78,6 @@ class March(Suite):
                 reads_as=OPEN_RETRIEVAL.name,
             )
         return OPEN_RETRIEVAL
-
-    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
-        scored = Scored(long_form_scores(item, answer, scorers.profile), scorers.unavailable(self.metrics))
-        add_reader_scores(scored, item, scorers.profile.prepare(answer.text), scorers)
-        add_self_report(scored, item, answer)
-        judged = [m for m in self.metrics if m.startswith("judge")]
-        if scorers.judge is not None and scorers.wants(*judged):
-            add_judgement(
-                scored, judged, lambda usage: march_judge.judgement(scorers.judge, item, answer.text, usage)
-            )
-        return scored
 
 
 def _item(rec: Record) -> AmbigItem:
