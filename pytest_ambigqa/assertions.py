@@ -47,7 +47,7 @@ def assert_ambig(answer: Any, item: AmbigItem, **thresholds: float) -> dict[str,
     unknown = [m for m in thresholds if m not in METRICS]
     if unknown:
         raise ValueError(f"assert_ambig: {', '.join(unknown)} is no metric (valid: {', '.join(METRICS)})")
-    thresholds = {m: v for m, v in thresholds.items() if m in suite.metrics}
+    thresholds = {m: v for m, v in thresholds.items() if m in suite.reported()}
     try:
         normalised = to_answer(answer)
     except SystemFailure as exc:

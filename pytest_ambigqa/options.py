@@ -553,7 +553,7 @@ def suite_metrics(suite: str, protocol: str) -> tuple[str, ...]:
         return METRIC_NAMES
     from .suites import SUITES
 
-    return SUITES[suite].metrics
+    return SUITES[suite].reported()
 
 
 def _metrics(text: str | None, suites: tuple[str, ...], protocol: str) -> tuple[str, ...] | None:

@@ -1,13 +1,14 @@
 """A third-party extension of pytest-ambigqa, written as another package would write it: one
-suite, one metric and one report writer, added through the plugin hooks
-(``pytest_ambigqa.hookspecs``) without editing pytest-ambigqa. Used by tests/test_layout.py."""
+suite, one metric (which the built-in MARCH reports too) and one report writer, added
+through the plugin hooks (``pytest_ambigqa.hookspecs``) without editing pytest-ambigqa.
+Used by tests/test_layout.py."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from pytest_ambigqa.metrics import MetricSpec, Scored
+from pytest_ambigqa.metrics import MetricSpec, Scored, Scorer
 from pytest_ambigqa.metrics.text import normalize_answer
 from pytest_ambigqa.report.writers import Writer
 from pytest_ambigqa.schema import AmbigItem, Interpretation
@@ -45,12 +46,6 @@ class Toy(Suite):
             for n, row in enumerate(json.loads(text), 1)
         ]
 
-    def score(self, item, answer, scorers):
-        golds = [a for i in item.interpretations for a in i.short_answers]
-        return Scored(
-            scores={"word_recall": word_recall(golds, answer.text), "length": float(len(answer.text.split()))}
-        )
-
 
 def _summary(card, duration):
     return "".join(
@@ -64,10 +59,20 @@ def pytest_ambigqa_suites():
     return [Toy()]
 
 
+def _score(item, answer, scorers, usage) -> Scored:
+    golds = [a for i in item.interpretations for a in i.short_answers]
+    return Scored({"word_recall": word_recall(golds, answer.text)})
+
+
 def pytest_ambigqa_metrics():
     return [
         MetricSpec(
-            "word_recall", "Word recall", "toy plugin: share of gold answer words in the answer", factor=100
+            "word_recall",
+            "Word recall",
+            "toy plugin: share of gold answer words in the answer",
+            factor=100,
+            scorer=Scorer("word-recall", _score),
+            suites=("march",),
         )
     ]
 

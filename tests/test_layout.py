@@ -18,7 +18,7 @@ from pytest_ambigqa.metrics import METRICS
 from pytest_ambigqa.options import OPTIONS
 from pytest_ambigqa.report.writers import WRITERS
 from pytest_ambigqa.rooms import room
-from pytest_ambigqa.suites import SUITES
+from pytest_ambigqa.suites import SUITES, LoadOptions
 
 PACKAGE = Path(pytest_ambigqa.__file__).parent
 BUILTIN_SUITES = ("march", "condambigqa", "asqa")
@@ -184,6 +184,33 @@ def test_a_plugin_adds_a_suite_a_metric_and_a_writer(toy):
     result.stdout.fnmatch_lines(["Toy: 3 items*", "*Word recall*100.0*"])
 
 
+def test_a_plugin_metric_runs_on_a_built_in_suite(toy):
+    """The toy plugin's metric names MARCH among its suites: MARCH reports it beside its own,
+    scored by the plugin's scorer, gated and listed like a built-in one."""
+    result = toy.runpytest(
+        "-p",
+        "ambig_toy_plugin",
+        "--ambig-suite=march",
+        "--ambig-system=oracle",
+        "--ambig-report=out",
+        "--ambig-fail-under=march:word_recall=99",
+    )
+    result.assert_outcomes(passed=13)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the gate on the plugin's metric
+    result.stdout.fnmatch_lines(["gate FAILED: march word_recall (Word recall) mean 80.73 < 99"])
+    from ambig_toy_plugin import word_recall
+
+    card = json.loads((toy.path / "out" / "scorecard.json").read_text())
+    (suite,) = card["suites"]
+    assert list(suite["metrics"])[-2:] == ["length", "word_recall"]
+    assert suite["metrics"]["str_em"]["mean"] == 100.0
+    items = {i.id: i for i in SUITES["march"].load(None, LoadOptions()).items}
+    for result_item in card["items"]:
+        item = items[result_item["item_id"]]
+        golds = [a for i in item.interpretations for a in i.short_answers]
+        assert result_item["scores"]["word_recall"] == word_recall(golds, result_item["answer"]["text"])
+
+
 def test_merge_loads_the_plugin_named_with_p(toy, monkeypatch):
     for shard in ("1/2", "2/2"):
         toy.runpytest(
@@ -204,7 +231,7 @@ def test_merge_loads_the_plugin_named_with_p(toy, monkeypatch):
 def test_a_name_registered_twice_is_a_usage_error(toy):
     toy.makeconftest(
         """
-        from pytest_ambigqa.suites import SUITES
+        from pytest_ambigqa.suites import SUITES, LoadOptions
 
         def pytest_ambigqa_suites():
             return [type(SUITES["march"])()]

@@ -69,6 +69,7 @@ class MetricSpec:
     of: tuple[str, ...] = ()  # the metrics a suite-level aggregation is computed from
     binary: bool = False  # item values are 0 or 1: a paired comparison uses exact McNemar
     scorer: Scorer | None = field(default=None, compare=False)  # None: computed elsewhere or suite-level
+    suites: tuple[str, ...] = ()  # suites that report it besides those listing it (a plugin's, on MARCH)
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:

@@ -379,7 +379,7 @@ def build(
             metrics = scorers.selected(suite_metrics(name, protocol.name))
         else:
             parts = _parts(suite_results, suite.suite.sliced_by_type)
-            metrics = scorers.selected(suite.suite.metrics)
+            metrics = scorers.selected(suite.suite.reported())
         evidence = []
         if any(r.evidence for r in suite_results):
             evidence = [

@@ -214,7 +214,7 @@ class Run:
 
     def _reader(self):
         spec = self.cfg.reader
-        reads = {METRICS[m].needs for name in self.cfg.suites for m in SUITES[name].metrics}
+        reads = {METRICS[m].needs for name in self.cfg.suites for m in SUITES[name].reported()}
         if spec is None or "reader" not in reads:
             return None
         if spec.lower() == "llm":

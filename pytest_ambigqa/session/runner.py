@@ -99,7 +99,7 @@ class Runner:
         try:
             for loaded in run.loaded:
                 loaded.suite.warm(scorers)
-            needs = {METRICS[m].needs for s in run.loaded for m in scorers.selected(s.suite.metrics)}
+            needs = {METRICS[m].needs for s in run.loaded for m in scorers.selected(s.suite.reported())}
             if run.judge is not None and "judge" in needs:
                 run.judge.warm(geval=any("deepeval" in s.suite.judge_packages for s in run.loaded))
             if isinstance(scorers.reader, HFReader) and "reader" in needs:

@@ -87,6 +87,12 @@ class Suite:
     judge_packages: tuple[str, ...] = ()  # what its judge metrics import beyond openai
     gold_evidence_in_corpus = False  # its passages are the gold evidence (a search of them is easy)
 
+    def reported(self) -> tuple[str, ...]:
+        """Its metrics, then those registered for it from outside (``MetricSpec.suites``): a
+        plugin's metric runs on a built-in suite without subclassing it."""
+        added = tuple(n for n, spec in METRICS.items() if self.name in spec.suites and n not in self.metrics)
+        return self.metrics + added
+
     def warm(self, scorers: Scorers) -> None:
         """Heavy imports its scorers need, once, before the first item is scored."""
 
@@ -146,16 +152,16 @@ class Suite:
         """The suite's metrics of one answer; the long-answer ones read the text its scorer
         profile reads (ALCE: the first line, ``[n]`` marks removed; else the whole answer)."""
         context = scorers if self.uses_profile else dataclasses.replace(scorers, profile=None)
-        return score(self.metrics, item, answer, context, self.outside_setting(scorers))
+        return score(self.reported(), item, answer, context, self.outside_setting(scorers))
 
     def failed_result(
         self, item: AmbigItem, scorers: Scorers, status: Status, error: str, duration: float = 0.0
     ) -> ItemResult:
         """An item with no answer: 0 for correctness metrics, the others unscored."""
-        unscored = scorers.unavailable(self.metrics) | scorers.keep(self.outside_setting(scorers))
+        unscored = scorers.unavailable(self.reported()) | scorers.keep(self.outside_setting(scorers))
         reason = "system error" if status == "error" else error
         scores = {}
-        for name in (m for m in self.metrics if scorers.wants(m)):  # the parts of DR too
+        for name in (m for m in self.reported() if scorers.wants(m)):  # the parts of DR too
             if name in unscored or METRICS[name].suite_level:
                 continue
             if METRICS[name].correctness:
