@@ -707,7 +707,8 @@ def _protocol(config: pytest.Config, option: str, saved: dict[str, Any]) -> str:
 
 def _saved_card(path: Path) -> dict[str, Any]:
     """The scorecard ``--ambig-rescore`` replays: its config is this run's default (the same data)."""
-    from .report.saved import ScorecardError, read_scorecard
+    from .errors import ScorecardError
+    from .report.saved import read_scorecard
 
     try:
         return read_scorecard(path)

@@ -93,7 +93,7 @@ def ambig_retriever(request: pytest.FixtureRequest):
     run = _run(request)
     if run.cfg.retriever == "none":
         pytest.skip("no retriever configured (--ambig-retriever=none)")
-    from .retrieval import RetrieverUnavailable
+    from .errors import RetrieverUnavailable
 
     try:
         run.check_retriever_for(None)

@@ -14,9 +14,9 @@ from typing import Any
 
 from ..models.usage import Usage
 from .cache import CallCache
-from .client import JudgeClient, JudgeSettings, JudgeUnavailable
+from .client import JudgeClient, JudgeSettings
 
-__all__ = ["Judge", "JudgeSettings", "JudgeUnavailable", "Judgement", "Usage"]
+__all__ = ["Judge", "JudgeSettings", "Judgement", "Usage"]
 
 CACHE_FILE = "judge.sqlite"
 

@@ -4,7 +4,7 @@ Talks to any server with the chat-completions API (OpenAI, vLLM, Ollama, OpenRou
 local stand-in) through the ``openai`` package. Every call runs at temperature 0 with a
 fixed seed. Replies must be JSON that passes the caller's check; an invalid reply is
 re-asked, and when it stays invalid, or the server keeps failing after bounded retries,
-the caller gets :class:`JudgeUnavailable` with the reason, so that the item is
+the caller gets :class:`ModelUnavailable` with the reason, so that the item is
 *unscored*, never scored 0 and never dropped. Calls are cached in SQLite, keyed by base
 URL, model, messages and parameters (never the API key), so a re-run costs nothing.
 """
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ScorerUnavailable
+from ..errors import ModelUnavailable
 from ..models.usage import Usage
 from ..options import default
 from ..report.output import clean, safe_output, sent, sent_url
@@ -33,10 +33,6 @@ REASK = (
     "and nothing else."
 )
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
-
-
-class JudgeUnavailable(ScorerUnavailable):
-    """The judge could not give a usable answer; the message says why."""
 
 
 class _Malformed(Exception):
@@ -162,7 +158,7 @@ class JudgeClient:
                     {"role": "user", "content": REASK.format(problem=problem)},
                 ]
         attempts = self.settings.max_reasks + 1
-        raise JudgeUnavailable(
+        raise ModelUnavailable(
             f"{self.settings.role} reply still unusable after {attempts} attempts: {problem}"
         )
 
@@ -181,7 +177,7 @@ class JudgeClient:
     def complete(self, messages: list[dict[str, str]], usage: Usage, *, seed: int | None = None, **params):
         """One chat completion from the server, as a checked plain dict."""
         if self._dead is not None:
-            raise JudgeUnavailable(self._dead)
+            raise ModelUnavailable(self._dead)
         with self._slots:
             raw = self._with_retries(self._request(messages, seed, params), usage)
         self._account(raw, usage)
@@ -222,7 +218,7 @@ class JudgeClient:
         last: Exception | None = None
         for attempt in range(self.settings.max_retries + 1):
             if self._dead is not None:
-                raise JudgeUnavailable(self._dead)
+                raise ModelUnavailable(self._dead)
             try:
                 raw = self._post(request)
                 self._failing = 0
@@ -235,12 +231,12 @@ class JudgeClient:
                         f"{self.settings.role} {_FATAL_STATUS[exc.status_code]}: HTTP {exc.status_code}: "
                         f"{_brief(exc)} (no further {self.settings.role} calls this run)"
                     )
-                    raise JudgeUnavailable(self._dead) from None
+                    raise ModelUnavailable(self._dead) from None
                 if exc.status_code < 500 and exc.status_code != 429:
                     reason = (
                         f"{self.settings.role} refused the request: HTTP {exc.status_code}: {_brief(exc)}"
                     )
-                    raise JudgeUnavailable(
+                    raise ModelUnavailable(
                         self._give_up(reason) if exc.status_code == 404 else reason
                     ) from None
                 last = exc
@@ -255,7 +251,7 @@ class JudgeClient:
         reason = f"{self.settings.role} unavailable after {attempt + 1} attempts: {_describe(last)}"
         if isinstance(last, openai.APIConnectionError) and not isinstance(last, openai.APITimeoutError):
             reason = self._give_up(reason)  # nobody is listening
-        raise JudgeUnavailable(reason)
+        raise ModelUnavailable(reason)
 
     def _give_up(self, reason: str) -> str:
         """Count a call that found no server or no model; after ``DEAD_AFTER`` in a row, stop."""

@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest_ambigqa_gate
 
+from ..errors import ModelUnavailable
 from ..models.usage import Usage
-from .client import JudgeClient, JudgeUnavailable
+from .client import JudgeClient
 
 pytest_ambigqa_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
 
@@ -171,10 +172,10 @@ class GEvalScorer:
         case = LLMTestCase(input=question, actual_output=actual or "(none)", expected_output=expected)
         try:
             score = float(metric.measure(case, _show_indicator=False))
-        except JudgeUnavailable:
+        except ModelUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - deepeval's own failure: this judgement is unscored
-            raise JudgeUnavailable(f"G-Eval failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+            raise ModelUnavailable(f"G-Eval failed: {type(exc).__name__}: {str(exc)[:200]}") from None
         if not math.isfinite(score) or not 0 <= score <= 1:
-            raise JudgeUnavailable(f"G-Eval gave {score!r}, not a score from 0 to 1")
+            raise ModelUnavailable(f"G-Eval gave {score!r}, not a score from 0 to 1")
         return score

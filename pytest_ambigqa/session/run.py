@@ -19,21 +19,27 @@ from typing import Any
 import pytest
 
 from .. import retrieval
-from ..errors import AmbigQAWarning
+from ..errors import (
+    AmbigQAWarning,
+    DataError,
+    DeviceUnavailable,
+    RetrieverUnavailable,
+    ScorecardError,
+    UsageError,
+)
 from ..judge import Judge, JudgeSettings
 from ..judge.cache import CallCache
 from ..judge.client import JudgeClient
 from ..metrics import METRICS
 from ..metrics.profiles import PROFILES
-from ..models.local import DeviceUnavailable, find_local_model, pick_device
+from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
 from ..options import RunConfig, suite_metrics
 from ..protocols import interactive
-from ..report.saved import ScorecardError
-from ..retrieval import Retriever, RetrieverUnavailable
+from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem, Passage
-from ..suites import SUITES, DataError, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
+from ..suites import SUITES, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
 from ..systems import System, load_system
 from ..systems.replay import load_saved
 
@@ -85,7 +91,10 @@ class Run:
             self.default_system = self.rescore.system(cfg.rescore)
         else:
             search_dir = Path(config.invocation_params.dir)
-            self.default_system = load_system(cfg.system or "lexical", search_dir, self._llm_client)
+            try:
+                self.default_system = load_system(cfg.system or "lexical", search_dir, self._llm_client)
+            except UsageError as exc:
+                raise pytest.UsageError(str(exc)) from None
         self.system_is_default = cfg.system is None and self.rescore is None
         self.check_retriever_for(self.default_system)
         if self.rescore is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..errors import DataError
 from ..metrics.rouge import rouge_lsum
 from ..schema import AmbigItem, Answer, Interpretation, Passage
 from .base import (
@@ -23,7 +24,7 @@ from .base import (
     add_self_report,
     long_form_scores,
 )
-from .records import DataError, Record, parse_json, read_records
+from .records import Record, parse_json, read_records
 
 _SPLITS = ("train", "dev", "test")
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScorerUnavailable
+from ..errors import DataError, ScorerUnavailable
 from ..metrics import METRICS, NOT_CONFIGURED
 from ..metrics.coverage import cover_em, str_em, str_em_hits, str_hit
 from ..metrics.profiles import PROFILES, ScorerProfile
@@ -21,7 +21,7 @@ from ..models.usage import Usage
 from ..options import default
 from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status, normalize_type, safe_str
-from .records import DataError, read_text, repair_text
+from .records import read_text, repair_text
 
 
 @dataclass

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import DataError
 from ..judge import march as march_judge
 from ..options import choices
 from ..schema import AMBIGUITY_TYPES, AmbigItem, Answer, Interpretation, Passage, normalize_type
@@ -26,7 +27,7 @@ from .base import (
     add_self_report,
     long_form_scores,
 )
-from .records import DataError, Record, read_records
+from .records import Record, read_records
 
 # The protocols: the papers' open retrieval, and the gold passages as an upper bound.
 SETTINGS = choices("--ambig-march-setting")

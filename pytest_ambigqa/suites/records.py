@@ -13,13 +13,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..errors import DataError
 from ..report.output import clean_text
 
 T = TypeVar("T")
-
-
-class DataError(Exception):
-    """A data file that cannot be used, with where and why in the message."""
 
 
 def read_text(path: Path) -> str:

@@ -25,8 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from ..errors import SystemFailure, UsageError
 from ..report.output import basic_token, clean, clean_text, sent_url
 from ..rooms import room
 from ..schema import AmbigItem, Answer, GeneratedInterpretation, safe_str
@@ -54,17 +53,6 @@ EXPECTED_SHAPE = (
     "expected a str (the long answer), an Answer, or a dict with 'text' and optionally "
     + ", ".join(f"'{f}'" for f in ANSWER_FIELDS[1:])
 )
-
-
-class SystemFailure(Exception):
-    """The system raised, timed out or answered in the wrong shape for one item.
-
-    ``trace`` is the system's own traceback (its frames, not ours), when it raised.
-    """
-
-    def __init__(self, message: str, trace: str | None = None) -> None:
-        super().__init__(message)
-        self.trace = trace
 
 
 # The plugin's frames (the package, and the baselines room wherever it lies) are not the system's.
@@ -175,20 +163,20 @@ def load_system(spec: str, search_dir: Path, llm: Callable[[], Any] | None = Non
         return _http_system(target)
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
-        raise pytest.UsageError(
+        raise UsageError(
             f"--ambig-system: '{spec}' is not module:attr, an http(s) URL, or one of {', '.join(BUILTIN)}"
         )
     module = _import(module_name, search_dir)
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise pytest.UsageError(f"--ambig-system: module '{module_name}' has no attribute '{attr}'")
+            raise UsageError(f"--ambig-system: module '{module_name}' has no attribute '{attr}'")
         obj = getattr(obj, part)
     label = spec if spec.lower() not in BUILTIN else f"{spec.lower()} baseline ({target})"
     try:
         return from_object(obj, label)
     except TypeError as exc:
-        raise pytest.UsageError(f"--ambig-system: {exc}") from None
+        raise UsageError(f"--ambig-system: {exc}") from None
 
 
 def _llm_system(spec: str, llm: Callable[[], Any] | None) -> System:
@@ -197,12 +185,12 @@ def _llm_system(spec: str, llm: Callable[[], Any] | None) -> System:
     method = spec.partition(":")[2].strip().lower()
     if method not in METHODS:
         valid = ", ".join(f"llm:{m}" for m in METHODS)
-        raise pytest.UsageError(f"--ambig-system: unknown reference method '{spec}' (valid: {valid})")
+        raise UsageError(f"--ambig-system: unknown reference method '{spec}' (valid: {valid})")
     if importlib.util.find_spec("openai") is None:
-        raise pytest.UsageError(f"--ambig-system={spec} needs openai: pip install 'pytest-ambigqa[judge]'")
+        raise UsageError(f"--ambig-system={spec} needs openai: pip install 'pytest-ambigqa[judge]'")
     client = llm() if llm is not None else None
     if client is None:
-        raise pytest.UsageError(f"--ambig-system={spec}: name the model with --ambig-llm-model")
+        raise UsageError(f"--ambig-system={spec}: name the model with --ambig-llm-model")
     return llm_system(method, client)
 
 
@@ -222,8 +210,8 @@ def _import(module_name: str, search_dir: Path):
         raise _import_error(module_name, exc) from None
 
 
-def _import_error(module_name: str, exc: Exception) -> pytest.UsageError:
-    return pytest.UsageError(f"--ambig-system: cannot import '{module_name}': {type(exc).__name__}: {exc}")
+def _import_error(module_name: str, exc: Exception) -> UsageError:
+    return UsageError(f"--ambig-system: cannot import '{module_name}': {type(exc).__name__}: {exc}")
 
 
 def from_object(obj: Any, label: str | None = None) -> System:
