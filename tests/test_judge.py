@@ -9,11 +9,11 @@ import pytest
 
 from fixtures.servers import MALFORMED, SECRET
 from pytest_ambigqa.errors import ModelUnavailable
-from pytest_ambigqa.judge import Judge, JudgeSettings, Usage
+from pytest_ambigqa.judge import Judge, Usage
 from pytest_ambigqa.judge import march as march_judge
-from pytest_ambigqa.judge.cache import CallCache
-from pytest_ambigqa.judge.client import DEAD_AFTER, JudgeClient, parse_json
 from pytest_ambigqa.metrics.conditional import SETTINGS, balanced
+from pytest_ambigqa.models.cache import CallCache
+from pytest_ambigqa.models.chat import DEAD_AFTER, ChatClient, ChatSettings, parse_json
 from pytest_ambigqa.models.reader import LLMReader
 from pytest_ambigqa.schema import Answer, GeneratedInterpretation
 from pytest_ambigqa.suites import SUITES, LoadOptions
@@ -23,12 +23,12 @@ MARCH = SUITES["march"].load(None, LoadOptions()).items
 CONDAMBIGQA = SUITES["condambigqa"].load(None, LoadOptions()).items
 
 
-def client(server, tmp_path, **overrides) -> JudgeClient:
-    settings = JudgeSettings(model="judge-m", base_url=server.url, timeout=0.5, **overrides)
-    return JudgeClient(settings, CallCache(tmp_path / "judge.sqlite"))
+def client(server, tmp_path, **overrides) -> ChatClient:
+    settings = ChatSettings(model="judge-m", base_url=server.url, timeout=0.5, **overrides)
+    return ChatClient(settings, CallCache(tmp_path / "judge.sqlite"))
 
 
-def ask(c: JudgeClient, usage: Usage, text: str = "Score this."):
+def ask(c: ChatClient, usage: Usage, text: str = "Score this."):
     return c.chat_json(
         [{"role": "system", "content": march_judge.SYSTEM}, {"role": "user", "content": text}],
         march_judge.check,
@@ -143,8 +143,8 @@ def test_a_dead_server_is_tried_once_then_given_up(tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens here once the socket closes
-    settings = JudgeSettings(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1)
-    c = JudgeClient(settings, None)
+    settings = ChatSettings(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1)
+    c = ChatClient(settings, None)
     for n in range(DEAD_AFTER - 1):  # a passing outage leaves later calls their chance
         with pytest.raises(ModelUnavailable, match="APIConnectionError") as first:
             ask(c, Usage(), f"question {n}")
@@ -184,7 +184,7 @@ def test_corrupt_cache_is_set_aside(tmp_path):
 
 
 def judge(server, tmp_path, samples=1) -> Judge:
-    return Judge(JudgeSettings(model="judge-m", base_url=server.url, timeout=5), tmp_path, samples=samples)
+    return Judge(ChatSettings(model="judge-m", base_url=server.url, timeout=5), tmp_path, samples=samples)
 
 
 def test_march_judge_and_samples(chat_server, tmp_path):

@@ -3,7 +3,7 @@
 The two metrics of CondAmbigQA Table 8 (Li et al. 2025, arXiv 2502.01523, Appendix D), with
 their names, criteria and evaluation steps, as the released ``evaluator.py`` defines them.
 deepeval drives G-Eval (its prompt, its 0-10 scale, its log-probability weighting when the server returns
-log-probabilities); every model call goes through :class:`JudgeClient`, so the cache,
+log-probabilities); every model call goes through :class:`ChatClient`, so the cache,
 retries, JSON checks and cost apply. ``measure`` is called directly, never ``evaluate()``.
 """
 
@@ -20,8 +20,8 @@ from typing import Any
 import pytest_ambigqa_gate
 
 from ..errors import ModelUnavailable
+from ..models.chat import ChatClient
 from ..models.usage import Usage
-from .client import JudgeClient
 
 pytest_ambigqa_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
 
@@ -89,7 +89,7 @@ def _model_class():
     class JudgeModel(DeepEvalBaseLLM):
         """deepeval's model interface over our client, with one ``Usage`` per item."""
 
-        def __init__(self, client: JudgeClient, seed: int, usage: Usage) -> None:
+        def __init__(self, client: ChatClient, seed: int, usage: Usage) -> None:
             self.client, self.seed, self.usage = client, seed, usage
             super().__init__(model=client.settings.model)
 
@@ -153,7 +153,7 @@ def load_geval():
 class GEvalScorer:
     """Scores (generated, expected) pairs with the two G-Eval metrics, 0-1 each."""
 
-    def __init__(self, client: JudgeClient) -> None:
+    def __init__(self, client: ChatClient) -> None:
         self.client = client
 
     def score(

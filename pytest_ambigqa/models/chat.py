@@ -1,4 +1,5 @@
-"""An OpenAI-compatible chat client for judging: cached, retried, schema-checked, costed.
+"""The OpenAI-compatible chat client of every model the plugin asks (the judge, the LLM
+reader, the ``llm:`` systems, the simulated user): cached, retried, schema-checked, costed.
 
 Talks to any server with the chat-completions API (OpenAI, vLLM, Ollama, OpenRouter, or a
 local stand-in) through the ``openai`` package. Every call runs at temperature 0 with a
@@ -23,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelUnavailable
-from ..models.usage import Usage
 from ..options import default
 from ..report.output import clean, safe_output, sent, sent_url
 from .cache import CallCache
+from .usage import Usage
 
 REASK = (
     "Your reply could not be used: {problem}. Reply again with only the JSON object asked for, "
@@ -39,16 +40,16 @@ class _Malformed(Exception):
     """The server answered 200 with something that is not a chat completion (retried)."""
 
 
-# Statuses that no retry can mend: the key or the permission is wrong. After one, the judge
+# Statuses that no retry can mend: the key or the permission is wrong. After one, the model
 # is dead for the rest of the run and every later call fails at once.
 _FATAL_STATUS = {401: "authentication failed", 403: "permission denied"}
-# A model that is not found, or a server nobody answers, may be a passing fault: the judge is
+# A model that is not found, or a server nobody answers, may be a passing fault: the model is
 # given up only after this many calls in a row have failed that way (a success resets it).
 DEAD_AFTER = 3
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
+class ChatSettings:
     model: str
     base_url: str | None
     seed: int = 0
@@ -73,7 +74,7 @@ def completion_problem(raw: Any) -> str | None:
 
     Only the parts we read are required: a first choice with a message whose content is a
     string (or null). A malformed ``usage`` is not a reason to drop a good answer; it is
-    simply not counted (:meth:`JudgeClient._account`).
+    simply not counted (:meth:`ChatClient._account`).
     """
     if not isinstance(raw, dict):
         return f"the reply is {type(raw).__name__}, not a JSON object"
@@ -90,8 +91,8 @@ def completion_problem(raw: Any) -> str | None:
     return None
 
 
-class JudgeClient:
-    def __init__(self, settings: JudgeSettings, cache: CallCache | None) -> None:
+class ChatClient:
+    def __init__(self, settings: ChatSettings, cache: CallCache | None) -> None:
         self.settings = settings
         self.cache = cache
         self.base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
@@ -100,7 +101,7 @@ class JudgeClient:
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._client = None
         self._lock = threading.Lock()
-        self._dead: str | None = None  # why the judge cannot answer at all (auth, dead server)
+        self._dead: str | None = None  # why the model cannot answer at all (auth, dead server)
         self._failing = 0  # calls in a row that found no server or no model
 
     @property
@@ -130,7 +131,7 @@ class JudgeClient:
         """The parsed JSON reply (and the raw completion) that passes ``check``.
 
         ``check(data)`` returns None when the reply is usable, else what is wrong with it;
-        the judge is then re-asked, up to ``max_reasks`` times. Only a reply that passed is
+        the model is then re-asked, up to ``max_reasks`` times. Only a reply that passed is
         cached, under the first request, so a re-run reads the usable answer and nothing else.
         """
         key = self._key(messages, seed, params)
