@@ -27,9 +27,9 @@ from . import hookspecs
 from .errors import ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .options import default, parse_margins, parse_thresholds
+from .output import safe_output
 from .report import compare, gates, pipeline, render
 from .report.gold import reload
-from .report.output import safe_output
 from .report.saved import read_card, read_scorecard
 from .report.scorecard import Scorecard, build
 from .schema import AmbigItem, ItemResult

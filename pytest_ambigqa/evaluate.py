@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import RetrieverUnavailable, SystemFailure
 from .models.usage import Usage
+from .output import clean
 from .protocols import interactive
 from .readback import finite
-from .report.output import clean
 from .retrieval.evidence import evidence_recall
 from .schema import AmbigItem, Answer, ItemResult, safe_str
 from .store import SharedStore, answer_key

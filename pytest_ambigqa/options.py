@@ -318,7 +318,7 @@ class RunConfig:
     profile: str
     concurrency: int
     rate: float | None
-    max_text: int  # the characters one text of an item's record keeps (report/output.bounded)
+    max_text: int  # the characters one text of an item's record keeps (output.bounded)
     resume: bool
     rescore: Path | None
     rescored: dict[str, Any] | None  # the scorecard.json --ambig-rescore replays, read once

@@ -105,7 +105,7 @@ def ambig_retriever(request: pytest.FixtureRequest):
 @pytest.fixture
 def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_system: Any) -> ItemResult:
     """Ask the system about the item and score it; a failing system makes this test an error."""
-    from .report.output import safe_output
+    from .output import safe_output
     from .session.runner import RUNNER_KEY
 
     _run(request)

@@ -162,7 +162,7 @@ def test_a_system_reading_passages_from_a_file_without_any_is_told(pytester, sha
     ],
 )
 def test_scrubbing_masks_credentials_only(text, kept, monkeypatch):
-    from pytest_ambigqa.report.output import json_text, scrub
+    from pytest_ambigqa.output import json_text, scrub
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     assert (scrub(text) == text) is kept

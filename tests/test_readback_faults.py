@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from fixtures.network import GUARD
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.errors import ScorecardError
+from pytest_ambigqa.output import scrub, sent_url
 from pytest_ambigqa.report import gates
 from pytest_ambigqa.report.compare import Comparison, Margin, Row, worse
-from pytest_ambigqa.report.output import scrub, sent_url
 from pytest_ambigqa.report.saved import read_card
 from pytest_ambigqa.report.scorecard import MetricSummary, SuiteCard
 from pytest_ambigqa.suites import SUITES

@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_ambigqa.errors import ScorerUnavailable, SystemFailure
 from pytest_ambigqa.models.usage import Usage
-from pytest_ambigqa.report.output import clean
+from pytest_ambigqa.output import clean
 from pytest_ambigqa.schema import safe_str
 
 Check = Callable[[Any], "str | None"]

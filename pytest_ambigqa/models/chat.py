@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import ModelUnavailable
 from ..options import default
-from ..report.output import clean, safe_output, sent, sent_url
+from ..output import clean, safe_output, sent, sent_url
 from .cache import CallCache
 from .usage import Usage
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SystemFailure, UsageError
-from ..report.output import basic_token, clean, clean_text, sent_url
+from ..output import basic_token, clean, clean_text, sent_url
 from ..rooms import room
 from ..schema import AmbigItem, Answer, GeneratedInterpretation, safe_str
 
