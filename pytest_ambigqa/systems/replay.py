@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import SystemFailure
 from ..schema import Answer, ItemResult
-from . import System
+from .call import System
 
 
 @dataclass(frozen=True)
