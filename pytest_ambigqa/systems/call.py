@@ -99,6 +99,8 @@ def _safe_trace(exc: BaseException) -> str | None:
 
 
 def input_for(item: AmbigItem, name: str, extras: Mapping[str, Any]) -> Any:
+    """The input ``name`` a system gets for ``item``: the run's (``extras``), else the item's,
+    else what a single-shot run gives (the HTTP adapter sends the same)."""
     if name in extras:
         return extras[name]
     if name == "question":
