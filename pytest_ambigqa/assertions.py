@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
+from .errors import SystemFailure
 from .metrics import METRICS
 from .metrics.coverage import exact_presence
 from .schema import AmbigItem, Answer
 from .suites import SUITES, Scorers
-from .systems import SystemFailure, to_answer
+from .systems import to_answer
 
 _SHOW = 200
 

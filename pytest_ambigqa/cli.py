@@ -24,12 +24,13 @@ import pluggy
 import pytest
 
 from . import hookspecs
+from .errors import ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .options import default, parse_margins, parse_thresholds
+from .output import safe_output
 from .report import compare, gates, pipeline, render
 from .report.gold import reload
-from .report.output import safe_output
-from .report.saved import ScorecardError, read_card, read_scorecard
+from .report.saved import read_card, read_scorecard
 from .report.scorecard import Scorecard, build
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Protocol, Scorers
@@ -38,22 +39,18 @@ from .suites import SUITES, LoadedSuite, Protocol, Scorers
 _PER_SHARD = ("shard", "device", "device_used")  # shards may run on different machines
 
 
-class MergeError(Exception):
-    pass
-
-
 def _read(path: Path) -> dict[str, Any]:
     try:
         return read_scorecard(path)
     except ScorecardError as exc:
-        raise MergeError(f"{path}: not a readable scorecard.json ({exc.reason})") from None
+        raise UsageError(f"{path}: not a readable scorecard.json ({exc.reason})") from None
 
 
 def _same(cards: list[dict[str, Any]], paths: list[Path], what: str, get) -> None:
     first = get(cards[0])
     for card, path in zip(cards[1:], paths[1:], strict=True):
         if get(card) != first:
-            raise MergeError(f"{path}: its {what} differs from {paths[0]}'s; these are not shards of one run")
+            raise UsageError(f"{path}: its {what} differs from {paths[0]}'s; these are not shards of one run")
 
 
 def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
@@ -63,16 +60,16 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
         return
     counts = {shard[1] if shard else None for shard in shards}
     if len(counts) != 1 or None in counts:
-        raise MergeError("these scorecards mix runs split into different numbers of shards (or none)")
+        raise UsageError("these scorecards mix runs split into different numbers of shards (or none)")
     count = counts.pop()
     seen: dict[int, Path] = {}
     for (number, _), path in zip(shards, paths, strict=True):
         if number in seen:
-            raise MergeError(f"{path}: shard {number}/{count} is given twice (also {seen[number]})")
+            raise UsageError(f"{path}: shard {number}/{count} is given twice (also {seen[number]})")
         seen[number] = path
     missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
     if missing:
-        raise MergeError(f"shard {', '.join(missing)} missing: a merge needs every shard of the run")
+        raise UsageError(f"shard {', '.join(missing)} missing: a merge needs every shard of the run")
 
 
 def merge(paths: list[Path], out: Path) -> int:
@@ -88,7 +85,7 @@ def merge(paths: list[Path], out: Path) -> int:
     for card, path in zip(read, paths, strict=True):
         for result in card.results:
             if result.key in results:
-                raise MergeError(f"{path}: item {result.key} is in two shards")
+                raise UsageError(f"{path}: item {result.key} is in two shards")
             results[result.key] = result
     config = {**cards[0]["config"], "shard": None}
     used = sorted({c["config"]["device_used"] for c in cards if c["config"].get("device_used")})
@@ -201,7 +198,7 @@ def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text
     if out is not None:
         for path in (base_path, new_path):
             if out.resolve() == path.resolve().parent:
-                raise MergeError(f"-o {out}: it holds {path}; write the comparison into another directory")
+                raise UsageError(f"-o {out}: it holds {path}; write the comparison into another directory")
     suites = tuple(s.name for s in new.suites)
     margins = parse_margins(
         "--fail-if-worse", margins_text, suites, new.config.get("protocol") or "single-shot"
@@ -232,7 +229,7 @@ def _card(path: Path) -> Scorecard:
     try:
         return read_card(path)
     except ScorecardError as exc:
-        raise MergeError(str(exc)) from None
+        raise UsageError(str(exc)) from None
 
 
 class _Plugins(pluggy.PluginManager):
@@ -259,13 +256,13 @@ def _load_plugins(names: list[str]) -> Callable[[], None]:
             try:
                 manager.register(importlib.import_module(name), name)
             except ImportError as exc:
-                raise MergeError(f"-p {name}: cannot import it ({exc})") from None
+                raise UsageError(f"-p {name}: cannot import it ({exc})") from None
     finally:
         sys.path.remove(str(Path.cwd()))
     try:
         return hookspecs.register_extensions(manager.hook)
     except ValueError as exc:
-        raise MergeError(str(exc)) from None
+        raise UsageError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "compare":
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse)
         return merge(args.scorecards, args.output)
-    except (MergeError, pytest.UsageError) as exc:
+    except (UsageError, pytest.UsageError) as exc:  # pytest's: from the options' parsers
         print(f"pytest-ambigqa {args.command}: {exc}", file=sys.stderr)
         return 2
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

@@ -13,18 +13,18 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from .errors import RetrieverUnavailable, SystemFailure
 from .metrics.spec import Scored
 from .models.usage import Usage
+from .output import clean
 from .protocols import interactive
 from .readback import finite
-from .report.output import clean
-from .retrieval import RetrieverUnavailable
 from .retrieval.evidence import evidence_recall
 from .schema import AmbigItem, Answer, ItemResult, safe_str
 from .store import SharedStore, answer_key
 from .store.pool import Scoring
 from .suites import SUITES
-from .systems import System, SystemFailure
+from .systems import System
 
 if TYPE_CHECKING:
     from .session.run import Run
@@ -142,10 +142,8 @@ class Evaluator:
             try:
                 outcome, why, _ = interactive.play(base, episode, policy, user, plan, transcript)
                 return outcome, why, None, None
-            except SystemFailure as exc:
+            except SystemFailure as exc:  # a PolicyError too: an action the turn does not allow
                 return None, None, str(exc), exc.trace
-            except interactive.PolicyError as exc:
-                return None, None, str(exc), None
 
         transcript: list[dict] = []
         outcome, why, error, trace = played(None, transcript)

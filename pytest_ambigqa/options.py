@@ -318,7 +318,7 @@ class RunConfig:
     profile: str
     concurrency: int
     rate: float | None
-    max_text: int  # the characters one text of an item's record keeps (report/output.bounded)
+    max_text: int  # the characters one text of an item's record keeps (output.bounded)
     resume: bool
     rescore: Path | None
     rescored: dict[str, Any] | None  # the scorecard.json --ambig-rescore replays, read once
@@ -707,7 +707,8 @@ def _protocol(config: pytest.Config, option: str, saved: dict[str, Any]) -> str:
 
 def _saved_card(path: Path) -> dict[str, Any]:
     """The scorecard ``--ambig-rescore`` replays: its config is this run's default (the same data)."""
-    from .report.saved import ScorecardError, read_scorecard
+    from .errors import ScorecardError
+    from .report.saved import read_scorecard
 
     try:
         return read_scorecard(path)

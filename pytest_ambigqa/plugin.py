@@ -93,7 +93,7 @@ def ambig_retriever(request: pytest.FixtureRequest):
     run = _run(request)
     if run.cfg.retriever == "none":
         pytest.skip("no retriever configured (--ambig-retriever=none)")
-    from .retrieval import RetrieverUnavailable
+    from .errors import RetrieverUnavailable
 
     try:
         run.check_retriever_for(None)
@@ -105,7 +105,7 @@ def ambig_retriever(request: pytest.FixtureRequest):
 @pytest.fixture
 def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_system: Any) -> ItemResult:
     """Ask the system about the item and score it; a failing system makes this test an error."""
-    from .report.output import safe_output
+    from .output import safe_output
     from .session.runner import RUNNER_KEY
 
     _run(request)

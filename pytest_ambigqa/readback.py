@@ -18,18 +18,11 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from .errors import Invalid
+
 # No score, cost or count this plugin writes comes near this; a value beyond it (1e308)
 # would overflow a sum of items, or is damage.
 MAX_MAGNITUDE = 1e12
-
-
-class Invalid(ValueError):
-    """A record that fails its schema: where (item and field) and what is wrong, one line."""
-
-    def __init__(self, field: str, problem: str, item: str | None = None) -> None:
-        self.field, self.problem, self.item = field, problem, item
-        where = f"item {item}, field {field}" if item else f"field {field}"
-        super().__init__(f"{where}: {problem}")
 
 
 @cache

@@ -250,8 +250,8 @@ def test_highlights_count_utf16_units_in_the_answer_the_page_shows(monkeypatch):
     """The page's script indexes strings in UTF-16 units and shows answers scrubbed of keys:
     the spans are counted in what it shows."""
     from pytest_ambigqa.metrics.profiles import PROFILES
+    from pytest_ambigqa.output import safe_output
     from pytest_ambigqa.report.html import Highlights
-    from pytest_ambigqa.report.output import safe_output
 
     monkeypatch.setenv("OPENAI_API_KEY", "k3y-0123456789abcdef")
     text = "🎉🎉 k3y-0123456789abcdef: Shah Jahan 🏛 built it; Shah Jahan."

@@ -7,11 +7,10 @@ fails saying why, and the API key is in no file and no output.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from fixtures.network import GUARD
+from fixtures.process import ambig_run
 from fixtures.servers import SECRET
 from pytest_ambigqa.baselines import oracle
 from pytest_ambigqa.metrics import METRICS
@@ -45,7 +44,8 @@ def fault_free(suite: str) -> dict[str, dict[str, float]]:
 def test_a_failing_judge_changes_nothing_else(pytester, chat_server, fault, suite, workers):
     chat_server.faults = [fault] * 10_000
     pytester.makeconftest(GUARD)
-    result = pytester.runpytest(
+    result, card = ambig_run(
+        pytester,
         f"--ambig-suite={suite}",
         "--ambig-system=oracle",
         f"--ambig-limit={LIMIT}",
@@ -54,7 +54,6 @@ def test_a_failing_judge_changes_nothing_else(pytester, chat_server, fault, suit
         "--ambig-judge-retries=1",
         "--ambig-judge-reasks=1",
         "--ambig-cache-dir=cache",
-        "--ambig-report=report",
         "--junitxml=junit.xml",
         "-n",
         workers,
@@ -64,7 +63,6 @@ def test_a_failing_judge_changes_nothing_else(pytester, chat_server, fault, suit
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output[-2000:]
     assert "INTERNALERROR" not in output and "Traceback" not in output
     result.stdout.fnmatch_lines(["gate FAILED: *the configured model scored no item*"])
-    card = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
     expected = fault_free(suite)
     items = {f"{i['suite']}-{i['item_id']}": i for i in card["items"]}
     assert set(items) == set(expected) and {i["status"] for i in items.values()} == {"ok"}

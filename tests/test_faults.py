@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from fixtures.network import GUARD
+from fixtures.process import ambig_run
 from fixtures.servers import SECRET
 
 HOSTILE = """
@@ -27,16 +28,9 @@ def answer(question, item):
 
 def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
     pytester.makeconftest(GUARD)
-    result = pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--ambig-report=report",
-        "--junitxml=junit.xml",
-        "--ambig-cache-dir=cache",
-        *args,
+    return ambig_run(
+        pytester, "-p", "no:cacheprovider", "--junitxml=junit.xml", "--ambig-cache-dir=cache", *args
     )
-    path = pytester.path / "report" / "scorecard.json"
-    return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def test_odd_answers_never_cost_the_report(pytester):
@@ -162,7 +156,7 @@ def test_a_system_reading_passages_from_a_file_without_any_is_told(pytester, sha
     ],
 )
 def test_scrubbing_masks_credentials_only(text, kept, monkeypatch):
-    from pytest_ambigqa.report.output import json_text, scrub
+    from pytest_ambigqa.output import json_text, scrub
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     assert (scrub(text) == text) is kept

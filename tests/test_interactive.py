@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_ambigqa.errors import PolicyError
 from pytest_ambigqa.metrics.interactive import reward, words
 from pytest_ambigqa.protocols.interactive import (
     COST_GRID,
     PLANS,
     Episode,
     OfflineUser,
-    PolicyError,
     episodes,
     ignores,
     leaks,

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from fixtures.network import GUARD
+from fixtures.process import ambig_run
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.metrics.qa import token_f1
 from pytest_ambigqa.metrics.text import normalize_answer
@@ -83,16 +84,15 @@ def policies(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def run(pytester, system: str, *args: str, report: str = "report"):
-    result = pytester.runpytest(
+    return ambig_run(
+        pytester,
         "--ambig-suite=march",
         "--ambig-protocol=interactive",
         f"--ambig-system=policies:{system}",
         "--ambig-cache-dir=cache",
-        f"--ambig-report={report}",
         *args,
+        report=report,
     )
-    path = pytester.path / report / "scorecard.json"
-    return result, json.loads(path.read_text()) if path.exists() else {}
 
 
 def gold(item_key: str, n: int) -> tuple[str, ...]:

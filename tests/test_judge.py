@@ -8,12 +8,13 @@ import math
 import pytest
 
 from fixtures.servers import MALFORMED, SECRET
-from pytest_ambigqa.judge import Judge, JudgeSettings, JudgeUnavailable, Usage
+from pytest_ambigqa.errors import ModelUnavailable
+from pytest_ambigqa.judge import Judge, Usage
 from pytest_ambigqa.judge import march as march_judge
-from pytest_ambigqa.judge.cache import CallCache
-from pytest_ambigqa.judge.client import DEAD_AFTER, JudgeClient, parse_json
 from pytest_ambigqa.judge.condambigqa import judgement as judge_pairs
 from pytest_ambigqa.metrics.conditional import SETTINGS, balanced, generated_pairs
+from pytest_ambigqa.models.cache import CallCache
+from pytest_ambigqa.models.chat import DEAD_AFTER, ChatClient, ChatSettings, parse_json
 from pytest_ambigqa.models.reader import LLMReader
 from pytest_ambigqa.schema import Answer, GeneratedInterpretation
 from pytest_ambigqa.suites import SUITES, LoadOptions
@@ -22,12 +23,12 @@ MARCH = SUITES["march"].load(None, LoadOptions()).items
 CONDAMBIGQA = SUITES["condambigqa"].load(None, LoadOptions()).items
 
 
-def client(server, tmp_path, **overrides) -> JudgeClient:
-    settings = JudgeSettings(model="judge-m", base_url=server.url, timeout=0.5, **overrides)
-    return JudgeClient(settings, CallCache(tmp_path / "judge.sqlite"))
+def client(server, tmp_path, **overrides) -> ChatClient:
+    settings = ChatSettings(model="judge-m", base_url=server.url, timeout=0.5, **overrides)
+    return ChatClient(settings, CallCache(tmp_path / "judge.sqlite"))
 
 
-def ask(c: JudgeClient, usage: Usage, text: str = "Score this."):
+def ask(c: ChatClient, usage: Usage, text: str = "Score this."):
     return c.chat_json(
         [{"role": "system", "content": march_judge.SYSTEM}, {"role": "user", "content": text}],
         march_judge.check,
@@ -59,16 +60,16 @@ def test_transient_failures_are_retried(chat_server, tmp_path):
 
 def test_persistent_failure_is_unavailable_not_a_crash(chat_server, tmp_path):
     chat_server.faults = ["500"] * 10
-    with pytest.raises(JudgeUnavailable, match=r"judge unavailable after 3 attempts: HTTP 500"):
+    with pytest.raises(ModelUnavailable, match=r"judge unavailable after 3 attempts: HTTP 500"):
         ask(client(chat_server, tmp_path, max_retries=2), Usage())
     chat_server.faults = ["400"]
-    with pytest.raises(JudgeUnavailable, match=r"judge refused the request: HTTP 400"):
+    with pytest.raises(ModelUnavailable, match=r"judge refused the request: HTTP 400"):
         ask(client(chat_server, tmp_path), Usage(), "another prompt")
 
 
 def test_retry_budget_bounds_the_waiting(chat_server, tmp_path):
     chat_server.faults = ["hang"] * 10
-    with pytest.raises(JudgeUnavailable, match="APITimeoutError"):
+    with pytest.raises(ModelUnavailable, match="APITimeoutError"):
         ask(client(chat_server, tmp_path, max_retries=10, retry_budget=0.0), Usage())
     assert len(chat_server.requests) == 1  # no budget left to wait for a retry
 
@@ -82,7 +83,7 @@ def test_invalid_json_is_asked_again(chat_server, tmp_path):
     assert reask[-2] == {"role": "assistant", "content": "this is not JSON"}
     assert "could not be used: it is not JSON" in reask[-1]["content"]
     chat_server.faults = ["invalid"] * 3
-    with pytest.raises(JudgeUnavailable, match="still unusable after 3 attempts: it is not JSON"):
+    with pytest.raises(ModelUnavailable, match="still unusable after 3 attempts: it is not JSON"):
         ask(client(chat_server, tmp_path), Usage(), "a new question")
 
 
@@ -101,11 +102,11 @@ def test_a_reply_that_is_no_chat_completion_is_retried(chat_server, tmp_path, fa
 def test_persistently_malformed_replies_are_unavailable_and_never_cached(chat_server, tmp_path):
     chat_server.faults = ["foo"] * 3
     with pytest.raises(
-        JudgeUnavailable, match="after 3 attempts: not a chat completion: the reply has no choices"
+        ModelUnavailable, match="after 3 attempts: not a chat completion: the reply has no choices"
     ):
         ask(client(chat_server, tmp_path, max_retries=2), Usage())
     chat_server.faults = ["invalid"] * 3  # a completion whose content fails the check
-    with pytest.raises(JudgeUnavailable, match="still unusable"):
+    with pytest.raises(ModelUnavailable, match="still unusable"):
         ask(client(chat_server, tmp_path), Usage(), "q2")
     before = len(chat_server.requests)
     usage = Usage()
@@ -129,9 +130,9 @@ def test_odd_retry_after_values_are_ignored(chat_server, tmp_path, header):
 def test_an_authentication_failure_stops_every_later_call(chat_server, tmp_path):
     c = client(chat_server, tmp_path)
     chat_server.faults = ["401-echo"]
-    with pytest.raises(JudgeUnavailable, match="judge authentication failed: HTTP 401") as first:
+    with pytest.raises(ModelUnavailable, match="judge authentication failed: HTTP 401") as first:
         ask(c, Usage())
-    with pytest.raises(JudgeUnavailable) as later:
+    with pytest.raises(ModelUnavailable) as later:
         ask(c, Usage(), "another question")
     assert str(later.value) == str(first.value) and len(chat_server.requests) == 1  # no second request
 
@@ -142,15 +143,15 @@ def test_a_dead_server_is_tried_once_then_given_up(tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens here once the socket closes
-    settings = JudgeSettings(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1)
-    c = JudgeClient(settings, None)
+    settings = ChatSettings(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1)
+    c = ChatClient(settings, None)
     for n in range(DEAD_AFTER - 1):  # a passing outage leaves later calls their chance
-        with pytest.raises(JudgeUnavailable, match="APIConnectionError") as first:
+        with pytest.raises(ModelUnavailable, match="APIConnectionError") as first:
             ask(c, Usage(), f"question {n}")
         assert "no further" not in str(first.value)
-    with pytest.raises(JudgeUnavailable, match="3 calls in a row; no further judge calls this run"):
+    with pytest.raises(ModelUnavailable, match="3 calls in a row; no further judge calls this run"):
         ask(c, Usage(), "the third")
-    with pytest.raises(JudgeUnavailable, match="no further judge calls this run"):
+    with pytest.raises(ModelUnavailable, match="no further judge calls this run"):
         ask(c, Usage(), "another question")
 
 
@@ -183,7 +184,7 @@ def test_corrupt_cache_is_set_aside(tmp_path):
 
 
 def judge(server, tmp_path, samples=1) -> Judge:
-    return Judge(JudgeSettings(model="judge-m", base_url=server.url, timeout=5), tmp_path, samples=samples)
+    return Judge(ChatSettings(model="judge-m", base_url=server.url, timeout=5), tmp_path, samples=samples)
 
 
 def test_march_judge_and_samples(chat_server, tmp_path):

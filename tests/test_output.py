@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ambigqa.report import output
+from pytest_ambigqa import output
 
 SECRET = 'k3y"with\\quote-0123456789'
 # Pieces of every pattern, of the secret, and the characters JSON escapes.

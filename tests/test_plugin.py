@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.process import ambig_run
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 MARCH = SUITES["march"].load(None, LoadOptions()).items
@@ -15,9 +16,7 @@ FIRST = MARCH[0]
 
 
 def scorecard(pytester: pytest.Pytester, *args: str, report: str = "report") -> tuple[pytest.RunResult, dict]:
-    result = pytester.runpytest("-p", "no:cacheprovider", f"--ambig-report={report}", *args)
-    path = pytester.path / report / "scorecard.json"
-    return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return ambig_run(pytester, "-p", "no:cacheprovider", *args, report=report)
 
 
 def suite_card(card: dict, name: str) -> dict:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from fixtures.network import GUARD
+from fixtures.process import ambig_run
 from fixtures.servers import SECRET
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
@@ -17,17 +18,16 @@ def judged(
     pytester: pytest.Pytester, server, *args: str, report: str = "report"
 ) -> tuple[pytest.RunResult, dict]:
     pytester.makeconftest(GUARD)  # also in xdist workers: nothing may leave 127.0.0.1
-    result = pytester.runpytest(
+    return ambig_run(
+        pytester,
         f"--ambig-judge-base-url={server.url}",
         "--ambig-judge=judge-m",
         "--ambig-judge-timeout=1",
         "--ambig-cache-dir=cache",
-        f"--ambig-report={report}",
         "--junitxml=junit.xml",
         *args,
+        report=report,
     )
-    path = pytester.path / report / "scorecard.json"
-    return result, json.loads(path.read_text()) if path.exists() else {}
 
 
 def suite(card: dict, name: str) -> dict:

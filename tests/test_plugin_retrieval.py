@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from fixtures.process import ambig_run
 from pytest_ambigqa.retrieval.cache import BUILD_LOG
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
@@ -20,9 +21,7 @@ def answer(question, retriever):
 
 
 def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
-    result = pytester.runpytest("--ambig-report=report", "--ambig-cache-dir=indexes", *args)
-    path = pytester.path / "report" / "scorecard.json"
-    return result, json.loads(path.read_text()) if path.exists() else {}
+    return ambig_run(pytester, "--ambig-cache-dir=indexes", *args)
 
 
 def builds(pytester: pytest.Pytester) -> list[dict]:

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from fixtures.process import ambig_run
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.schema import ItemResult
 from pytest_ambigqa.store.answers import AnswerStore
@@ -47,15 +48,14 @@ def calls(pytester: pytest.Pytester) -> list[dict]:
 
 
 def run(pytester: pytest.Pytester, *args: str, report: str = "report") -> tuple[pytest.RunResult, dict]:
-    result = pytester.runpytest(
+    return ambig_run(
+        pytester,
         "--ambig-suite=march",
         "--ambig-system=mysys:answer",
         "--ambig-cache-dir=cache",
-        f"--ambig-report={report}",
         *args,
+        report=report,
     )
-    path = pytester.path / report / "scorecard.json"
-    return result, json.loads(path.read_text()) if path.exists() else {}
 
 
 def metrics_of(card: dict) -> list:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from fixtures.network import GUARD
+from fixtures.process import ambig_run
 
 RECORDER = """
 def answer(question, passages, retriever=None, conditions=None):
@@ -24,9 +25,7 @@ def needs_search(question, retriever):
 
 def scorecard(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
     pytester.makepyfile(mysys=RECORDER)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--ambig-report=report", *args)
-    path = pytester.path / "report" / "scorecard.json"
-    return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return ambig_run(pytester, "-p", "no:cacheprovider", *args)
 
 
 def seen(card: dict) -> list[dict]:

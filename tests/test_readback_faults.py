@@ -13,8 +13,6 @@ import base64
 import json
 import math
 import sqlite3
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -23,36 +21,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fixtures.network import GUARD
+from fixtures.process import ambig_run, run_pytest
 from pytest_ambigqa.cli import main as cli
+from pytest_ambigqa.errors import ScorecardError
+from pytest_ambigqa.output import scrub, sent_url
 from pytest_ambigqa.report import gates
 from pytest_ambigqa.report.compare import Comparison, Margin, Row, worse
-from pytest_ambigqa.report.output import scrub, sent_url
-from pytest_ambigqa.report.saved import ScorecardError, read_card
+from pytest_ambigqa.report.saved import read_card
 from pytest_ambigqa.report.scorecard import MetricSummary, SuiteCard
 from pytest_ambigqa.suites import SUITES
 
 MARCH = SUITES["march"].sample_path()
-
-
-def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:deepeval",
-            "-p",
-            "no:asyncio",
-            *args,
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +47,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
         "shard1": ["--ambig-system=lexical", "--ambig-shard=1/2"],
         "shard2": ["--ambig-system=lexical", "--ambig-shard=2/2"],
     }.items():
-        done = _pytest(root, "--ambig-suite=march", f"--ambig-report={name}", *args)
+        done = run_pytest(root, "--ambig-suite=march", f"--ambig-report={name}", *args)
         assert done.returncode == 0, done.stdout[-2000:]
         out[name] = root / name / "scorecard.json"
     return out
@@ -158,7 +137,7 @@ def test_a_run_refuses_a_scorecard_with_nan_before_any_item(runs, tmp_path, how)
         if how == "baseline"
         else [f"--ambig-rescore={bad}", "--ambig-fail-under=str_em=50"]
     )
-    done = _pytest(tmp_path, *args)
+    done = run_pytest(tmp_path, *args)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     line = f"ERROR: --ambig-{how}: {bad} is not a readable scorecard.json (item march-sem-03, field scores.str_em: nan is not a finite number)"
     assert line in done.stderr and "Traceback" not in done.stderr + done.stdout
@@ -315,10 +294,10 @@ def test_a_credential_echoed_in_any_form_is_written_nowhere(pytester, local_serv
     host = server.url.removeprefix("http://")
     quoted = PASSWORD.replace(":", "%3A").replace("/", "%2F")
     pytester.makeconftest(GUARD)
-    result = pytester.runpytest(
+    result, card = ambig_run(
+        pytester,
         "--ambig-suite=march",
         f"--ambig-system=http://{USER}:{quoted}@{host}/qa?sig={QUERY}",
-        "--ambig-report=report",
         "--junitxml=junit.xml",
         "--ambig-cache-dir=cache",
         "-n",
@@ -326,7 +305,6 @@ def test_a_credential_echoed_in_any_form_is_written_nowhere(pytester, local_serv
     )
     output = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in output and "Traceback" not in output
-    card = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
     assert {i["status"] for i in card["items"]} == {"ok", "error"} and card["suites"][0]["missing"] == 0
     assert "[redacted]" in json.dumps(card)
     written = [p for p in pytester.path.rglob("*") if p.is_file()]
@@ -364,11 +342,11 @@ def _hostile_march(path: Path) -> Path:
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_ids_and_texts_with_lone_surrogates_run_and_report(pytester, workers):
     data = _hostile_march(pytester.path / "hostile.json")
-    result = pytester.runpytest(
+    result, card = ambig_run(
+        pytester,
         "--ambig-suite=march",
         f"--ambig-data={data}",
         "--ambig-system=lexical",
-        "--ambig-report=report",
         "--junitxml=junit.xml",
         "-n",
         workers,
@@ -382,7 +360,6 @@ def test_ids_and_texts_with_lone_surrogates_run_and_report(pytester, workers):
             "MARCH: 13 items*",
         ]
     )
-    card = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
     ids = [i["item_id"] for i in card["items"]]
     assert ids[:3] == ["lone\\ud800", "lone\\udfff", "x::test_ambig[y]"]  # distinct, and each itself
     assert {i["status"] for i in card["items"]} == {"ok"}
@@ -427,14 +404,9 @@ def test_damaged_store_rows_are_asked_again_and_counted_once(pytester, monkeypat
     pytester.makepyfile(counting=COUNTING)
     calls = pytester.path / "calls.txt"
     monkeypatch.setenv("CALLS", str(calls))
-    args = [
-        "--ambig-suite=march",
-        "--ambig-system=counting:answer",
-        "--ambig-cache-dir=cache",
-        "--ambig-report=report",
-    ]
-    pytester.runpytest(*args).assert_outcomes(passed=13)
-    first = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
+    args = ["--ambig-suite=march", "--ambig-system=counting:answer", "--ambig-cache-dir=cache"]
+    result, first = ambig_run(pytester, *args)
+    result.assert_outcomes(passed=13)
     calls.unlink()
     db = sqlite3.connect(pytester.path / "cache" / "answers.sqlite")
     keys = [k for (k,) in db.execute("SELECT key FROM answers ORDER BY key LIMIT 5")]
@@ -442,13 +414,12 @@ def test_damaged_store_rows_are_asked_again_and_counted_once(pytester, monkeypat
         db.execute("UPDATE answers SET payload = ? WHERE key = ?", (payload, key))
     db.commit()
     db.close()
-    result = pytester.runpytest(*args, "--ambig-resume", "--ambig-concurrency=3", "-n", workers)
+    result, again = ambig_run(pytester, *args, "--ambig-resume", "--ambig-concurrency=3", "-n", workers)
     result.assert_outcomes(passed=13, warnings=1)
     result.stdout.fnmatch_lines(
         ["*5 stored answer(s) in *answers.sqlite could not be read back*asked again*"]
     )
     assert len(calls.read_text().split()) == 5  # exactly the damaged ones, once each
-    again = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
     assert [i["scores"] for i in again["items"]] == [i["scores"] for i in first["items"]]
     assert sum(i["cached"] for i in again["items"]) == 8
 
@@ -462,10 +433,9 @@ def test_damaged_judge_cache_rows_are_misses_not_the_end_of_the_cache(pytester, 
         f"--ambig-judge-base-url={chat_server.url}",
         "--ambig-judge=judge-m",
         "--ambig-cache-dir=cache",
-        "--ambig-report=report",
     ]
-    pytester.runpytest(*args).assert_outcomes(passed=3)
-    first = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
+    result, first = ambig_run(pytester, *args)
+    result.assert_outcomes(passed=3)
     asked = len(chat_server.requests)
     db = sqlite3.connect(pytester.path / "cache" / "judge.sqlite")
     keys = [k for (k,) in db.execute("SELECT key FROM calls ORDER BY key")]
@@ -473,11 +443,10 @@ def test_damaged_judge_cache_rows_are_misses_not_the_end_of_the_cache(pytester, 
         db.execute("UPDATE calls SET reply = ? WHERE key = ?", (reply, key))
     db.commit()
     db.close()
-    result = pytester.runpytest(*args)
+    result, again = ambig_run(pytester, *args)
     result.assert_outcomes(passed=3)
     assert "cannot be used" not in result.stdout.str()  # the cache stays on
     assert len(chat_server.requests) - asked == 3  # the three damaged rows, asked again
-    again = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
     assert [i["scores"] for i in again["items"]] == [i["scores"] for i in first["items"]]
 
 
@@ -486,7 +455,7 @@ def test_damaged_judge_cache_rows_are_misses_not_the_end_of_the_cache(pytester, 
 
 @pytest.mark.parametrize("suites", ["asqa", "march,asqa"])
 def test_a_rescore_without_a_selected_suite_names_it(runs, tmp_path, suites):
-    done = _pytest(tmp_path, f"--ambig-rescore={runs['lexical']}", f"--ambig-suite={suites}")
+    done = run_pytest(tmp_path, f"--ambig-rescore={runs['lexical']}", f"--ambig-suite={suites}")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert (
         f"ERROR: --ambig-rescore: {runs['lexical']} holds march (13 answers), none for the selected suite asqa"
@@ -513,10 +482,10 @@ def test_an_answer_of_megabytes_is_cut_in_every_report_and_scored_whole(pytester
         if mode == "interactive"
         else []
     )
-    result = pytester.runpytest(
+    result, card = ambig_run(
+        pytester,
         "--ambig-suite=march",
         "--ambig-system=huge:answer",
-        "--ambig-report=report",
         "--junitxml=junit.xml",
         "-n",
         "2",
@@ -525,7 +494,6 @@ def test_an_answer_of_megabytes_is_cut_in_every_report_and_scored_whole(pytester
     assert result.ret == 0, result.stdout.str()[-2000:]
     junit = (pytester.path / "junit.xml").stat().st_size
     card_path = pytester.path / "report" / "scorecard.json"
-    card = json.loads(card_path.read_text(encoding="utf-8"))
     n = len(card["items"])
     # readable properties only, no result payload; a transcript's turns of 2,000 characters at most
     assert junit < (4_000 if mode == "single-shot" else 20_000) * n + 20_000

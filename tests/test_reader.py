@@ -10,9 +10,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from pytest_ambigqa.errors import DeviceUnavailable
 from pytest_ambigqa.metrics.profiles import PROFILES
 from pytest_ambigqa.metrics.qa import disambig_scores, exact_match, token_f1
-from pytest_ambigqa.models.local import DeviceUnavailable, pick_device
+from pytest_ambigqa.models.local import pick_device
 from pytest_ambigqa.models.reader import Batcher, HFReader, decode, decode_pipeline
 from pytest_ambigqa.suites import SUITES, LoadOptions
 

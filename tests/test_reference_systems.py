@@ -11,6 +11,7 @@ import pytest
 from pytest_ambigqa.baselines.llm import METHODS, POLICIES
 
 from fixtures.network import GUARD
+from fixtures.process import ambig_run
 from fixtures.servers import SECRET, scripted_model
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
@@ -20,18 +21,16 @@ ITEMS = sum(len(SUITES[s].load(None, LoadOptions()).items) for s in SUITE_NAMES)
 
 def run(pytester: pytest.Pytester, server, method: str, *args: str, suites: str = ",".join(SUITE_NAMES)):
     pytester.makeconftest(GUARD)  # also in xdist workers: nothing may leave 127.0.0.1
-    result = pytester.runpytest(
+    return ambig_run(
+        pytester,
         f"--ambig-suite={suites}",
         f"--ambig-system=llm:{method}",
         "--ambig-llm-model=scripted-m",
         f"--ambig-llm-base-url={server.url}",
         "--ambig-llm-price=1,2",
         "--ambig-cache-dir=cache",
-        "--ambig-report=report",
         *args,
     )
-    path = pytester.path / "report" / "scorecard.json"
-    return result, json.loads(path.read_text()) if path.exists() else {}
 
 
 def user_prompts(server) -> list[str]:

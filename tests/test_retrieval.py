@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_ambigqa.baselines import retrieval as retrieval_baseline
 from pytest_ambigqa.baselines import sub_phrases
-from pytest_ambigqa.errors import AmbigQAWarning
+from pytest_ambigqa.errors import AmbigQAWarning, DataError
 from pytest_ambigqa.models.local import pick_device
 from pytest_ambigqa.retrieval import open_retriever, unavailable
 from pytest_ambigqa.retrieval.bm25 import tokenize
@@ -22,7 +22,7 @@ from pytest_ambigqa.retrieval.corpus import load_corpus, suite_corpus
 from pytest_ambigqa.retrieval.evidence import evidence_recall, gold_ids
 from pytest_ambigqa.retrieval.ranking import reciprocal_rank_fusion, top
 from pytest_ambigqa.schema import AmbigItem, Interpretation, Passage
-from pytest_ambigqa.suites import SUITES, DataError, LoadOptions
+from pytest_ambigqa.suites import SUITES, LoadOptions
 
 NAMES = ("march", "condambigqa", "asqa")
 ITEMS = [item for name in NAMES for item in SUITES[name].load(None, LoadOptions()).items]

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_ambigqa.errors import DataError
 from pytest_ambigqa.schema import AMBIGUITY_TYPES, AmbigItem, Interpretation
-from pytest_ambigqa.suites import SUITES, DataError, LoadOptions, stratified_sample
+from pytest_ambigqa.suites import SUITES, LoadOptions, stratified_sample
 
 ASQA_ITEM = {
     "sample_id": "-42",

@@ -7,10 +7,11 @@ import asyncio
 import pytest
 
 from pytest_ambigqa.baselines import lexical, oracle
+from pytest_ambigqa.errors import SystemFailure, UsageError
 from pytest_ambigqa.report.stats import bootstrap_interval, stable_seed
 from pytest_ambigqa.schema import Answer, GeneratedInterpretation, Passage
 from pytest_ambigqa.suites import SUITES, LoadOptions
-from pytest_ambigqa.systems import SystemFailure, from_object, load_system, redact, to_answer
+from pytest_ambigqa.systems import from_object, load_system, redact, to_answer
 
 ITEM = SUITES["march"].load(None, LoadOptions()).items[0]
 
@@ -129,10 +130,10 @@ def test_load_system_builtins_and_modules(tmp_path):
         "class Bot:\n    def answer(self, question):\n        return 'hi'\nbot = Bot()\n"
     )
     assert load_system("my_qa_mod:bot.answer", tmp_path).answer(ITEM, None).text == "hi"
-    with pytest.raises(pytest.UsageError, match="module 'my_qa_mod' has no attribute 'nope'"):
+    with pytest.raises(UsageError, match="module 'my_qa_mod' has no attribute 'nope'"):
         load_system("my_qa_mod:nope", tmp_path)
     (tmp_path / "broken_mod.py").write_text("def f(:\n")
-    with pytest.raises(pytest.UsageError, match="cannot import 'broken_mod': SyntaxError"):
+    with pytest.raises(UsageError, match="cannot import 'broken_mod': SyntaxError"):
         load_system("broken_mod:f", tmp_path)
 
 

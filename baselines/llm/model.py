@@ -7,11 +7,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pytest_ambigqa.errors import ScorerUnavailable
+from pytest_ambigqa.errors import ScorerUnavailable, SystemFailure
 from pytest_ambigqa.models.usage import Usage
-from pytest_ambigqa.report.output import clean
+from pytest_ambigqa.output import clean
 from pytest_ambigqa.schema import safe_str
-from pytest_ambigqa.systems import SystemFailure
 
 Check = Callable[[Any], "str | None"]
 

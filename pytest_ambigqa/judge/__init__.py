@@ -1,5 +1,6 @@
-"""The LLM judge: the client every judged metric (and the LLM reader) goes through; the
-prompts live per suite (``march.py``: MARCH's 0-5 criteria, ``geval.py``: CondAmbigQA's G-Eval).
+"""The LLM judge: the chat client (``models/chat.py``) every judged metric (and the LLM
+reader) goes through, with the judge's cache file and samples; the prompts live per suite
+(``march.py``: MARCH's 0-5 criteria, ``geval.py``: CondAmbigQA's G-Eval).
 
 One :class:`Judge` per process wraps the client (cache, retries, JSON checks, cost). With
 ``samples`` K > 1 every judgement is made K times with seeds seed, seed+1, ... and the item
@@ -11,24 +12,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..models.cache import CallCache
+from ..models.chat import ChatClient, ChatSettings
 from ..models.usage import Usage
-from .cache import CallCache
-from .client import JudgeClient, JudgeSettings, JudgeUnavailable
 from .judgement import Judgement
 
 if TYPE_CHECKING:
     from ..metrics.conditional import Setting
     from ..schema import AmbigItem, GeneratedInterpretation
 
-__all__ = ["Judge", "JudgeSettings", "JudgeUnavailable", "Judgement", "Usage"]
+__all__ = ["Judge", "Judgement", "Usage"]
 
 CACHE_FILE = "judge.sqlite"
 
 
 class Judge:
-    def __init__(self, settings: JudgeSettings, cache_dir: Path | None, samples: int = 1) -> None:
+    def __init__(self, settings: ChatSettings, cache_dir: Path | None, samples: int = 1) -> None:
         cache = CallCache(cache_dir / CACHE_FILE) if cache_dir is not None else None
-        self.client = JudgeClient(settings, cache)
+        self.client = ChatClient(settings, cache)
         self.samples = samples
 
     def warm(self, geval: bool) -> None:

@@ -3,7 +3,7 @@
 The two metrics of CondAmbigQA Table 8 (Li et al. 2025, arXiv 2502.01523, Appendix D), with
 their names, criteria and evaluation steps, as the released ``evaluator.py`` defines them.
 deepeval drives G-Eval (its prompt, its 0-10 scale, its log-probability weighting when the server returns
-log-probabilities); every model call goes through :class:`JudgeClient`, so the cache,
+log-probabilities); every model call goes through :class:`ChatClient`, so the cache,
 retries, JSON checks and cost apply. ``measure`` is called directly, never ``evaluate()``.
 """
 
@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest_ambigqa_gate
 
+from ..errors import ModelUnavailable
+from ..models.chat import ChatClient
 from ..models.usage import Usage
-from .client import JudgeClient, JudgeUnavailable
 
 pytest_ambigqa_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
 
@@ -88,7 +89,7 @@ def _model_class():
     class JudgeModel(DeepEvalBaseLLM):
         """deepeval's model interface over our client, with one ``Usage`` per item."""
 
-        def __init__(self, client: JudgeClient, seed: int, usage: Usage) -> None:
+        def __init__(self, client: ChatClient, seed: int, usage: Usage) -> None:
             self.client, self.seed, self.usage = client, seed, usage
             super().__init__(model=client.settings.model)
 
@@ -152,7 +153,7 @@ def load_geval():
 class GEvalScorer:
     """Scores (generated, expected) pairs with the two G-Eval metrics, 0-1 each."""
 
-    def __init__(self, client: JudgeClient) -> None:
+    def __init__(self, client: ChatClient) -> None:
         self.client = client
 
     def score(
@@ -171,10 +172,10 @@ class GEvalScorer:
         case = LLMTestCase(input=question, actual_output=actual or "(none)", expected_output=expected)
         try:
             score = float(metric.measure(case, _show_indicator=False))
-        except JudgeUnavailable:
+        except ModelUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - deepeval's own failure: this judgement is unscored
-            raise JudgeUnavailable(f"G-Eval failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+            raise ModelUnavailable(f"G-Eval failed: {type(exc).__name__}: {str(exc)[:200]}") from None
         if not math.isfinite(score) or not 0 <= score <= 1:
-            raise JudgeUnavailable(f"G-Eval gave {score!r}, not a score from 0 to 1")
+            raise ModelUnavailable(f"G-Eval gave {score!r}, not a score from 0 to 1")
         return score

@@ -7,6 +7,8 @@ import os
 import re
 from pathlib import Path
 
+from ..errors import DeviceUnavailable
+
 
 def find_local_model(spec: str) -> Path | None:
     """The model directory ``spec`` names, or None; nothing is ever downloaded."""
@@ -33,10 +35,6 @@ def offline_transformers() -> None:
 
 
 DEVICE_SPEC = re.compile(r"auto|cpu|cuda(:\d+)?")
-
-
-class DeviceUnavailable(Exception):
-    """``--ambig-device`` names an accelerator torch cannot see."""
 
 
 def pick_device(spec: str = "auto") -> str:

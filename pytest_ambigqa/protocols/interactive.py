@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..errors import PolicyError, UserFailure
 from ..metrics.interactive import METRIC_NAMES, accuracy, reward, words
 from ..metrics.qa import token_f1
 from ..metrics.text import normalize_answer
@@ -144,10 +145,6 @@ def sequence(actions: Sequence[str]) -> str:
 # -- simulated users -------------------------------------------------------------------------
 
 
-class UserFailure(Exception):
-    """The simulated user could not take its turn: the episode is unscored, not the system's fault."""
-
-
 class User(Protocol):
     name: str
 
@@ -221,10 +218,6 @@ def ignores(final: str, assistant_text: str) -> bool:
 # policy(question, history, alpha, beta, allowed) -> (action, text); history holds the
 # (clarifying question, user reply) pairs so far.
 Policy = Callable[[str, tuple[tuple[str, str], ...], float, float, tuple[str, ...]], tuple[str, str]]
-
-
-class PolicyError(Exception):
-    """The policy chose an action it was not allowed: the system's error on this episode."""
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ScorerUnavailable
+from ..errors import ScorerUnavailable, UserFailure
 from ..models.usage import Usage
 from ..schema import AmbigItem, safe_str
-from .interactive import Episode, UserFailure, meaning
+from .interactive import Episode, meaning
 
 REPLY = """You play a person who asked an assistant a question and has one specific meaning of \
 it in mind. The assistant asked you a clarifying question. Answer it as that person would: in \

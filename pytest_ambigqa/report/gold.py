@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from ..errors import DataError
 from ..schema import AmbigItem
-from ..suites import SUITES, DataError, LoadOptions
+from ..suites import SUITES, LoadOptions
 from .scorecard import Scorecard
 
 

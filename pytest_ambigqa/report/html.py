@@ -33,11 +33,11 @@ from ..metrics import METRICS
 from ..metrics.coverage import present
 from ..metrics.profiles import PROFILES, ScorerProfile
 from ..metrics.text import normalize_answer
+from ..output import json_text, safe_output
 from ..protocols import interactive
 from ..schema import AmbigItem, ItemResult
 from ..suites import SUITES
 from . import published
-from .output import json_text, safe_output
 from .render import decimals
 from .scorecard import Scorecard, SuiteCard
 

@@ -7,9 +7,9 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..output import write_text
 from ..schema import safe_str
 from . import compare, gates
-from .output import write_text
 from .scorecard import Scorecard
 from .writers import WRITERS
 

@@ -6,10 +6,10 @@ import re
 from typing import Any
 
 from ..metrics import METRICS
+from ..output import safe_output
 from ..suites import SUITES
 from . import published
 from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row
-from .output import safe_output
 from .scorecard import MetricSummary, Scorecard, SuiteCard
 
 NOT_COMPARABLE = "n/c"

@@ -8,18 +8,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ScorecardError
 from ..readback import check_scorecard
 
 if TYPE_CHECKING:
     from .scorecard import Scorecard
-
-
-class ScorecardError(Exception):
-    """The file is not a scorecard.json this version can read; the message names it."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path} is not a readable scorecard.json ({reason})")
-        self.reason = reason
 
 
 def read_scorecard(path: Path) -> dict[str, Any]:

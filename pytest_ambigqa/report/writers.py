@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..output import json_document
 from ..registry import Registry
 from . import html, render
-from .output import json_document
 from .scorecard import Scorecard
 
 

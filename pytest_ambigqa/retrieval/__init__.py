@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import ModelNotFound
 from ..registry import Registry
 from ..schema import Passage
 from .cache import IndexCache, fingerprint
@@ -19,10 +20,6 @@ from .corpus import Corpus
 from .ranking import RRF_K, reciprocal_rank_fusion, to_passages
 
 FUSION_DEPTH = 100  # how deep each list goes into the fusion
-
-
-class RetrieverUnavailable(Exception):
-    """The configured retriever could not be opened (model, index or corpus trouble)."""
 
 
 class Retriever(Protocol):
@@ -114,7 +111,7 @@ def unavailable(kind: str, embedder: str | None) -> str | None:
     if missing:
         return f"--ambig-retriever={kind} needs {', '.join(missing)}: pip install 'pytest-ambigqa[retrieval]'"
     if RETRIEVERS[kind].embeds:
-        from .dense import ModelNotFound, resolve_model
+        from .dense import resolve_model
 
         try:
             resolve_model(embedder)

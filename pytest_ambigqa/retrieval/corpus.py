@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..errors import DataError
 from ..schema import AmbigItem, Passage
-from ..suites.records import DataError, read_records, read_text, repair_text
+from ..suites.records import read_records, read_text, repair_text
 
 
 def content_key(title: str, text: str) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ModelNotFound
 from ..models.local import find_local_model, offline_transformers, pick_device
 from ..schema import Passage
 from .cache import file_sha256, fingerprint
@@ -27,10 +28,6 @@ FLAT_LIMIT = 200_000
 PROBE_FRACTION = 4
 BATCH = 64
 INDEX_FILE = "dense.faiss"
-
-
-class ModelNotFound(Exception):
-    """The embedder named by ``--ambig-embedder`` cannot be found on this machine."""
 
 
 def default_model_path() -> Path:

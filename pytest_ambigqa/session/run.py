@@ -19,21 +19,27 @@ from typing import Any
 import pytest
 
 from .. import retrieval
-from ..errors import AmbigQAWarning
-from ..judge import Judge, JudgeSettings
-from ..judge.cache import CallCache
-from ..judge.client import JudgeClient
+from ..errors import (
+    AmbigQAWarning,
+    DataError,
+    DeviceUnavailable,
+    RetrieverUnavailable,
+    ScorecardError,
+    UsageError,
+)
+from ..judge import Judge
 from ..metrics import METRICS
 from ..metrics.profiles import PROFILES
-from ..models.local import DeviceUnavailable, find_local_model, pick_device
+from ..models.cache import CallCache
+from ..models.chat import ChatClient, ChatSettings
+from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
 from ..options import RunConfig, suite_metrics
 from ..protocols import interactive
-from ..report.saved import ScorecardError
-from ..retrieval import Retriever, RetrieverUnavailable
+from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem, Passage
-from ..suites import SUITES, DataError, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
+from ..suites import SUITES, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
 from ..systems import System, load_system
 from ..systems.replay import load_saved
 
@@ -85,7 +91,10 @@ class Run:
             self.default_system = self.rescore.system(cfg.rescore)
         else:
             search_dir = Path(config.invocation_params.dir)
-            self.default_system = load_system(cfg.system or "lexical", search_dir, self._llm_client)
+            try:
+                self.default_system = load_system(cfg.system or "lexical", search_dir, self._llm_client)
+            except UsageError as exc:
+                raise pytest.UsageError(str(exc)) from None
         self.system_is_default = cfg.system is None and self.rescore is None
         self.check_retriever_for(self.default_system)
         if self.rescore is None:
@@ -156,7 +165,7 @@ class Run:
 
             assert self.judge is not None  # read_run_config requires --ambig-judge
             judge = self.judge.client  # the judge's model, cache and limits, speaking as the user
-            return LLMUser(JudgeClient(dataclasses.replace(judge.settings, role="user"), judge.cache))
+            return LLMUser(ChatClient(dataclasses.replace(judge.settings, role="user"), judge.cache))
         return interactive.OfflineUser()
 
     # -- models -------------------------------------------------------------------------
@@ -185,10 +194,10 @@ class Run:
         price: tuple[float, float] | None,
         concurrency: int,
         role: str = "judge",
-    ) -> JudgeSettings:
+    ) -> ChatSettings:
         """A model client's settings: the judge's timeouts, retries and re-asks for every model."""
         price_in, price_out = price or (None, None)
-        return JudgeSettings(
+        return ChatSettings(
             model=model,
             base_url=base_url,
             seed=self.cfg.seed,
@@ -201,7 +210,7 @@ class Run:
             role=role,
         )
 
-    def _llm_client(self) -> JudgeClient | None:
+    def _llm_client(self) -> ChatClient | None:
         """The client of the ``llm:<method>`` systems: the judge's, with its own model, cache
         file and price, sized for ``--ambig-concurrency`` items at once."""
         if not self.cfg.llm_model:
@@ -210,7 +219,7 @@ class Run:
         settings = self._client_settings(
             cfg.llm_model, cfg.llm_base_url, cfg.llm_price, cfg.concurrency, "model"
         )
-        return JudgeClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE, "model"))
+        return ChatClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE, "model"))
 
     def _reader(self):
         spec = self.cfg.reader

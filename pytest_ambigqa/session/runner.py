@@ -13,7 +13,7 @@ from ..errors import AmbigQAWarning
 from ..evaluate import Evaluator
 from ..metrics import METRICS
 from ..models.reader import HFReader
-from ..report.output import bounded, cut, json_text, safe_output
+from ..output import bounded, cut, json_text, safe_output
 from ..schema import AmbigItem, ItemResult
 from ..store import SharedStore
 from ..store.pool import Prefetcher

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from ..errors import AmbigQAWarning
+from ..errors import AmbigQAWarning, ScorecardError
+from ..output import safe_output
 from ..report import pipeline, render
-from ..report.output import safe_output
-from ..report.saved import ScorecardError, read_card
+from ..report.saved import read_card
 from ..report.scorecard import Scorecard, build
 from ..schema import ItemResult
 from ..store import FILE as STORE_FILE

@@ -8,7 +8,6 @@ from .asqa import Asqa
 from .base import LoadedSuite, LoadOptions, Protocol, Scorers, Suite, shard, stratified_sample
 from .condambigqa import CondAmbigQA
 from .march import March
-from .records import DataError
 
 SUITES: Registry[Suite] = Registry("suite")
 for _suite in (March(), CondAmbigQA(), Asqa()):
@@ -16,7 +15,6 @@ for _suite in (March(), CondAmbigQA(), Asqa()):
 
 __all__ = [
     "SUITES",
-    "DataError",
     "LoadOptions",
     "LoadedSuite",
     "Protocol",

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..errors import DataError
 from ..schema import AmbigItem, Interpretation, Passage
 from .base import OPEN_RETRIEVAL, LoadOptions, Protocol, Scorers, Suite
-from .records import DataError, Record, parse_json, read_records
+from .records import Record, parse_json, read_records
 
 _SPLITS = ("train", "dev", "test")
 

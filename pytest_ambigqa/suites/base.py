@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import DataError
 from ..metrics import METRICS
 from ..metrics.scoring import Scorers, score
 from ..metrics.spec import Scored
 from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status
-from .records import DataError, read_text, repair_text
+from .records import read_text, repair_text
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import DataError
 from ..options import choices
 from ..schema import AMBIGUITY_TYPES, AmbigItem, Interpretation, Passage, normalize_type
 from .base import OPEN_RETRIEVAL, LoadOptions, Protocol, Scorers, Suite
-from .records import DataError, Record, read_records
+from .records import Record, read_records
 
 # The protocols: the papers' open retrieval, and the gold passages as an upper bound.
 SETTINGS = choices("--ambig-march-setting")

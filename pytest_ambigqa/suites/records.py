@@ -13,13 +13,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..report.output import clean_text
+from ..errors import DataError
+from ..output import clean_text
 
 T = TypeVar("T")
-
-
-class DataError(Exception):
-    """A data file that cannot be used, with where and why in the message."""
 
 
 def read_text(path: Path) -> str:
@@ -250,7 +247,7 @@ def repair_text(
 ) -> tuple[list[tuple[str, T]], list[str]]:
     """``records`` (``(where, item or passage)``, parsed from ``text``) with every lone
     surrogate made encodable: in an ``id`` spelled out as its escape (``\\ud800``, so the id
-    stays itself and distinct), elsewhere "?" as in answers (``report.output.clean_text``).
+    stays itself and distinct), elsewhere "?" as in answers (``output.clean_text``).
     Returns the records and one warning naming the file, the first place and the count; a
     file without a surrogate escape is not walked."""
     if not _SURROGATE_ESCAPE.search(text):

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import SystemFailure
 from ..schema import Answer, ItemResult
-from . import System, SystemFailure
+from .call import System
 
 
 @dataclass(frozen=True)

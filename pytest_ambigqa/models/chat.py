@@ -1,10 +1,11 @@
-"""An OpenAI-compatible chat client for judging: cached, retried, schema-checked, costed.
+"""The OpenAI-compatible chat client of every model the plugin asks (the judge, the LLM
+reader, the ``llm:`` systems, the simulated user): cached, retried, schema-checked, costed.
 
 Talks to any server with the chat-completions API (OpenAI, vLLM, Ollama, OpenRouter, or a
 local stand-in) through the ``openai`` package. Every call runs at temperature 0 with a
 fixed seed. Replies must be JSON that passes the caller's check; an invalid reply is
 re-asked, and when it stays invalid, or the server keeps failing after bounded retries,
-the caller gets :class:`JudgeUnavailable` with the reason, so that the item is
+the caller gets :class:`ModelUnavailable` with the reason, so that the item is
 *unscored*, never scored 0 and never dropped. Calls are cached in SQLite, keyed by base
 URL, model, messages and parameters (never the API key), so a re-run costs nothing.
 """
@@ -22,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ScorerUnavailable
-from ..models.usage import Usage
+from ..errors import ModelUnavailable
 from ..options import default
-from ..report.output import clean, safe_output, sent, sent_url
+from ..output import clean, safe_output, sent, sent_url
 from .cache import CallCache
+from .usage import Usage
 
 REASK = (
     "Your reply could not be used: {problem}. Reply again with only the JSON object asked for, "
@@ -35,24 +36,20 @@ REASK = (
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
-class JudgeUnavailable(ScorerUnavailable):
-    """The judge could not give a usable answer; the message says why."""
-
-
 class _Malformed(Exception):
     """The server answered 200 with something that is not a chat completion (retried)."""
 
 
-# Statuses that no retry can mend: the key or the permission is wrong. After one, the judge
+# Statuses that no retry can mend: the key or the permission is wrong. After one, the model
 # is dead for the rest of the run and every later call fails at once.
 _FATAL_STATUS = {401: "authentication failed", 403: "permission denied"}
-# A model that is not found, or a server nobody answers, may be a passing fault: the judge is
+# A model that is not found, or a server nobody answers, may be a passing fault: the model is
 # given up only after this many calls in a row have failed that way (a success resets it).
 DEAD_AFTER = 3
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
+class ChatSettings:
     model: str
     base_url: str | None
     seed: int = 0
@@ -77,7 +74,7 @@ def completion_problem(raw: Any) -> str | None:
 
     Only the parts we read are required: a first choice with a message whose content is a
     string (or null). A malformed ``usage`` is not a reason to drop a good answer; it is
-    simply not counted (:meth:`JudgeClient._account`).
+    simply not counted (:meth:`ChatClient._account`).
     """
     if not isinstance(raw, dict):
         return f"the reply is {type(raw).__name__}, not a JSON object"
@@ -94,8 +91,8 @@ def completion_problem(raw: Any) -> str | None:
     return None
 
 
-class JudgeClient:
-    def __init__(self, settings: JudgeSettings, cache: CallCache | None) -> None:
+class ChatClient:
+    def __init__(self, settings: ChatSettings, cache: CallCache | None) -> None:
         self.settings = settings
         self.cache = cache
         self.base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
@@ -104,7 +101,7 @@ class JudgeClient:
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._client = None
         self._lock = threading.Lock()
-        self._dead: str | None = None  # why the judge cannot answer at all (auth, dead server)
+        self._dead: str | None = None  # why the model cannot answer at all (auth, dead server)
         self._failing = 0  # calls in a row that found no server or no model
 
     @property
@@ -134,7 +131,7 @@ class JudgeClient:
         """The parsed JSON reply (and the raw completion) that passes ``check``.
 
         ``check(data)`` returns None when the reply is usable, else what is wrong with it;
-        the judge is then re-asked, up to ``max_reasks`` times. Only a reply that passed is
+        the model is then re-asked, up to ``max_reasks`` times. Only a reply that passed is
         cached, under the first request, so a re-run reads the usable answer and nothing else.
         """
         key = self._key(messages, seed, params)
@@ -162,7 +159,7 @@ class JudgeClient:
                     {"role": "user", "content": REASK.format(problem=problem)},
                 ]
         attempts = self.settings.max_reasks + 1
-        raise JudgeUnavailable(
+        raise ModelUnavailable(
             f"{self.settings.role} reply still unusable after {attempts} attempts: {problem}"
         )
 
@@ -181,7 +178,7 @@ class JudgeClient:
     def complete(self, messages: list[dict[str, str]], usage: Usage, *, seed: int | None = None, **params):
         """One chat completion from the server, as a checked plain dict."""
         if self._dead is not None:
-            raise JudgeUnavailable(self._dead)
+            raise ModelUnavailable(self._dead)
         with self._slots:
             raw = self._with_retries(self._request(messages, seed, params), usage)
         self._account(raw, usage)
@@ -222,7 +219,7 @@ class JudgeClient:
         last: Exception | None = None
         for attempt in range(self.settings.max_retries + 1):
             if self._dead is not None:
-                raise JudgeUnavailable(self._dead)
+                raise ModelUnavailable(self._dead)
             try:
                 raw = self._post(request)
                 self._failing = 0
@@ -235,12 +232,12 @@ class JudgeClient:
                         f"{self.settings.role} {_FATAL_STATUS[exc.status_code]}: HTTP {exc.status_code}: "
                         f"{_brief(exc)} (no further {self.settings.role} calls this run)"
                     )
-                    raise JudgeUnavailable(self._dead) from None
+                    raise ModelUnavailable(self._dead) from None
                 if exc.status_code < 500 and exc.status_code != 429:
                     reason = (
                         f"{self.settings.role} refused the request: HTTP {exc.status_code}: {_brief(exc)}"
                     )
-                    raise JudgeUnavailable(
+                    raise ModelUnavailable(
                         self._give_up(reason) if exc.status_code == 404 else reason
                     ) from None
                 last = exc
@@ -255,7 +252,7 @@ class JudgeClient:
         reason = f"{self.settings.role} unavailable after {attempt + 1} attempts: {_describe(last)}"
         if isinstance(last, openai.APIConnectionError) and not isinstance(last, openai.APITimeoutError):
             reason = self._give_up(reason)  # nobody is listening
-        raise JudgeUnavailable(reason)
+        raise ModelUnavailable(reason)
 
     def _give_up(self, reason: str) -> str:
         """Count a call that found no server or no model; after ``DEAD_AFTER`` in a row, stop."""

@@ -1,4 +1,4 @@
-"""The judge's call cache: SQLite, shared by xdist workers, survives a corrupt file.
+"""The chat client's call cache: SQLite, shared by xdist workers, survives a corrupt file.
 
 A row is one chat completion, keyed by a hash of the base URL and the full request
 (model, messages, temperature, seed, ...). The API key is not part of the request and is

@@ -1,0 +1,78 @@
+"""Systems behind an HTTP endpoint: the item as a JSON POST, credentials in the URL sent as
+Basic auth and scrubbed from every output, never printed."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from ..errors import SystemFailure
+from ..output import basic_token, sent_url
+from ..schema import AmbigItem
+from .call import TURN_INPUTS, System, input_for
+
+
+def redact(spec: str) -> str:
+    """A system spec safe to print: no credentials or query string in URLs."""
+    if "://" not in spec:
+        return spec
+    parts = urllib.parse.urlsplit(spec)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def http_system(url: str) -> System:
+    """A system behind an http(s) URL: each item a JSON POST, its JSON reply the answer."""
+    label = redact(url)
+    parts = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    sent_url(url)  # its password, the Basic token and its query values: scrubbed from every output
+    if parts.username is not None:  # credentials in the URL become Basic auth, never a label
+        user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
+        headers["Authorization"] = f"Basic {basic_token(user, password)}"
+        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
+
+    def invoke(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
+        """POST what the run's protocol hands over: the passages and gold conditions it gives."""
+        # An episode sends its item's id: the episode's own names the hidden reading.
+        payload: dict[str, Any] = {"question": item.question, "id": extras.get("id", item.id)}
+        passages = input_for(item, "passages", extras)
+        if passages:
+            payload["passages"] = [{k: v for k, v in asdict(p).items() if v is not None} for p in passages]
+        conditions = input_for(item, "conditions", extras)
+        if conditions:
+            payload["conditions"] = list(conditions)
+        if "actions" in extras:  # an interactive turn: what it is allowed, at what costs
+            payload |= {name: extras[name] for name in TURN_INPUTS}
+        request = urllib.request.Request(
+            url,
+            data=json.dumps(payload).encode("utf-8"),
+            headers=headers,
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                body = response.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:200].decode("utf-8", "replace").strip()
+            raise SystemFailure(f"HTTP {exc.code} from {label}: {detail or exc.reason}") from None
+        except TimeoutError:
+            raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)") from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)") from None
+            raise SystemFailure(f"cannot reach {label}: {exc.reason}") from None
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            raise SystemFailure(f"{label} did not answer with JSON: {body[:120]!r}") from None
+
+    return System(label=label, inputs=("question", "passages", "conditions", *TURN_INPUTS), call=invoke)
