@@ -17,18 +17,20 @@ import dataclasses
 import importlib
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pluggy
-import pytest
 
 from . import hookspecs
 from .errors import ScorecardError, UsageError
 from .metrics.profiles import PROFILES
-from .options import default, parse_margins, parse_thresholds
 from .output import safe_output
+from .protocols import suite_metrics
 from .report import compare, gates, pipeline, render
+from .report.compare import parse_margins
+from .report.gates import parse_thresholds
 from .report.gold import reload
 from .report.saved import read_card, read_scorecard
 from .report.scorecard import Scorecard, build
@@ -110,16 +112,19 @@ def merge(paths: list[Path], out: Path) -> int:
             protocols[name] = s.protocol.with_subset(len(chosen), s.items_in_file)
     protocol = config.get("protocol") or "single-shot"
     item_min = parse_thresholds(
-        "--ambig-item-min", ",".join(config["item_min"]), tuple(suites), item_scale=True, protocol=protocol
+        "--ambig-item-min",
+        ",".join(config["item_min"]),
+        tuple(suites),
+        item_scale=True,
+        metrics_of=partial(suite_metrics, protocol=protocol),
     )
     card = build(
         loaded,
         results,
         None,
         Scorers(
-            condambigqa_setting=config.get("condambigqa_setting") or default("--ambig-condambigqa-setting"),
-            march_setting=config.get("march_setting") or default("--ambig-march-setting"),
-            profile=PROFILES[config.get("profile") or default("--ambig-scorer-profile")],
+            **{k: config[k] for k in ("condambigqa_setting", "march_setting") if config.get(k)},
+            profile=PROFILES[config.get("profile") or "alce"],
             metrics=frozenset(config["metrics"]) if config.get("metrics") is not None else None,
         ),
         config["seed"],
@@ -137,7 +142,7 @@ def merge(paths: list[Path], out: Path) -> int:
         ",".join(config["fail_under"]),
         tuple(suites),
         item_scale=False,
-        protocol=protocol,
+        metrics_of=partial(suite_metrics, protocol=protocol),
     )
     warnings = {
         name: [w for card in read for x in card.suites if x.name == name for w in x.data_warnings]
@@ -183,7 +188,10 @@ def _baseline(
     if not config.get("baseline"):
         return None, (), None
     margins = parse_margins(
-        "--ambig-fail-if-worse", ",".join(config.get("fail_if_worse") or ()), suites, protocol
+        "--ambig-fail-if-worse",
+        ",".join(config.get("fail_if_worse") or ()),
+        suites,
+        partial(suite_metrics, protocol=protocol),
     )
     try:
         return read_card(Path(config["baseline"])), margins, None
@@ -200,8 +208,9 @@ def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text
             if out.resolve() == path.resolve().parent:
                 raise UsageError(f"-o {out}: it holds {path}; write the comparison into another directory")
     suites = tuple(s.name for s in new.suites)
+    protocol = new.config.get("protocol") or "single-shot"
     margins = parse_margins(
-        "--fail-if-worse", margins_text, suites, new.config.get("protocol") or "single-shot"
+        "--fail-if-worse", margins_text, suites, partial(suite_metrics, protocol=protocol)
     )
     comparison = compare.compare(base, new, int(new.config.get("seed") or 0), base_path)
     shortfalls = compare.worse(comparison, margins)
@@ -304,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "compare":
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse)
         return merge(args.scorecards, args.output)
-    except (UsageError, pytest.UsageError) as exc:  # pytest's: from the options' parsers
+    except UsageError as exc:
         print(f"pytest-ambigqa {args.command}: {exc}", file=sys.stderr)
         return 2
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

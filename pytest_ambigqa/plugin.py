@@ -36,7 +36,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if not options.selected(config):
-        options.refuse_without_suite(config)
+        if options.typed(config):  # options that would do nothing: say so
+            from .session import refuse_idle_options
+
+            refuse_idle_options(config)
         return
     pytest_ambigqa_gate.quiet()  # before any test imports deepeval (our judge); workers inherit it
     # Imported by name, not as ``from . import session``: pytester's inline runs drop the

@@ -15,7 +15,7 @@ import pytest_ambigqa
 from pytest_ambigqa import hookspecs
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.metrics import METRICS
-from pytest_ambigqa.options import OPTIONS
+from pytest_ambigqa.options import OPTIONS, default
 from pytest_ambigqa.report.writers import WRITERS
 from pytest_ambigqa.rooms import room
 from pytest_ambigqa.suites import SUITES, LoadOptions
@@ -62,33 +62,33 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports_at_import_time(path: Path, name: str, known: set[str]) -> set[str]:
-    """The package modules a module imports when it is imported (not in functions, not
-    under ``if TYPE_CHECKING``); importing ``a.b.c`` imports ``a.b`` first, unless ``a.b``
-    is the module's own package (being imported already)."""
+def _imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """The package modules a module imports, at import time or inside its functions (an
+    import deferred into a function still ties the two modules; only ``if TYPE_CHECKING``
+    is left out); importing ``a.b.c`` imports ``a.b`` first, unless ``a.b`` is the module's
+    own package (being imported already)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for statement in block.body
+        for node in ast.walk(statement)
+    }
     found: set[str] = set()
-
-    def visit(statements: list[ast.stmt]) -> None:
-        for node in statements:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(node.orelse)
-                continue
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(anchor + ([node.module] if node.module else []))
-                found.add(base)
-                found.update(f"{base}.{alias.name}" for alias in node.names)
-            elif isinstance(node, (ast.If, ast.Try, ast.With)):
-                for field in ("body", "orelse", "finalbody", "handlers"):
-                    for child in getattr(node, field, []):
-                        visit(child.body if isinstance(child, ast.ExceptHandler) else [child])
-
-    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
     closed = set()
     for module in found:
         parts = module.split(".")
@@ -97,10 +97,10 @@ def _imports_at_import_time(path: Path, name: str, known: set[str]) -> set[str]:
     return {m for m in closed if m in known and m != name and m not in ancestors}
 
 
-def test_no_import_cycles():
+def test_no_import_cycles_even_through_imports_inside_functions():
     paths = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "_rooms" not in p.parts}
     known = set(paths)
-    graph = {name: _imports_at_import_time(path, name, known) for name, path in paths.items()}
+    graph = {name: _imports(path, name, known) for name, path in paths.items()}
     cycles = []
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
@@ -142,10 +142,29 @@ def test_every_option_has_one_definition_with_its_ini_name():
             assert option.default is None, f"{option.flag}: the first choice is the default"
 
 
+def test_the_options_defaults_are_the_rooms_defaults():
+    """A room's config holds its defaults (options.py imports nothing of the package): the
+    option table's help must show the same ones."""
+    from pytest_ambigqa.metrics.scoring import Scorers
+    from pytest_ambigqa.models.chat import ChatSettings
+
+    chat = ChatSettings("model", None)
+    assert float(default("--ambig-judge-timeout")) == chat.timeout
+    assert int(default("--ambig-judge-retries")) == chat.max_retries
+    assert int(default("--ambig-judge-reasks")) == chat.max_reasks
+    assert int(default("--ambig-judge-concurrency")) == chat.concurrency
+    scorers = Scorers()
+    assert default("--ambig-condambigqa-setting") == scorers.condambigqa_setting
+    assert default("--ambig-march-setting") == scorers.march_setting
+    assert scorers.profile is not None and default("--ambig-scorer-profile") == scorers.profile.name
+
+
 def test_suite_settings_are_the_options_choices():
     from pytest_ambigqa.metrics.conditional import SETTINGS
+    from pytest_ambigqa.suites.march import SETTINGS as MARCH_SETTINGS
 
     assert tuple(SETTINGS) == OPTIONS["--ambig-condambigqa-setting"].choices
+    assert MARCH_SETTINGS == OPTIONS["--ambig-march-setting"].choices
     from pytest_ambigqa.metrics.profiles import PROFILES
 
     assert tuple(PROFILES) == OPTIONS["--ambig-scorer-profile"].choices

@@ -15,7 +15,6 @@ from typing import Any
 
 from ..errors import ScorerUnavailable
 from ..models.usage import Usage
-from ..options import default
 from ..schema import AmbigItem, Answer, safe_str
 from . import METRICS, NOT_CONFIGURED
 from .profiles import PROFILES, ScorerProfile
@@ -35,9 +34,10 @@ class Scorers:
 
     reader: Any = None
     judge: Any = None
-    condambigqa_setting: str = default("--ambig-condambigqa-setting")
-    march_setting: str = default("--ambig-march-setting")
-    profile: ScorerProfile | None = PROFILES[default("--ambig-scorer-profile")]
+    # The papers' settings and ALCE's scorer: the options' defaults (tests/test_layout.py).
+    condambigqa_setting: str = "main"
+    march_setting: str = "open-retrieval"
+    profile: ScorerProfile | None = PROFILES["alce"]
     metrics: frozenset[str] | None = None  # --ambig-metrics: None is every metric
 
     def text(self, answer: Answer) -> str:

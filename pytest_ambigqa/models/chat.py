@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelUnavailable
-from ..options import default
 from ..output import clean, safe_output, sent, sent_url
 from .cache import CallCache
 from .usage import Usage
@@ -53,11 +52,12 @@ class ChatSettings:
     model: str
     base_url: str | None
     seed: int = 0
-    timeout: float = float(default("--ambig-judge-timeout"))  # per request
-    max_retries: int = int(default("--ambig-judge-retries"))  # on 429, 5xx, timeouts and connection errors
+    # The defaults of --ambig-judge-timeout, -retries, -reasks and -concurrency (tests/test_layout.py).
+    timeout: float = 60.0  # per request
+    max_retries: int = 4  # on 429, 5xx, timeouts and connection errors
     retry_budget: float = 120.0  # total seconds of backoff per call
-    max_reasks: int = int(default("--ambig-judge-reasks"))  # after an invalid reply
-    concurrency: int = int(default("--ambig-judge-concurrency"))
+    max_reasks: int = 2  # after an invalid reply
+    concurrency: int = 4
     price_in: float | None = None  # $ per million prompt tokens
     price_out: float | None = None  # $ per million completion tokens
     role: str = "judge"  # who the messages name: the judge, or the model of an llm: system

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from ..errors import DeviceUnavailable
+from ..options import refuse
 
 
 def find_local_model(spec: str) -> Path | None:
@@ -51,4 +52,12 @@ def pick_device(spec: str = "auto") -> str:
             raise DeviceUnavailable(f"'{spec}': torch {torch.__version__} sees no CUDA device")
         if index >= torch.cuda.device_count():
             raise DeviceUnavailable(f"'{spec}': torch sees {torch.cuda.device_count()} CUDA device(s)")
+    return spec
+
+
+def parse_device(value: str | None) -> str:
+    """``--ambig-device``: auto, cpu, cuda or cuda:N (whether it is there is checked on use)."""
+    spec = (value or "auto").strip().lower()
+    if not DEVICE_SPEC.fullmatch(spec):
+        refuse(f"--ambig-device: '{value}' is not auto, cpu, cuda or cuda:N")
     return spec

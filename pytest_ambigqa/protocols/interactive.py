@@ -26,6 +26,7 @@ from ..metrics.interactive import METRIC_NAMES, accuracy, reward, words
 from ..metrics.qa import token_f1
 from ..metrics.text import normalize_answer
 from ..models.usage import Usage
+from ..options import number, refuse
 from ..schema import AmbigItem, Answer, ItemResult, Status
 
 COST_GRID: tuple[tuple[float, float], ...] = tuple((a, b) for a in (0.0, 2.0, 20.0) for b in (0.1, 0.7, 5.0))
@@ -539,3 +540,25 @@ def section(results: Sequence[ItemResult], steered: bool) -> dict[str, Any]:
     else:
         out["reference"] = {"reason": "the forced-action policies were not run (--ambig-steerability)"}
     return out
+
+
+def parse_costs(text: str | None) -> tuple[tuple[float, float], ...]:
+    """``--ambig-costs``: ALPHA:BETA pairs, each cost at least 0, no pair twice."""
+    if not text:
+        return COST_GRID
+    pairs = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        alpha, sep, beta = part.partition(":")
+        if not sep:
+            refuse(f"--ambig-costs: expected ALPHA:BETA, got '{part}'")
+        pair = (
+            float(number("--ambig-costs", alpha.strip(), low=0, high=1e6)),
+            float(number("--ambig-costs", beta.strip(), low=0, high=1e6)),
+        )
+        spelled = [(cost_text(a), cost_text(b)) for a, b in pairs]
+        if (cost_text(pair[0]), cost_text(pair[1])) in spelled:
+            refuse(f"--ambig-costs: {part} is given twice (costs count to 6 decimal places)")
+        pairs.append(pair)
+    if not pairs:
+        refuse("--ambig-costs: no cost pair given")
+    return tuple(pairs)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..metrics import METRICS, NOT_CONFIGURED
+from ..options import number, pairs, refuse
 from ..readback import finite
 from .scorecard import SuiteCard
 
@@ -118,3 +119,49 @@ def _scored_nothing(card: SuiteCard) -> list[str]:
         f"{card.name} {', '.join(metrics)}: the configured model scored no item: {reason}"
         for reason, metrics in groups.items()
     ]
+
+
+def parse_thresholds(
+    option: str,
+    text: str | None,
+    suites: tuple[str, ...],
+    *,
+    item_scale: bool,
+    metrics_of: Callable[[str], Sequence[str]],
+    metrics: tuple[str, ...] | None = None,
+) -> tuple[Threshold, ...]:
+    """``[SUITE:]METRIC=V,...``: gates on a suite score (printed scale) or on each item
+    (``item_scale``); ``metrics_of`` says what a suite reports under the run's protocol."""
+    if not text:
+        return ()
+    out = []
+    for key, raw in pairs(option, text):
+        scope, _, metric = key.rpartition(":")
+        suite = scope.lower() or None
+        if suite is not None and suite not in suites:
+            refuse(f"{option}: suite '{suite}' is not selected ({', '.join(suites)})")
+        candidates = [suite] if suite else list(suites)
+        valid = sorted({m for s in candidates for m in metrics_of(s)})
+        if metrics is not None and metric in valid and metric not in metrics:
+            refuse(f"{option}: {metric} is not computed in this run (--ambig-metrics)")
+        if metric not in valid:
+            refuse(
+                f"{option}: unknown metric '{metric}' for {', '.join(candidates)} (valid: {', '.join(valid)})"
+            )
+        value = number(option, raw)
+        spec = METRICS[metric]
+        if item_scale and spec.suite_level:
+            refuse(f"{option}: {metric} is computed for a whole suite, not per item")
+        if item_scale and spec.item_range:
+            low, high = spec.item_range
+            if not low <= value <= high:
+                refuse(
+                    f"{option}: {metric}={raw} is outside the item scale [{low:g}, {high:g}]"
+                    + (
+                        " (item scores are fractions; the suite prints them x100)"
+                        if spec.factor == 100
+                        else ""
+                    )
+                )
+        out.append(Threshold(suite, metric, value))
+    return tuple(out)

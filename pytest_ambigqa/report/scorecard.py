@@ -20,8 +20,7 @@ import numpy as np
 from ..metrics import METRICS
 from ..metrics.coverage import vacuous_answers
 from ..models.usage import Usage
-from ..options import suite_metrics
-from ..protocols import interactive
+from ..protocols import interactive, suite_metrics
 from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult
 from ..suites import LoadedSuite, Protocol, Scorers, Suite
 from ..suites.base import OPEN_RETRIEVAL

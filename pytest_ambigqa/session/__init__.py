@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from ..errors import UsageError
 from ..hookspecs import register_extensions
-from ..options import read_run_config
 from .collection import Collection
+from .config import read_run_config, refuse_without_suite
 from .run import RUN_KEY, Run
 from .runner import RUNNER_KEY, Runner
 from .scorecard import ScorecardPlugin
@@ -30,7 +31,10 @@ def start(config: pytest.Config) -> None:
         config.stash[_UNREGISTER] = register_extensions(config.hook)
     except ValueError as exc:
         raise pytest.UsageError(f"ambigqa: {exc}") from None
-    cfg = read_run_config(config)
+    try:
+        cfg = read_run_config(config)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     if cfg is None:
         return
     run = Run(config, cfg)
@@ -43,6 +47,14 @@ def start(config: pytest.Config) -> None:
     for name, plugin in plugins:
         config.pluginmanager.register(plugin, name)
     config.stash[_PLUGINS] = plugins
+
+
+def refuse_idle_options(config: pytest.Config) -> None:
+    """An idle run (no suite) given ambigqa options on its command line: a usage error."""
+    try:
+        refuse_without_suite(config)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def stop(config: pytest.Config) -> None:

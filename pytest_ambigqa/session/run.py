@@ -34,14 +34,14 @@ from ..models.cache import CallCache
 from ..models.chat import ChatClient, ChatSettings
 from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
-from ..options import RunConfig, suite_metrics
-from ..protocols import interactive
+from ..protocols import interactive, suite_metrics
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem, Passage
 from ..suites import SUITES, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
 from ..systems import System, load_system
 from ..systems.replay import load_saved
+from .config import RunConfig
 
 LLM_CACHE_FILE = "llm.sqlite"  # the llm:<method> systems' calls, beside the judge's
 RUN_KEY: pytest.StashKey[Run] = pytest.StashKey()  # the session's run, when a suite is selected

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from ..options import choices
+from ..options import pairs, refuse
 from ..schema import AMBIGUITY_TYPES, AmbigItem, Interpretation, Passage, normalize_type
 from .base import OPEN_RETRIEVAL, LoadOptions, Protocol, Scorers, Suite
 from .records import Record, read_records
 
 # The protocols: the papers' open retrieval, and the gold passages as an upper bound.
-SETTINGS = choices("--ambig-march-setting")
+SETTINGS = ("open-retrieval", "oracle-evidence")
 # Our field names, as --ambig-march-fields maps them (nested ones as "<list>.<field>").
 FIELDS = (
     "id",
@@ -120,3 +120,15 @@ def _item(rec: Record) -> AmbigItem:
         ambiguity_type=kind,
         hops=hops,
     )
+
+
+def parse_fields(text: str | None) -> dict[str, str]:
+    """``--ambig-march-fields``: OURS=THEIRS, our field names onto a file's spelling."""
+    if not text:
+        return {}
+    fields = {}
+    for ours, theirs in pairs("--ambig-march-fields", text):
+        if ours not in FIELDS:
+            refuse(f"--ambig-march-fields: unknown field '{ours}' (valid: {', '.join(FIELDS)})")
+        fields[ours] = theirs
+    return fields
