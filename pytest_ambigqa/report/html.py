@@ -38,8 +38,8 @@ from ..schema import AmbigItem, ItemResult
 from ..suites import SUITES
 from . import published
 from .output import json_text, safe_output
-from .render import decimals
 from .scorecard import Scorecard, SuiteCard
+from .view import decimals
 
 # Inside a script element JSON must not close it ("</script>") nor open a comment ("<!--"):
 # these characters, written as JSON escapes, keep their meaning and lose that power.

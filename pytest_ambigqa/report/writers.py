@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..registry import Registry
-from . import html, render
+from . import html, markdown
 from .output import json_document
 from .scorecard import Scorecard
 
@@ -24,7 +24,7 @@ for _writer in (
     Writer(
         "json", "scorecard.json", lambda card, duration: json_document(card.to_json(duration=duration)) + "\n"
     ),
-    Writer("markdown", "scorecard.md", lambda card, duration: render.markdown(card)),
+    Writer("markdown", "scorecard.md", markdown.render),
     Writer("html", "report.html", html.render),
 ):
     WRITERS.register(_writer.name, _writer)

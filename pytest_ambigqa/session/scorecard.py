@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ..errors import AmbigQAWarning
-from ..report import pipeline, render
+from ..report import pipeline, terminal
 from ..report.output import safe_output
 from ..report.saved import ScorecardError, read_card
 from ..report.scorecard import Scorecard, build
@@ -135,7 +135,7 @@ class ScorecardPlugin:
         if self.scorecard is None:
             return
         terminalreporter.write_sep("=", "ambigqa scorecard")
-        for line in render.terminal_lines(self.scorecard):
+        for line in terminal.scorecard(self.scorecard):
             terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
         if self.run.cfg.report_dir is not None and not self._unmet:
             terminalreporter.write_line(f"scorecard written to {self.run.cfg.report_dir}")
