@@ -47,7 +47,11 @@ def _base_and_new(root: Path, module: str, source: str, suite: str, *options: st
     """Two runs of ``suite`` in ``root``: the oracle's report in ``base``, then ``module``'s
     (its ``answer``, from ``source``) compared with it in ``new``."""
     (root / f"{module}.py").write_text(source)
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    # ``root`` on the path before what was there (a checkout's PYTHONPATH stays in front of an install)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+    }
     common = [f"--ambig-suite={suite}", "-p", "no:cacheprovider", "-q", *options]
     for report, args in (
         ("base", ["--ambig-system=oracle"]),

@@ -1,7 +1,7 @@
 """The scorecard as people read it, built once: blocks of already-formatted text.
 
-Every number a person sees is formatted here, once (:func:`decimals`, :func:`num`,
-:func:`interval`, ...), and the scorecard is walked here, once, into plain blocks: headings,
+Every number a person sees is formatted here, once (:func:`num`, :func:`interval`,
+:func:`change`, ...), and the scorecard is walked here, once, into plain blocks: headings,
 paragraphs, notes, tables of strings. The writers only print them: ``terminal.py`` as the
 terminal summary, ``markdown.py`` as ``scorecard.md``; ``html.py`` draws its page from the same
 helpers. Where the terminal and ``scorecard.md`` say different things (a short hash against a
@@ -100,7 +100,7 @@ def _notes(texts: list[str], depth: int = 0, only: Only = None) -> Notes:
 # ---- numbers, formatted once
 
 
-def decimals(metric: str) -> int | None:
+def _decimals(metric: str) -> int | None:
     """Percentages and lengths with one decimal, 0-1 and 0-5 scores with three, totals as
     they are (None)."""
     spec = METRICS.get(metric)  # evidence recall is a percentage without a metric entry
@@ -112,7 +112,7 @@ def decimals(metric: str) -> int | None:
 def num(value: float | None, metric: str) -> str:
     if value is None:
         return "n/a"
-    digits = decimals(metric)
+    digits = _decimals(metric)
     return f"{value:g}" if digits is None else f"{value:.{digits}f}"
 
 
@@ -146,7 +146,7 @@ def _value(value: float | None, digits: int = 1) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def p_value(value: float | None) -> str:
+def _p_value(value: float | None) -> str:
     if value is None:
         return ""
     return "<0.001" if value < 0.001 else f"{value:.3f}"
@@ -164,13 +164,13 @@ def change(row: Row) -> list[str]:
         num(row.new, row.metric),
         f"{row.diff:+.{digits}f}",
         f"[{row.low:+.{digits}f}, {row.high:+.{digits}f}]",
-        f"{p_value(row.p)} ({test})",
-        p_value(row.p_holm),
+        f"{_p_value(row.p)} ({test})",
+        _p_value(row.p_holm),
         wtl,
     ]
 
 
-CHANGE_HEAD = ("base", "new", "change", "95% CI", "p (test)", "Holm p", "W/T/L")
+_CHANGE_HEAD = ("base", "new", "change", "95% CI", "p (test)", "Holm p", "W/T/L")
 
 
 def drops(r: Regression, arrow: str = "->") -> str:
@@ -200,17 +200,17 @@ def headline(suite: str) -> str:
     return known.headline_setting if known is not None else "all"
 
 
-def published_rows(suite: SuiteCard) -> list[dict[str, Any]]:
+def _published_rows(suite: SuiteCard) -> list[dict[str, Any]]:
     """The suite's published rows beside this run; an interactive run has its own context
     rows (in its section), and no single-shot row says anything about it."""
     return [] if suite.interactive is not None else published.compare(suite.name, suite.protocol)
 
 
-def row_label(row: dict[str, Any]) -> str:
+def _row_label(row: dict[str, Any]) -> str:
     return f"{row['method']} / {row['model']}" if row.get("method") else row["model"]
 
 
-def paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:
+def _paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:
     """'lo–hi (best: method / model)' over the comparable rows of ``setting``; rows of the
     run's protocol that still cannot be compared (an upper-bound run, a source that is not
     like for like) are marked n/c; '' if no row of the protocol reports the metric."""
@@ -225,7 +225,7 @@ def paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:
         return f"{NOT_COMPARABLE} {text}"
     if METRICS[metric].higher_is_better and len(shown) > 1:
         best = max(shown, key=lambda r: r[metric])
-        text += f" (best {row_label(best)})"
+        text += f" (best {_row_label(best)})"
     return text
 
 
@@ -339,19 +339,19 @@ def _judge(card: Scorecard) -> list[Note]:
     return notes
 
 
-def unit(suite: SuiteCard) -> str:
+def _unit(suite: SuiteCard) -> str:
     return "episodes" if suite.interactive is not None else "items"
 
 
-def slice_title(suite: SuiteCard) -> str:
+def _slice_title(suite: SuiteCard) -> str:
     return "queries" if suite.interactive is not None else "ambiguity type"
 
 
 def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
     setting = headline(suite.name)
-    rows = published_rows(suite)
+    rows = _published_rows(suite)
     origin = ", bundled sample (not the benchmark)" if suite.is_sample else ""
-    source = f"{suite.title}: {suite.items} {unit(suite)}{origin}"
+    source = f"{suite.title}: {suite.items} {_unit(suite)}{origin}"
     errors = f"errors {suite.errors}, missing {suite.missing}"
     scorer = f"; scorer: {suite.profile}" if suite.profile else ""
     protocol = [Note(f"protocol: {suite.protocol.label}{scorer}", 1)]
@@ -377,7 +377,7 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
                 score(s),
                 interval(s),
                 scored(s) if s.n or only == "markdown" else "",
-                paper_range(rows, metric, setting),
+                _paper_range(rows, metric, setting),
             )
             for metric, s in suite.metrics.items()
         ]
@@ -434,23 +434,23 @@ def _slices(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[Block]:
     has a score for and the papers' per-type range; scorecard.md every metric."""
     shown = [m for m in suite.metrics if any(sl.metrics[m].mean is not None for sl in suite.slices)]
     papers = next((m for m in shown if any(m in r and r["setting"] == "semantic" for r in rows)), None)
-    head = [slice_title(suite), unit(suite), *(METRICS[m].label for m in shown)]
+    head = [_slice_title(suite), _unit(suite), *(METRICS[m].label for m in shown)]
     if papers:
         head.append(f"papers {METRICS[papers].label}")
     brief = []
     for sl in suite.slices:
         row = [sl.name, str(sl.items), *(score(sl.metrics[m]) for m in shown)]
         if papers:
-            row.append(paper_range(rows, papers, sl.name).split(" (")[0])
+            row.append(_paper_range(rows, papers, sl.name).split(" (")[0])
         brief.append(tuple(row))
     every = list(suite.metrics)
     full = [(sl.name, str(sl.items), *(score(sl.metrics[m]) for m in every)) for sl in suite.slices]
     return [
         Gap(),
         Table(tuple(head), tuple(brief), "lr" + "r" * len(shown) + ("l" if papers else ""), only="terminal"),
-        Para(f"By {slice_title(suite)}:", only="markdown"),
+        Para(f"By {_slice_title(suite)}:", only="markdown"),
         Table(
-            (slice_title(suite), unit(suite), *(METRICS[m].label for m in every)),
+            (_slice_title(suite), _unit(suite), *(METRICS[m].label for m in every)),
             tuple(full),
             "lr" + "r" * len(every),
             only="markdown",
@@ -488,7 +488,7 @@ def _published_table(suite: SuiteCard, rows: list[dict[str, Any]], setting: str)
     table = [
         (
             r["source"],
-            row_label(r),
+            _row_label(r),
             r["protocol"],
             *(f"{r[m]:g}" if m in r else "" for m in metrics),
             "yes" if r["comparable"] else "no",
@@ -564,7 +564,7 @@ def _interactive(suite: SuiteCard) -> list[Block]:
         rows = tuple(
             (
                 f"{r['source']} ({r['dataset']})",
-                row_label(r),
+                _row_label(r),
                 r["setting"],
                 *(f"{r[m]:g}" for m in ("reward", "episode_f1", "clarify_rate", "multi_answer_rate")),
             )
@@ -581,7 +581,7 @@ def _interactive(suite: SuiteCard) -> list[Block]:
         if steer:
             parts = [f"{c}_{m}" for c in ("alpha", "beta") for m in ("recall", "precision", "f1")]
             rows = tuple(
-                (f"{r['source']} ({r['dataset']})", row_label(r), *(f"{r[p]:g}" for p in parts))
+                (f"{r['source']} ({r['dataset']})", _row_label(r), *(f"{r[p]:g}" for p in parts))
                 for r in steer
             )
             head = ("source", "method / model", *(p.replace("_", " ") for p in parts))
@@ -651,8 +651,8 @@ def _compared_suite(comparison: Comparison, suite: str) -> list[Block]:
         Gap(),
         Heading(suite, 3),
         Para(f"{suite}: {n} items in both runs", 1, only="terminal"),
-        Table(("metric", "n", *CHANGE_HEAD), brief, "lrrrrllrr", only="terminal"),
-        Table(("slice", "metric", "n", *CHANGE_HEAD), full, "llrrrrllrr", only="markdown"),
+        Table(("metric", "n", *_CHANGE_HEAD), brief, "lrrrrllrr", only="terminal"),
+        Table(("slice", "metric", "n", *_CHANGE_HEAD), full, "llrrrrllrr", only="markdown"),
         _notes(
             [f"not compared: {', '.join(labels)} ({reason})" for reason, labels in skipped.items()],
             1,

@@ -1,4 +1,4 @@
-// format.js: ids with their invisible characters named, counted nouns.
+// format.js: ids with their invisible characters named.
 const test = require("node:test");
 const assert = require("node:assert");
 const { format } = require("../../pytest_ambigqa/report/assets/js/format.js");
@@ -18,10 +18,4 @@ test("invisible characters in ids are named by code point", () => {
   };
   for (const [id, shown] of Object.entries(ids)) assert.strictEqual(format.visible(id), shown);
   assert.strictEqual(format.visible(12), "12");
-});
-
-test("a count says its noun in the right number", () => {
-  assert.strictEqual(format.counted(1, "item", "items"), "1 item");
-  assert.strictEqual(format.counted(0, "item", "items"), "0 items");
-  assert.strictEqual(format.counted(3, "item", "items"), "3 items");
 });

@@ -1,5 +1,5 @@
 // report.html, format: the little text the page makes itself. Every number it shows comes
-// formatted from Python (report/view.py); here only ids made visible and counted nouns.
+// formatted from Python (report/view.py); here only ids made visible.
 (function (ns) {
   "use strict";
   // Identifiers (item keys, citations, passage ids) with their invisible characters named:
@@ -10,9 +10,6 @@
   function visible(id) {
     return String(id).replace(INVISIBLE, (c) => c === " " ? c : "⟨U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + "⟩");
   }
-  function counted(n, one, many) {
-    return n + " " + (n === 1 ? one : many);
-  }
-  ns.format = { visible, counted };
+  ns.format = { visible };
 })(globalThis.ambigqa = globalThis.ambigqa || {});
 if (typeof module !== "undefined") module.exports = globalThis.ambigqa;
