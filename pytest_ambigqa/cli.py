@@ -28,7 +28,7 @@ from .errors import ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import safe_output
 from .protocols import suite_metrics
-from .report import compare, gates, pipeline, render
+from .report import compare, gates, pipeline, terminal
 from .report.compare import parse_margins
 from .report.gates import parse_thresholds
 from .report.gold import reload
@@ -167,7 +167,7 @@ def merge(paths: list[Path], out: Path) -> int:
     if unmet:
         card = dataclasses.replace(card, shortfalls=[*card.shortfalls, unmet])
     problems = pipeline.write_reports(card, out)
-    print(safe_output("\n".join(render.terminal_lines(card))))
+    print(safe_output("\n".join(terminal.scorecard(card))))
     failed_items = [
         r.key for r in card.results if r.status != "ok" or gates.item_shortfalls(r.scores, r.suite, item_min)
     ]
@@ -223,7 +223,7 @@ def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text
         gold=gold,
         gold_absent=absent,
     )
-    print(safe_output("\n".join(render.comparison_lines(comparison)).lstrip("\n")))
+    print(safe_output("\n".join(terminal.comparison(comparison)).lstrip("\n")))
     for line in shortfalls:
         print(safe_output(f"gate FAILED: {line}"))
     problems = pipeline.write_reports(card, out) if out is not None else []

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_ambigqa.metrics.coverage import exact_presence
 from pytest_ambigqa.metrics.text import normalize_answer
-from pytest_ambigqa.report import compare, paired, render
+from pytest_ambigqa.report import compare, paired, terminal
 from pytest_ambigqa.report.html import Normalized
 from pytest_ambigqa.report.scorecard import Scorecard, build
 from pytest_ambigqa.schema import Answer, ItemResult
@@ -162,7 +162,7 @@ def test_rows_say_which_items_one_run_left_unscored(march):
     new_scores[every[0]] = {"str_em": 1.0, "str_hit": 1.0}  # no length for one item
     result = compare.compare(base, card_of(march, new_scores), seed=0)
     assert (result.row("march", "length").n, result.row("march", "length").one_sided) == (len(every) - 1, 1)
-    lines = render.comparison_lines(result)
+    lines = terminal.comparison(result)
     assert "  Length: 1 item(s) scored in one run only, left out of its rows" in lines
     assert any(line.split()[:2] == ["STR-EM", str(len(every))] for line in lines)  # the n column
 

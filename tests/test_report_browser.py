@@ -47,7 +47,11 @@ def _base_and_new(root: Path, module: str, source: str, suite: str, *options: st
     """Two runs of ``suite`` in ``root``: the oracle's report in ``base``, then ``module``'s
     (its ``answer``, from ``source``) compared with it in ``new``."""
     (root / f"{module}.py").write_text(source)
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    # ``root`` on the path before what was there (a checkout's PYTHONPATH stays in front of an install)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+    }
     common = [f"--ambig-suite={suite}", "-p", "no:cacheprovider", "-q", *options]
     for report, args in (
         ("base", ["--ambig-system=oracle"]),
@@ -298,58 +302,3 @@ def test_the_address_opens_an_item_and_a_malformed_one_is_ignored(open_page, hos
     page.goto(url + "#item=" + key)  # the address changed in an open page
     assert page.locator("#detail h2").text_content() == key and page.locator("#items").is_visible()
     clean(page)
-
-
-def _script_functions(*names: str) -> str:
-    """The named functions of the page's script, as it ships, to run on their own."""
-    source = (Path(html.__file__).parent / "assets" / "report.js").read_text()
-    found = []
-    for name in names:
-        start = source.index(f"  function {name}(")
-        found.append(source[start : source.index("\n  }\n", start) + 4])
-    return "".join(found)
-
-
-def test_numbers_print_as_python_prints_them(open_page, tmp_path):
-    """The page's rounding against Python's format: exact ties (to the even digit), -0 and 0
-    with their signs, totals in ``g`` form up to exponents, large and tiny values."""
-    rng = random.Random(14)
-    values = [0.0, -0.0, 0.0625, -0.0625, 2.5, 740.3125, 12.25, 1234565.0, 1234575.0, -1234565.0]
-    values += [99999.95, 999999.5, 1e-5, 0.000099999996, 1e20, 71058503014978.06]
-    values += [rng.randint(-20000, 20000) / 16 for _ in range(300)]
-    values += [rng.uniform(-1, 1) * 10 ** rng.randint(-12, 15) for _ in range(300)]
-    values += [float(rng.randint(1, 999) * 10 ** rng.randint(3, 12) + 5) for _ in range(100)]
-    (tmp_path / "blank.html").write_text("<!doctype html><title>numbers</title>")
-    page = open_page(tmp_path / "blank.html")
-    script = _script_functions("fixed", "general", "fmt", "signed")
-    got = page.evaluate(
-        f"""(values) => {{
-            const METRICS = {{ m3: {{ digits: 3 }}, m1: {{ digits: 1 }}, total: {{ digits: null }} }};
-            {script}
-            return values.map((v) => [fmt(v, "m3"), fmt(v, "m1"), fmt(v, "total"), signed(v, "m3"), signed(v, "total")]);
-        }}""",
-        values,
-    )
-    expected = [[f"{v:.3f}", f"{v:.1f}", f"{v:g}", f"{v:+.3f}", f"{v:+g}"] for v in values]
-    assert [(v, g) for v, g, e in zip(values, got, expected, strict=True) if g != e] == []
-
-
-def test_invisible_characters_in_ids_are_named(open_page, tmp_path):
-    (tmp_path / "blank.html").write_text("<!doctype html><title>ids</title>")
-    page = open_page(tmp_path / "blank.html")
-    script = _script_functions("visible")
-    ids = {
-        "F1\u034f": "F1⟨U+034F⟩",  # combining grapheme joiner
-        "F1\ufe0f": "F1⟨U+FE0F⟩",  # variation selector
-        "F1\U000e0031": "F1⟨U+E0031⟩",  # a tag character, beyond the BMP
-        "F1\u2028": "F1⟨U+2028⟩",
-        "F1\u3164": "F1⟨U+3164⟩",  # Hangul filler
-        "F\u00a01": "F⟨U+00A0⟩1",
-        "F3\u202e": "F3⟨U+202E⟩",
-        "a b": "a b",
-        "café 🎉": "café 🎉",
-    }
-    source = (Path(html.__file__).parent / "assets" / "report.js").read_text()
-    invisible = next(line for line in source.splitlines() if line.startswith("  const INVISIBLE = "))
-    got = page.evaluate(f"(ids) => {{ {invisible} {script} return ids.map(visible); }}", list(ids))
-    assert got == list(ids.values())

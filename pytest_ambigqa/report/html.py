@@ -36,10 +36,9 @@ from ..metrics.text import normalize_answer
 from ..output import json_text, safe_output
 from ..protocols import interactive
 from ..schema import AmbigItem, ItemResult
-from ..suites import SUITES
-from . import published
-from .render import decimals
-from .scorecard import Scorecard, SuiteCard
+from . import published, view
+from .compare import Comparison, sign
+from .scorecard import MetricSummary, Scorecard, SuiteCard
 
 # Inside a script element JSON must not close it ("</script>") nor open a comment ("<!--"):
 # these characters, written as JSON escapes, keep their meaning and lose that power.
@@ -52,9 +51,20 @@ _ESCAPES = (
 )
 
 
+# The page's script: small modules, each loadable on its own by Node for its unit tests
+# (tests/js), joined in this order into the one inline script (no bundler).
+SCRIPTS = ("format", "dom", "filter", "plots", "overview", "detail", "list", "comparison", "main")
+
+
 @cache
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+@cache
+def script() -> str:
+    """The page's script, as it is inlined (and hashed for the Content-Security-Policy)."""
+    return "\n".join(_asset(f"js/{name}.js") for name in SCRIPTS)
 
 
 def _hash(source: str) -> str:
@@ -76,9 +86,9 @@ def render(card: Scorecard, duration: float | None = None) -> str:
 def _page(card: Scorecard, duration: float | None) -> str:
     data = payload(card, duration)
     details = data.pop("details")
-    script, style = _asset("report.js"), _asset("report.css")
+    code, style = script(), _asset("report.css")
     policy = (
-        f"default-src 'none'; script-src '{_hash(script)}'; style-src '{_hash(style)}'; "
+        f"default-src 'none'; script-src '{_hash(code)}'; style-src '{_hash(style)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     return (
@@ -91,7 +101,7 @@ def _page(card: Scorecard, duration: float | None) -> str:
         f'<script type="application/json" id="ambigqa-data">{_inert(data)}</script>\n'
         # The items' details, parsed when one is first opened or searched.
         f'<script type="application/json" id="ambigqa-details">{_inert(details)}</script>\n'
-        f"<script>{script}</script>\n</body></html>\n"
+        f"<script>{code}</script>\n</body></html>\n"
     )
 
 
@@ -103,20 +113,13 @@ def _inert(value: Any) -> str:
     return text
 
 
-# ---- the data the page draws
+# ---- the data the page draws: every number it shows formatted by report/view.py, the raw
+# values beside them only where the page sorts, filters or plots
 
 
 def _metric_info(names: set[str]) -> dict[str, Any]:
     return {
-        m: {
-            "label": METRICS[m].label,
-            "factor": METRICS[m].factor,
-            "scale": _scale(m),
-            "digits": decimals(m),
-            "binary": METRICS[m].binary,
-            "higher": METRICS[m].higher_is_better,
-            "source": METRICS[m].source,
-        }
+        m: {"label": METRICS[m].label, "source": METRICS[m].source, "scale": _scale(m)}
         for m in names
         if m in METRICS
     }
@@ -150,15 +153,34 @@ def _papers(card: SuiteCard, setting: str) -> dict[str, Any]:
         if not values:
             continue
         best = max(values, key=lambda v: v[0])[1]
+        low, high = min(v for v, _ in values), max(v for v, _ in values)
+        comparable = all(r["comparable"] for _, r in values)
+        reason = next((r["reason"] for _, r in values if not r["comparable"]), None)
+        span = f"{low:g}–{high:g}"
+        marked = "" if comparable else f"{view.NOT_COMPARABLE} "
+        best_label = f"{best.get('method') or ''} {best['model']}".strip()
         out[metric] = {
-            "low": min(v for v, _ in values),
-            "high": max(v for v, _ in values),
-            "rows": len(values),
-            "comparable": all(r["comparable"] for _, r in values),
-            "reason": next((r["reason"] for _, r in values if not r["comparable"]), None),
-            "best": f"{best.get('method') or ''} {best['model']}".strip(),
+            "low": low,
+            "high": high,
+            "comparable": comparable,
+            "text": f"{marked}{span} ({len(values)} rows, best {best_label})",
+            "title": f"papers: {span}" + ("" if comparable else f" (not comparable: {reason or ''})"),
         }
     return out
+
+
+def _summary(s: MetricSummary, papers: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A metric's score as the scorecard prints it, and its interval on the printed scale."""
+    return {
+        "metric": s.metric,
+        "score": view.score(s),
+        "interval": view.interval(s),
+        "scored": view.scored(s) if s.n else "",
+        "mean": s.mean,
+        "low": s.low,
+        "high": s.high,
+        "papers": papers,
+    }
 
 
 def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
@@ -167,53 +189,73 @@ def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
         if r.status != "ok":
             reason = (r.error or r.status).splitlines()[0][:300] if (r.error or r.status) else r.status
             errors[reason] = errors.get(reason, 0) + 1
+    problems = [
+        f"{n} item(s) without an answer: {reason}"
+        for reason, n in sorted(errors.items(), key=lambda kv: -kv[1])
+    ]
+    problems += [
+        f"{METRICS[s.metric].label}: {s.unscored} unscored: {s.reason or ''}"
+        for s in card.metrics.values()
+        if s.unscored > 0 and s.mean is not None
+    ]
+    papers = _papers(card, view.headline(card.name))
+    by_type = {s.name: _papers(card, s.name) for s in card.slices}
+    multiples = []
+    for metric in card.metrics:
+        shown = [sl for sl in card.slices if metric in sl.metrics]
+        if any(sl.metrics[metric].mean is not None for sl in shown):
+            rows = [
+                _summary(sl.metrics[metric], by_type[sl.name].get(metric))
+                | {"name": f"{sl.name} ({sl.items})"}
+                for sl in shown
+            ]
+            multiples.append({"metric": metric, "rows": rows})
+    origin = " (bundled sample)" if card.is_sample else ""
+    facts = [
+        f"{card.items} items{origin}",
+        f"errors {card.errors}",
+        f"missing {card.missing}",
+        card.protocol.label,
+    ]
+    if card.profile:
+        facts.append(f"scored as {card.profile}")
     return {
         "name": card.name,
         "title": card.title,
-        "source": card.source,
-        "sha256": card.sha256,
-        "is_sample": card.is_sample,
-        "items": card.items,
-        "errors": card.errors,
-        "missing": card.missing,
-        "protocol": card.protocol.label,
+        "summary": " · ".join(facts),
+        "data": f"data: {card.source} (sha256 {card.sha256[:12]})",
         "upper_bound": card.protocol.upper_bound,
         "notes": list(card.protocol.notes),
-        "profile": card.profile,
         "warnings": card.data_warnings,
-        "outside": card.outside,
-        "metrics": [_summary(s) for s in card.metrics.values()],
-        "slices": [
-            {"name": s.name, "items": s.items, "metrics": {m: _summary(v) for m, v in s.metrics.items()}}
-            for s in card.slices
-        ],
+        "metrics": [_summary(s, papers.get(s.metric)) for s in card.metrics.values()],
+        "problems": problems,
+        "by": f"By {'query' if card.interactive is not None else 'ambiguity type'}" if card.slices else None,
+        "multiples": multiples,
         "evidence": [
             {
                 "name": e.name,
                 "items": e.items,
-                "original": _summary(e.original),
-                "clarified": _summary(e.clarified),
+                "original": view.score(e.original),
+                "clarified": view.score(e.clarified),
             }
             for e in card.evidence
         ],
-        "papers": _papers(card, SUITES[card.name].headline_setting if card.name in SUITES else "all"),
-        "papers_by_type": {s.name: _papers(card, s.name) for s in card.slices},
-        "error_reasons": sorted(errors.items(), key=lambda kv: -kv[1]),
-        "interactive": card.interactive,
     }
 
 
-def _summary(s: Any) -> dict[str, Any]:
-    return {
-        "metric": s.metric,
-        "n": s.n,
-        "unscored": s.unscored,
-        "reason": s.reason,
-        "mean": s.mean,
-        "low": s.low,
-        "high": s.high,
-        "failed": s.failed,
-    }
+def _facts(card: Scorecard, duration: float | None) -> list[str]:
+    """The header's line: what ran, when, with what."""
+    config = card.config
+    facts = ["suites " + ", ".join(config.get("suites") or [])]
+    if config.get("protocol"):
+        facts.append(f"protocol {config['protocol']}")
+    facts.append(f"seed {config.get('seed')}")
+    if duration:
+        facts.append(f"ran {duration:.1f} s")
+    facts.append("written " + time.strftime("%Y-%m-%d %H:%M:%S %Z"))
+    if card.versions:
+        facts.append(f"pytest-ambigqa {card.versions.get('pytest-ambigqa')}")
+    return facts
 
 
 def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
@@ -231,53 +273,85 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
             r = dataclasses.replace(r, scores={m: v for m, v in r.scores.items() if m not in na[r.suite]})
         base = comparison.base_results.get(r.key) if comparison else None
         gold, absent = card.gold.get(r.key), card.gold_absent.get(r.suite)
-        items.append(_row(r, gold, base, r.key in regressed, primary))
+        items.append(_item(r, gold, base, r.key in regressed, primary))
         details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite)))
     names = {m for s in card.suites for m in s.metrics} | {m for r in card.results for m in r.scores}
+    unanswered = sum(s.errors + s.missing for s in card.suites)
     return {
-        "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "duration": duration,
-        "system": card.system,
+        "system": card.system.get("label"),
+        "facts": _facts(card, duration),
         "config": card.config,
         "versions": card.versions,
         "judge": card.judge,
-        "gates": {"shortfalls": card.shortfalls, "deferred": card.gates_deferred},
+        "gates": {
+            "shortfalls": card.shortfalls,
+            "deferred": card.gates_deferred,
+            "unanswered": (
+                f"{unanswered} item{'' if unanswered == 1 else 's'} errored or missing: "
+                f"{'its test fails' if unanswered == 1 else 'their tests fail'}, and so does the run"
+            )
+            if unanswered
+            else None,
+        },
         "metrics": _metric_info(names),
         "suites": [_suite(s, [r for r in card.results if r.suite == s.name]) for s in card.suites],
         "items": items,
         "details": details,  # by item, as items
         "reasons": list(reasons),
-        "comparison": comparison.to_json() if comparison else None,
+        "comparison": _comparison(comparison, card.config) if comparison else None,
     }
 
 
-def _row(
+def _scores(scores: dict[str, float]) -> dict[str, str]:
+    return {m: view.num(view.item_value(v, m), m) for m, v in scores.items()}
+
+
+def _item(
     r: ItemResult,
     gold: AmbigItem | None,
     base: ItemResult | None,
     regressed: bool,
     primary: dict[str, str | None],
 ) -> dict[str, Any]:
-    """One item as the list filters and sorts it; its detail is apart (:func:`_detail`)."""
+    """One item as the list filters, sorts (``scores``: on the printed scale) and shows it
+    (``shown``); its detail is apart (:func:`_detail`)."""
     spread = max((max(v) - min(v) for v in r.samples.values() if len(v) > 1), default=0.0)
     metric = primary.get(r.suite)
     change = None
     if base is not None and metric and metric in r.scores and metric in base.scores:
         change = r.scores[metric] - base.scores[metric]
-    question = gold.question if gold is not None else ""
     return {
-        "k": r.key,
-        "s": r.suite,
-        "t": r.ambiguity_type or interactive.split_of(r),
-        "st": r.status,
-        "q": question,
-        "sc": r.scores,
-        "un": sorted(r.unscored),
-        "sp": spread,
-        "d": r.duration,
-        "c": change,
-        "rg": regressed,
+        "key": r.key,
+        "suite": r.suite,
+        "type": r.ambiguity_type or interactive.split_of(r),
+        "status": r.status,
+        "question": gold.question if gold is not None else "",
+        "scores": {m: view.item_value(v, m) for m, v in r.scores.items()},
+        "shown": _scores(r.scores),
+        "unscored": sorted(r.unscored),
+        "spread": spread,
+        "duration": r.duration,
+        "change": change,
+        "regressed": regressed,
     }
+
+
+def _episode(r: ItemResult) -> str | None:
+    episode = r.details.get("episode")
+    if not episode:
+        return None
+    query = (
+        f"ambiguous query, reading {episode['interpretation'] + 1}"
+        if episode["ambiguous"]
+        else "unambiguous query"
+    )
+    actions = f" · actions {r.details['sequence']}" if r.details.get("sequence") else ""
+    return f"episode: {query} · alpha {episode['alpha']:g} · beta {episode['beta']:g}{actions}"
+
+
+def _samples(samples: list[float]) -> str:
+    spread = max(samples) - min(samples) if len(samples) > 1 else 0
+    return ", ".join(f"{v:g}" for v in samples) + (f" (spread {spread:.2f})" if spread else "")
 
 
 def _detail(
@@ -293,21 +367,26 @@ def _detail(
     suite's STR-EM followed, whose reading of the answer the hits are taken from."""
     answer = r.answer.to_dict() if r.answer is not None else None
     text = r.answer.text if r.answer is not None else ""
+    evidence = None
+    if r.evidence:
+        evidence = (
+            f"from the original question {100 * r.evidence['original']:.1f}% · "
+            f"from the clarified questions {100 * r.evidence['clarified']:.1f}%"
+        )
     out: dict[str, Any] = {
         "id": r.item_id,
         "answer": answer,
-        "scores": r.scores,
+        "scores": _scores(r.scores),
         "unscored": {m: reasons.setdefault(why, len(reasons)) for m, why in r.unscored.items()},
-        "samples": r.samples,
-        "evidence": r.evidence,
+        "samples": {m: _samples(v) for m, v in r.samples.items() if v},
+        "evidence": evidence,
         "error": r.error,
         "trace": r.trace,
-        "duration": r.duration,
+        "duration": f"{r.duration or 0:.2f} s",
         "cached": r.cached,
         "usage": r.usage,
         "transcript": r.details.get("transcript"),
-        "episode": r.details.get("episode"),
-        "sequence": r.details.get("sequence"),
+        "episode": _episode(r),
         "reader": r.details.get("reader"),
     }
     if gold is None:
@@ -318,10 +397,80 @@ def _detail(
         out["base"] = {
             "status": base.status,
             "text": base.answer.text if base.answer is not None else None,
-            "scores": base.scores,
+            "scores": _scores(base.scores),
             "error": base.error,
         }
     return {k: v for k, v in out.items() if v is not None and v != {} and v != [] and v is not False}
+
+
+def _comparison(comparison: Comparison, config: dict[str, Any]) -> dict[str, Any]:
+    """The comparison tab: each compared row's cells as scorecard.md prints them, with its
+    change and interval beside them for the plot; the regressions with their word diffs."""
+    base = comparison.base
+    margins = {}  # --ambig-fail-if-worse's margin per metric, marked on the plots
+    for margin in config.get("fail_if_worse") or ():
+        metric, value = margin.split(":")[-2:]
+        margins[metric] = float(value)
+    suites = []
+    for suite in dict.fromkeys(r.suite for r in comparison.rows):
+        rows = [r for r in comparison.rows if r.suite == suite]
+        skipped: dict[str | None, list[str]] = {}
+        for r in rows:
+            if r.diff is None and METRICS[r.metric].label not in skipped.get(r.reason, []):
+                skipped.setdefault(r.reason, []).append(METRICS[r.metric].label)
+        suites.append(
+            {
+                "name": suite,
+                "rows": [
+                    {
+                        "slice": r.slice,
+                        "metric": r.metric,
+                        "cells": [str(r.n), *view.change(r)],
+                        "diff": r.diff,
+                        "low": r.low,
+                        "high": r.high,
+                        "direction": sign(r.metric),
+                        "margin": margins.get(r.metric),
+                    }
+                    for r in rows
+                    if r.diff is not None
+                ],
+                "skipped": [
+                    f"not compared: {', '.join(labels)} ({reason})" for reason, labels in skipped.items()
+                ],
+                "one_sided": view.one_sided([r for r in rows if r.slice == "all"]),
+            }
+        )
+    where = f"({base['scorecard']}) " if base.get("scorecard") else ""
+    return {
+        "intro": (
+            f"Compared with the base run {where}of {base.get('system')}, {base.get('items')} items, "
+            "paired by item. Change = this run − base, with a seeded paired bootstrap 95% interval "
+            "(items resampled within their type); p: exact McNemar for 0/1 metrics, else a sign-flip "
+            "permutation test; Holm-corrected across every test shown. W/T/L: items better / same / "
+            "worse in this run."
+        ),
+        "notes": comparison.notes,
+        "only": [
+            {"what": what, "keys": keys}
+            for what, keys in (
+                ("only in the base run", comparison.only_base),
+                ("only in this run", comparison.only_new),
+            )
+            if keys
+        ],
+        "suites": suites,
+        "regressions": [
+            {
+                "key": r.key,
+                "suite": r.suite,
+                "text": (view.drops(r, "→") or "no answer")
+                + (f" · now {r.new_status}" if r.new_status != r.base_status else ""),
+                "diff": r.diff,
+            }
+            for r in comparison.regressions
+        ],
+    }
 
 
 def _gold(item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None) -> dict[str, Any]:

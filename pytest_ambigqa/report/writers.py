@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..output import json_document
 from ..registry import Registry
-from . import html, render
+from . import html, markdown
 from .scorecard import Scorecard
 
 
@@ -24,7 +24,7 @@ for _writer in (
     Writer(
         "json", "scorecard.json", lambda card, duration: json_document(card.to_json(duration=duration)) + "\n"
     ),
-    Writer("markdown", "scorecard.md", lambda card, duration: render.markdown(card)),
+    Writer("markdown", "scorecard.md", markdown.render),
     Writer("html", "report.html", html.render),
 ):
     WRITERS.register(_writer.name, _writer)

@@ -15,7 +15,7 @@ import pytest
 
 from ..errors import AmbigQAWarning, ScorecardError
 from ..output import safe_output
-from ..report import pipeline, render
+from ..report import pipeline, terminal
 from ..report.saved import read_card
 from ..report.scorecard import Scorecard, build
 from ..schema import ItemResult
@@ -135,7 +135,7 @@ class ScorecardPlugin:
         if self.scorecard is None:
             return
         terminalreporter.write_sep("=", "ambigqa scorecard")
-        for line in render.terminal_lines(self.scorecard):
+        for line in terminal.scorecard(self.scorecard):
             terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
         if self.run.cfg.report_dir is not None and not self._unmet:
             terminalreporter.write_line(f"scorecard written to {self.run.cfg.report_dir}")

@@ -1,0 +1,56 @@
+// report.html, comparison: the paired comparison with the base run, suite by suite, and
+// its regressions with their word diffs.
+(function (ns) {
+  "use strict";
+  const SHOWN = 200; // regressions drawn per suite; the Items tab lists them all
+
+  function comparison(page) {
+    const { el } = ns.dom;
+    const { visible } = ns.format;
+    const c = page.data.comparison;
+    const out = el("section", { id: "comparison" });
+    out.appendChild(el("p", { text: c.intro }));
+    for (const note of c.notes) out.appendChild(el("p", { class: "warn", text: note }));
+    for (const only of c.only) {
+      out.appendChild(el("details", {}, el("summary", { text: only.keys.length + " item(s) " + only.what + ", not compared" }),
+        el("p", { text: only.keys.map(visible).join(", ") })));
+    }
+    const index = new Map(page.items.map((it, n) => [it.key, n]));
+    for (const suite of c.suites) {
+      out.appendChild(el("h2", { text: suite.name }));
+      const t = el("table", { class: "changes" }, el("tr", {}, ["slice", "metric", "n", "base", "new", "change", "95% CI", "",
+        "p (test)", "Holm p", "W/T/L"].map((x, n) => el("th", { class: n >= 2 && n <= 5 ? "num" : null, text: x }))));
+      for (const r of suite.rows) {
+        const [n, base, now, change, interval, p, holm, wtl] = r.cells;
+        t.appendChild(el("tr", { dataset: { metric: r.metric, slice: r.slice } }, el("td", { text: r.slice }),
+          el("td", { text: page.metric(r.metric).label }), el("td", { class: "num", text: n }),
+          el("td", { class: "num", text: base }), el("td", { class: "num", text: now }),
+          el("td", { class: "num", text: change }), el("td", { text: interval }),
+          el("td", {}, ns.plots.changePlot(r)), el("td", { text: p }),
+          el("td", { class: "num", text: holm }), el("td", { class: "num", text: wtl })));
+      }
+      out.appendChild(t);
+      for (const text of suite.skipped) out.appendChild(el("p", { class: "na not-compared", text: text }));
+      for (const text of suite.one_sided) out.appendChild(el("p", { class: "na one-sided", text: text }));
+      const regs = c.regressions.filter((r) => r.suite === suite.name);
+      out.appendChild(el("h3", { text: "Regressions (" + regs.length + ", worst first)" }));
+      for (const r of regs.slice(0, SHOWN)) {
+        const open = () => { page.showTab("items"); page.list.open(index.get(r.key)); };
+        const box = el("div", { class: "regression", dataset: { key: r.key } },
+          el("button", { class: "link", text: visible(r.key), onclick: open }),
+          el("span", { class: "meta", text: " · " + r.text }));
+        const n = index.get(r.key);
+        const d = n === undefined ? null : page.detailOf(n);
+        if (d && d.base) {
+          box.appendChild(el("div", { class: "side" }, el("div", { text: d.base.text || "(no answer)" }), el("div", { text: d.answer ? d.answer.text : "(no answer)" })));
+        }
+        box.appendChild(ns.detail.wordDiff(r.diff));
+        out.appendChild(box);
+      }
+      if (regs.length > SHOWN) out.appendChild(el("p", { class: "meta", text: (regs.length - SHOWN) + " more: tick “regressions” in Items to list them all." }));
+    }
+    return out;
+  }
+  ns.comparison = comparison;
+})(globalThis.ambigqa = globalThis.ambigqa || {});
+if (typeof module !== "undefined") module.exports = globalThis.ambigqa;

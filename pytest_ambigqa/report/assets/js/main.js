@@ -1,0 +1,105 @@
+// report.html, main: reads the data blocks, draws the header and the tabs, opens the item the
+// address names. Runs last, and only in a page that has the data.
+(function (ns) {
+  "use strict";
+  // The item key an address names ("#item=<key>", URI-escaped); null for none or a malformed one.
+  function itemFromHash(hash) {
+    const wanted = /^#item=(.*)$/.exec(hash);
+    if (!wanted) return null;
+    try { return decodeURIComponent(wanted[1]); } catch (e) { return null; }
+  }
+
+  function header(page) {
+    const { el } = ns.dom;
+    const data = page.data;
+    const head = el("header", {},
+      el("h1", { text: "ambigqa report" }),
+      el("div", { class: "meta" }, "system: ", el("strong", { text: data.system || "?" })),
+      el("div", { class: "meta", text: data.facts.join(" · ") }));
+    const gates = data.gates;
+    if (gates.shortfalls.length) {
+      head.appendChild(el("div", { class: "gate fail", id: "gates" }, "Gates FAILED",
+        el("ul", {}, gates.shortfalls.map((s) => el("li", { text: s })))));
+    } else if (gates.deferred) {
+      head.appendChild(el("div", { class: "gate deferred", id: "gates", text: "Gates deferred: " + gates.deferred }));
+    } else {
+      head.appendChild(el("div", { class: "gate pass", id: "gates", text: "Gates passed" }));
+    }
+    if (gates.unanswered) head.appendChild(el("div", { class: "gate fail", id: "unanswered", text: gates.unanswered }));
+    return head;
+  }
+
+  // What every part of the page shares: the data, the items and their details (parsed when
+  // one is first needed), the tabs.
+  function load(doc) {
+    const data = JSON.parse(doc.getElementById("ambigqa-data").textContent);
+    const details = [];
+    let parsed = null;
+    const hay = [];
+    const page = {
+      data: data,
+      items: data.items,
+      diffs: new Map((data.comparison ? data.comparison.regressions : []).map((r) => [r.key, r.diff])),
+      metric: (m) => data.metrics[m] || { label: m },
+      detailOf(i) {
+        if (details[i] === undefined) {
+          if (parsed === null) parsed = JSON.parse(doc.getElementById("ambigqa-details").textContent);
+          // Empty parts are left out of the file: put them back, and the reasons by index.
+          const d = Object.assign({ scores: {}, unscored: {}, samples: {} }, parsed[i]);
+          for (const m of Object.keys(d.unscored)) d.unscored[m] = data.reasons[d.unscored[m]];
+          details[i] = d;
+        }
+        return details[i];
+      },
+      haystack(i) { // lower-cased search text per item, built on the first search
+        if (hay[i] === undefined) {
+          const it = data.items[i];
+          const d = page.detailOf(i);
+          hay[i] = [it.key, it.question, d.answer ? d.answer.text : "", d.error || ""].join("\n").toLowerCase();
+        }
+        return hay[i];
+      },
+    };
+    return page;
+  }
+
+  function start(doc) {
+    const { el } = ns.dom;
+    const page = load(doc);
+    const tabs = [["overview", "Overview", ns.overview], ["items", "Items (" + page.items.length + ")", ns.list]];
+    if (page.data.comparison) tabs.push(["comparison", "Comparison", ns.comparison]);
+    const sections = {}, buttons = {};
+    page.showTab = (name) => {
+      for (const [key] of tabs) {
+        sections[key].hidden = key !== name;
+        buttons[key].classList.toggle("active", key === name);
+      }
+      if (name === "items") page.list.draw();
+    };
+    doc.body.appendChild(header(page));
+    const nav = el("nav", {});
+    const main = el("main", {});
+    for (const [key, text, draw] of tabs) {
+      sections[key] = draw(page);
+      buttons[key] = el("button", { id: "tab-" + key, text: text, onclick: () => page.showTab(key) });
+      nav.appendChild(buttons[key]);
+      main.appendChild(sections[key]);
+    }
+    doc.body.appendChild(nav);
+    doc.body.appendChild(main);
+    window.addEventListener("resize", () => page.list.draw());
+    page.showTab("overview");
+    page.list.refilter();
+    // #item=<key> opens an item, at load and when the address changes; a malformed one is ignored.
+    const openFromHash = () => {
+      const key = itemFromHash(location.hash);
+      const n = key === null ? -1 : page.items.findIndex((it) => it.key === key);
+      if (n >= 0) { page.showTab("items"); page.list.open(n); }
+    };
+    window.addEventListener("hashchange", openFromHash);
+    openFromHash();
+  }
+  ns.main = { itemFromHash, start };
+  if (typeof document !== "undefined" && document.getElementById("ambigqa-data")) start(document);
+})(globalThis.ambigqa = globalThis.ambigqa || {});
+if (typeof module !== "undefined") module.exports = globalThis.ambigqa;

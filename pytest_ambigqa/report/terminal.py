@@ -1,0 +1,49 @@
+"""The scorecard in the terminal: the view's blocks as indented lines (no headings: the
+summary's separator and each section's first line say them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from . import view
+from .compare import Comparison
+from .scorecard import Scorecard
+
+
+def lines(blocks: Iterable[view.Block]) -> list[str]:
+    out: list[str] = []
+    for block in blocks:
+        if block.only not in (None, "terminal"):
+            continue
+        match block:
+            case view.Gap():
+                out.append("")
+            case view.Para(text, depth) | view.Caption(text, depth):
+                out.append("  " * depth + text)
+            case view.Notes(notes):
+                out += ["  " * note.depth + note.text for note in notes]
+            case view.Table(header, rows, align, depth) if header:
+                out += _table([header, *rows], align, "  " * depth)
+    return out
+
+
+def _table(rows: list[tuple[str, ...]], align: str, indent: str) -> list[str]:
+    """Columns padded to width, right-aligned where ``align`` says ``r``."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        (
+            indent
+            + "  ".join(
+                c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, align, strict=True)
+            )
+        ).rstrip()
+        for row in rows
+    ]
+
+
+def scorecard(card: Scorecard) -> list[str]:
+    return lines(view.scorecard(card))
+
+
+def comparison(comparison: Comparison) -> list[str]:
+    return lines(view.comparison(comparison))

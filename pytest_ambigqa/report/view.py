@@ -1,0 +1,695 @@
+"""The scorecard as people read it, built once: blocks of already-formatted text.
+
+Every number a person sees is formatted here, once (:func:`num`, :func:`interval`,
+:func:`change`, ...), and the scorecard is walked here, once, into plain blocks: headings,
+paragraphs, notes, tables of strings. The writers only print them: ``terminal.py`` as the
+terminal summary, ``markdown.py`` as ``scorecard.md``; ``html.py`` draws its page from the same
+helpers. Where the terminal and ``scorecard.md`` say different things (a short hash against a
+full one, a brief table against a full one), the block says which of them shows it
+(``only``): the two outputs are kept as they were (tests/golden), and the difference is
+written down in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from ..metrics import METRICS
+from ..suites import SUITES
+from . import published
+from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row
+from .scorecard import MetricSummary, Scorecard, SuiteCard
+
+NOT_COMPARABLE = "n/c"
+
+Only = Literal["terminal", "markdown"] | None  # the one writer that shows a block; None: both
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A section's title: Markdown prints it; the terminal's separator and each section's
+    first line say it there."""
+
+    text: str
+    level: int
+    only: Only = None
+
+
+@dataclass(frozen=True)
+class Para:
+    """A line of prose: a paragraph in Markdown, a line indented by ``depth`` in the terminal."""
+
+    text: str
+    depth: int = 0
+    only: Only = None
+
+
+@dataclass(frozen=True)
+class Caption:
+    """A table's title (or a finding with no table): as :class:`Para`, capitalised in Markdown."""
+
+    text: str
+    depth: int = 1
+    only: Only = None
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    depth: int = 0  # the terminal's indent, in steps of two spaces
+    nested: bool = False  # Markdown: a bullet under the one before
+
+
+@dataclass(frozen=True)
+class Notes:
+    """Lines of notes: bullets in Markdown, indented lines in the terminal. Empty, it still
+    separates in Markdown (as scorecard.md always has)."""
+
+    notes: tuple[Note, ...]
+    only: Only = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """Columns of formatted cells; ``align`` has one ``l`` or ``r`` per column. No header: no
+    table (a caption said it all), a blank line in Markdown."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    align: str
+    depth: int = 1
+    fold: str | None = None  # Markdown: folded away under this summary
+    only: Only = None
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A blank line in the terminal (Markdown puts one between every two blocks)."""
+
+    only: Only = "terminal"
+
+
+Block = Heading | Para | Caption | Notes | Table | Gap
+
+
+def _notes(texts: list[str], depth: int = 0, only: Only = None) -> Notes:
+    return Notes(tuple(Note(t, depth) for t in texts), only)
+
+
+# ---- numbers, formatted once
+
+
+def _decimals(metric: str) -> int | None:
+    """Percentages and lengths with one decimal, 0-1 and 0-5 scores with three, totals as
+    they are (None)."""
+    spec = METRICS.get(metric)  # evidence recall is a percentage without a metric entry
+    if spec is not None and spec.aggregation == "sum":
+        return None
+    return 3 if spec is not None and spec.factor == 1 and metric != "length" else 1
+
+
+def num(value: float | None, metric: str) -> str:
+    if value is None:
+        return "n/a"
+    digits = _decimals(metric)
+    return f"{value:g}" if digits is None else f"{value:.{digits}f}"
+
+
+def score(s: MetricSummary) -> str:
+    return num(s.mean, s.metric)
+
+
+def interval(s: MetricSummary) -> str:
+    """'[low, high]'; the reason when there is no score; '' for a total or the official
+    bootstrap mid (no interval of its own)."""
+    if s.mean is None:
+        return s.reason or ""
+    if s.low is None:
+        return ""
+    return f"[{num(s.low, s.metric)}, {num(s.high, s.metric)}]"
+
+
+def scored(s: MetricSummary) -> str:
+    """Items scored from an answer, of all; the items without one that count as 0 said apart."""
+    text = f"{s.n - s.failed}/{s.n + s.unscored}"
+    return f"{text} +{s.failed} failed as 0" if s.failed else text
+
+
+def item_value(value: float, metric: str) -> float:
+    """An item's score on the printed scale."""
+    spec = METRICS.get(metric)
+    return value * spec.factor if spec is not None else value
+
+
+def _value(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _p_value(value: float | None) -> str:
+    if value is None:
+        return ""
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def change(row: Row) -> list[str]:
+    """base, new, change, its interval, test p, Holm p, W/T/L of one compared row."""
+    if row.diff is None:
+        return ["", "", f"n/a ({row.reason})", "", "", "", ""]
+    test = {"mcnemar": "McNemar", "permutation": "perm."}.get(row.test or "", "")
+    wtl = f"{row.wins}/{row.ties}/{row.losses}" if row.wins is not None else ""
+    digits = len(num(row.base, row.metric).partition(".")[2])  # as the scorecard prints the metric
+    return [
+        num(row.base, row.metric),
+        num(row.new, row.metric),
+        f"{row.diff:+.{digits}f}",
+        f"[{row.low:+.{digits}f}, {row.high:+.{digits}f}]",
+        f"{_p_value(row.p)} ({test})",
+        _p_value(row.p_holm),
+        wtl,
+    ]
+
+
+_CHANGE_HEAD = ("base", "new", "change", "95% CI", "p (test)", "Holm p", "W/T/L")
+
+
+def drops(r: Regression, arrow: str = "->") -> str:
+    """What an item lost, metric by metric, on the printed scale: 'STR-EM 100.0 -> 0.0, ...'."""
+    return ", ".join(
+        f"{METRICS[m].label} {num(item_value(before, m), m)} {arrow} {num(item_value(after, m), m)}"
+        for m, (before, after) in r.drops.items()
+    )
+
+
+def one_sided(rows: list[Row]) -> list[str]:
+    """Why a row's n is below the items in both runs: items scored in one run only."""
+    return [
+        f"{METRICS[r.metric].label}: {r.one_sided} item(s) scored in one run only, left out of its rows"
+        for r in rows
+        if r.one_sided
+    ]
+
+
+# ---- the published rows beside a run
+
+
+def headline(suite: str) -> str:
+    """The slice of published rows the "papers" column shows (MARCH Table 3, ASQA Table 11,
+    CondAmbigQA Tables 2 and 3; MARCH's per-type rows use the type): the suite says which."""
+    known = SUITES.get(suite)
+    return known.headline_setting if known is not None else "all"
+
+
+def _published_rows(suite: SuiteCard) -> list[dict[str, Any]]:
+    """The suite's published rows beside this run; an interactive run has its own context
+    rows (in its section), and no single-shot row says anything about it."""
+    return [] if suite.interactive is not None else published.compare(suite.name, suite.protocol)
+
+
+def _row_label(row: dict[str, Any]) -> str:
+    return f"{row['method']} / {row['model']}" if row.get("method") else row["model"]
+
+
+def _paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:
+    """'lo–hi (best: method / model)' over the comparable rows of ``setting``; rows of the
+    run's protocol that still cannot be compared (an upper-bound run, a source that is not
+    like for like) are marked n/c; '' if no row of the protocol reports the metric."""
+    rows = [r for r in rows if metric in r and r.get("setting") == setting and r["same_protocol"]]
+    comparable = [r for r in rows if r["comparable"]]
+    shown = comparable or rows
+    if not shown:
+        return ""
+    values = [r[metric] for r in shown]
+    text = f"{min(values):g}–{max(values):g}" if len(shown) > 1 else f"{values[0]:g}"
+    if not comparable:
+        return f"{NOT_COMPARABLE} {text}"
+    if METRICS[metric].higher_is_better and len(shown) > 1:
+        best = max(shown, key=lambda r: r[metric])
+        text += f" (best {_row_label(best)})"
+    return text
+
+
+def _published_lines(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[str]:
+    """Which published rows the "papers" column draws on, and why the others are not comparable."""
+    lines = []
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_source.setdefault(row["source"], []).append(row)
+    for name, group in by_source.items():
+        comparable = [r for r in group if r["comparable"]]
+        note = published.source(suite.name, name).get("note", "")
+        if comparable:
+            lines.append(f"papers: {name}, {len(comparable)} rows comparable: {note}".rstrip(": "))
+        else:
+            lines.append(f"{NOT_COMPARABLE}: {name}, {len(group)} rows: {group[0]['reason']}")
+    return lines
+
+
+# ---- the scorecard
+
+
+def scorecard(card: Scorecard) -> list[Block]:
+    blocks: list[Block] = [Heading("ambigqa scorecard", 1), Notes((*_system(card), *_judge(card)))]
+    for suite in card.suites:
+        blocks += _suite(card, suite)
+    if card.comparison is not None:
+        blocks += comparison(card.comparison)
+    blocks.append(Gap())
+    blocks += [Heading("Gates", 2), _gates(card, "terminal"), _gates(card, "markdown")]
+    return blocks
+
+
+def _system(card: Scorecard) -> list[Note]:
+    system = card.system
+    notes = [Note(f"system: {system['label']}")]
+    if system.get("default"):
+        notes.append(
+            Note("(no --ambig-system given: this is the bundled lexical baseline, not your system)", 1)
+        )
+    if system.get("inputs"):
+        notes.append(Note(f"receives: {', '.join(system['inputs'])}", 1))
+    if system.get("gold_inputs"):
+        notes.append(Note(f"gold inputs ({', '.join(system['gold_inputs'])}): scores are an upper bound", 1))
+    if card.config.get("device_used"):
+        notes.append(
+            Note(
+                f"local models (reader, dense embedder) ran on {card.config['device_used']} "
+                f"(--ambig-device={card.config.get('device', 'auto')})",
+                1,
+            )
+        )
+    calls = system.get("model_calls")
+    if calls:
+        priced = (card.config.get("llm_price") or None) is not None
+        cost = f"${calls['cost']:.4f}" if priced else "no prices given (--ambig-llm-price)"
+        tokens_in, tokens_out = calls["prompt_tokens_per_item"], calls["completion_tokens_per_item"]
+        notes.append(
+            Note(
+                f"model calls (llm:{calls['method']}, {calls['model']}): {calls['calls_per_item']:.1f} "
+                f"per item ({calls.get('cached_per_item', 0):.1f} from llm.sqlite), {tokens_in:,.0f} tokens "
+                f"in / {tokens_out:,.0f} out per item, cost {cost}; "
+                f"latency {calls['latency_mean']:.2f} s mean, {calls['latency_median']:.2f} s median, "
+                f"over {calls['items']} answered items",
+                1,
+            )
+        )
+    stored = sum(r.cached for r in card.results)
+    if stored:
+        asked = sum(not r.cached and r.status != "missing" for r in card.results)
+        notes.append(Note(f"answers: {stored} from the response store, {asked} asked now", 1))
+    return notes
+
+
+def _judge(card: Scorecard) -> list[Note]:
+    judge = card.judge
+    if not judge:
+        return []
+    usage = judge["usage"]
+    templates = ", ".join(f"{k} {v}" for k, v in judge["templates"].items())
+    fingerprints = ", ".join(usage["fingerprints"]) or "none reported"
+    cost = (
+        f"${usage['cost']:.4f}"
+        if judge["prices_per_million"][0] is not None
+        else "no prices given (--ambig-judge-price)"
+    )
+    samples = (
+        f", {judge['samples']} samples per judgement (seeds from {judge['seed']})"
+        if judge["samples"] > 1
+        else ""
+    )
+    notes = [
+        Note(f"judge: {judge['model']} at {judge['base_url']}{samples}"),
+        Note(f"templates {templates}; system fingerprints: {fingerprints}", 1),
+        Note(
+            f"requests {usage['requests']} (+{usage['cached']} from cache), retries {usage['retries']}, "
+            f"re-asked {usage['reasks']}, tokens {usage['prompt_tokens']:,} in / "
+            f"{usage['completion_tokens']:,} out, cost {cost}",
+            1,
+        ),
+    ]
+    deepeval = judge.get("deepeval") or {}
+    if deepeval.get("geval_templates"):
+        notes.append(
+            Note(
+                f"G-Eval: deepeval {deepeval['version']} (templates {deepeval['geval_templates']}); "
+                f"CondAmbigQA's published scores used deepeval {deepeval['released_with']}",
+                1,
+            )
+        )
+    return notes
+
+
+def _unit(suite: SuiteCard) -> str:
+    return "episodes" if suite.interactive is not None else "items"
+
+
+def _slice_title(suite: SuiteCard) -> str:
+    return "queries" if suite.interactive is not None else "ambiguity type"
+
+
+def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
+    setting = headline(suite.name)
+    rows = _published_rows(suite)
+    origin = ", bundled sample (not the benchmark)" if suite.is_sample else ""
+    source = f"{suite.title}: {suite.items} {_unit(suite)}{origin}"
+    errors = f"errors {suite.errors}, missing {suite.missing}"
+    scorer = f"; scorer: {suite.profile}" if suite.profile else ""
+    protocol = [Note(f"protocol: {suite.protocol.label}{scorer}", 1)]
+    if suite.protocol.upper_bound:
+        protocol.append(Note(f"upper bound: {suite.protocol.upper_bound}", 2))
+    protocol += [Note(f"note: {note}", 2) for note in suite.protocol.notes]
+    protocol += [Note(f"data warning: {warning}", 1) for warning in suite.data_warnings]
+    blocks: list[Block] = [
+        Gap(),
+        Heading(suite.title, 2),
+        Para(source, only="terminal"),
+        Para(f"{source}; {errors}.", only="markdown"),
+        _notes([f"data: {suite.source} (sha256 {suite.sha256[:12]})"], 1, "terminal"),
+        Para(f"Data: {suite.source} (sha256 {suite.sha256})", only="markdown"),
+        Notes(tuple(protocol)),
+        _notes([errors], 1, "terminal"),
+    ]
+    head = ("metric", "score", "95% CI", "scored", "papers")
+    for only in ("terminal", "markdown"):  # the terminal leaves "scored" blank for a metric with no score
+        table = [
+            (
+                METRICS[metric].label,
+                score(s),
+                interval(s),
+                scored(s) if s.n or only == "markdown" else "",
+                _paper_range(rows, metric, setting),
+            )
+            for metric, s in suite.metrics.items()
+        ]
+        blocks.append(Table(head, tuple(table), "lrlrl", only=only))
+    blocks.append(_notes(_published_lines(suite, rows), 1))
+    if suite.slices:
+        blocks += _slices(suite, rows)
+    variance = _notes(_variance_lines(suite), 1)
+    interactive = _interactive(suite)
+    if suite.variance:  # the terminal says it before the interactive section, scorecard.md after
+        blocks += [Gap(), variance] if not interactive else [Gap(), Notes(variance.notes, "terminal")]
+    blocks += interactive
+    if suite.variance and interactive:
+        blocks.append(Notes(variance.notes, "markdown"))
+    if suite.evidence:
+        title = _evidence_title(card)
+        evidence = [
+            (
+                e.name,
+                str(e.items),
+                score(e.original),
+                interval(e.original),
+                score(e.clarified),
+                interval(e.clarified),
+            )
+            for e in suite.evidence
+        ]
+        blocks += [
+            Gap(),
+            Para(title, 1, only="terminal"),
+            Para(f"{title[0].upper()}{title[1:]}:", only="markdown"),
+            Table(
+                ("slice", "items", "original question", "95% CI", "clarified questions", "95% CI"),
+                tuple(evidence),
+                "lrrlrl",
+            ),
+        ]
+    blocks += _published_table(suite, rows, setting)
+    missing = [r.key for r in card.results if r.suite == suite.name and r.status == "missing"]
+    if missing:
+        more = f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""
+        blocks.append(_notes([f"missing: {', '.join(missing[:10])}{more}"], 1, "terminal"))
+    errored = [r for r in card.results if r.suite == suite.name and r.status != "ok"]
+    if errored:
+        blocks += [
+            Para("Items without an answer:", only="markdown"),
+            _notes([f"{r.key} ({r.status}): {r.error}" for r in errored], only="markdown"),
+        ]
+    return blocks
+
+
+def _slices(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[Block]:
+    """By ambiguity type (or interactive split): the terminal shows the metrics some slice
+    has a score for and the papers' per-type range; scorecard.md every metric."""
+    shown = [m for m in suite.metrics if any(sl.metrics[m].mean is not None for sl in suite.slices)]
+    papers = next((m for m in shown if any(m in r and r["setting"] == "semantic" for r in rows)), None)
+    head = [_slice_title(suite), _unit(suite), *(METRICS[m].label for m in shown)]
+    if papers:
+        head.append(f"papers {METRICS[papers].label}")
+    brief = []
+    for sl in suite.slices:
+        row = [sl.name, str(sl.items), *(score(sl.metrics[m]) for m in shown)]
+        if papers:
+            row.append(_paper_range(rows, papers, sl.name).split(" (")[0])
+        brief.append(tuple(row))
+    every = list(suite.metrics)
+    full = [(sl.name, str(sl.items), *(score(sl.metrics[m]) for m in every)) for sl in suite.slices]
+    return [
+        Gap(),
+        Table(tuple(head), tuple(brief), "lr" + "r" * len(shown) + ("l" if papers else ""), only="terminal"),
+        Para(f"By {_slice_title(suite)}:", only="markdown"),
+        Table(
+            (_slice_title(suite), _unit(suite), *(METRICS[m].label for m in every)),
+            tuple(full),
+            "lr" + "r" * len(every),
+            only="markdown",
+        ),
+    ]
+
+
+def _variance_lines(suite: SuiteCard) -> list[str]:
+    lines = []
+    for v in suite.variance.values():
+        line = (
+            f"judge variance, {METRICS[v.metric].label}: mean spread {num(v.mean_spread, v.metric)}, "
+            f"max {num(v.max_spread, v.metric)}, all samples agree on {v.agreement:.0%} of {v.items} items"
+        )
+        if v.straddling:
+            line += f"; straddling --ambig-item-min: {', '.join(v.straddling)}"
+        lines.append(line)
+    return lines
+
+
+def _evidence_title(card: Scorecard) -> str:
+    info = card.retrieval or {}
+    return (
+        f"evidence coverage: recall@{info.get('k')} of gold passages, {info.get('retriever')} over "
+        f"{info.get('passages')} passages ({info.get('corpus')})"
+    )
+
+
+def _published_table(suite: SuiteCard, rows: list[dict[str, Any]], setting: str) -> list[Block]:
+    """The published rows of the headline setting, in scorecard.md, folded."""
+    shown = [r for r in rows if r.get("setting") == setting]
+    metrics = [m for m in suite.metrics if any(m in r for r in shown)]
+    if not shown or not metrics:
+        return []
+    table = [
+        (
+            r["source"],
+            _row_label(r),
+            r["protocol"],
+            *(f"{r[m]:g}" if m in r else "" for m in metrics),
+            "yes" if r["comparable"] else "no",
+        )
+        for r in shown
+    ]
+    head = ("source", "method / model", "protocol", *(METRICS[m].label for m in metrics), "comparable")
+    return [
+        Table(head, tuple(table), "lll" + "r" * len(metrics) + "l", fold="Published rows", only="markdown")
+    ]
+
+
+def _interactive(suite: SuiteCard) -> list[Block]:
+    """The interactive section: action sequences, the costs (Figure 6), the reference
+    policies and oracle (Tables 2-3), steerability (Table 4), and the papers' rows as context
+    (in scorecard.md; the terminal names them)."""
+    section = suite.interactive
+    if section is None:
+        return []
+    out: list[Block] = []
+
+    def add(title: str, table: Table | None = None, only: Only = None) -> None:
+        if only != "markdown":
+            out.append(Gap())
+        out.extend([Caption(title, only=only), replace(table or Table((), (), ""), only=only)])
+
+    sequences = section["sequences"]
+    names = list(dict.fromkeys(s for counts in sequences.values() for s in counts))
+    if names:
+        rows = tuple((split, *(str(c.get(s, 0)) for s in names)) for split, c in sequences.items())
+        add("action sequences (scored episodes)", Table(("queries", *names), rows, "l" + "r" * len(names), 2))
+    metrics = ("reward", "episode_f1", "clarify_rate", "multi_answer_rate", "answer_words")
+    costs = []
+    for row in section["costs"]:
+        costs.append(
+            (f"{row['alpha']:g}", f"{row['beta']:g}", f"{row['scored']}/{row['episodes']}")
+            + tuple(_value(None if row[m] is None else row[m] * METRICS[m].factor) for m in metrics)
+        )
+    head = ("alpha", "beta", "episodes", *(METRICS[m].label for m in metrics))
+    add("by cost pair (corpus-level steerability)", Table(head, tuple(costs), "rrr" + "r" * len(metrics), 2))
+    for reason, n in section["unscored"].items():
+        add(f"unscored: {n} episode(s): {reason}")
+    reference = section["reference"]
+    if "reason" in reference:
+        add(f"reference policies, oracle and steerability: n/a ({reference['reason']})")
+    else:
+        policies = []
+        for plan, splits in reference["policies"].items():
+            cells = []
+            for split in ("ambiguous", "unambiguous"):
+                got = splits.get(split, {})
+                cells += [_value(got.get("reward")), _value(got.get("f1"))]
+            policies.append((plan, *cells))
+        head = ("policy", "ambig. reward", "ambig. F1", "unambig. reward", "unambig. F1")
+        add(
+            "forced-action policies of this system, and the hindsight-best oracle",
+            Table(head, tuple(policies), "lrrrr", 2),
+        )
+        for change_, got in reference["steerability"].items():
+            if "reason" in got:
+                add(f"steerability ({change_}): n/a ({got['reason']})")
+            else:
+                add(
+                    f"prompt-level steerability, {change_} {got['from']:g} → {got['to']:g}: recall "
+                    f"{got['recall']:.2f}, precision {got['precision']:.2f}, F1 {got['f1']:.2f} "
+                    f"({reference['queries']} query-cost pairs)"
+                )
+    context = published.protocol_rows("interactive")
+    shown = [r for r in context if r["setting"] in ("ambiguous", "unambiguous")]
+    if shown:
+        sources = ", ".join(dict.fromkeys(f"{r['source']} ({r['dataset']})" for r in shown))
+        add(f"{NOT_COMPARABLE}, context only, in scorecard.md: {sources}", only="terminal")
+        rows = tuple(
+            (
+                f"{r['source']} ({r['dataset']})",
+                _row_label(r),
+                r["setting"],
+                *(f"{r[m]:g}" for m in ("reward", "episode_f1", "clarify_rate", "multi_answer_rate")),
+            )
+            for r in shown
+        )
+        add(
+            f"published rows, context only ({NOT_COMPARABLE}: other items, another policy model)",
+            Table(
+                ("source", "method / model", "queries", "Reward", "F1", "% Clar.", "% MA"), rows, "lllrrrr", 2
+            ),
+            only="markdown",
+        )
+        steer = [r for r in context if r["setting"] == "steerability"]
+        if steer:
+            parts = [f"{c}_{m}" for c in ("alpha", "beta") for m in ("recall", "precision", "f1")]
+            rows = tuple(
+                (f"{r['source']} ({r['dataset']})", _row_label(r), *(f"{r[p]:g}" for p in parts))
+                for r in steer
+            )
+            head = ("source", "method / model", *(p.replace("_", " ") for p in parts))
+            add(
+                f"published steerability, context only ({NOT_COMPARABLE})",
+                Table(head, rows, "ll" + "r" * len(parts), 2),
+                only="markdown",
+            )
+    return out
+
+
+def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> Notes:
+    if only == "terminal":
+        lines = [f"gate FAILED: {s}" for s in card.shortfalls]
+        if card.gates_deferred:
+            lines.append(f"gates deferred: {card.gates_deferred}")
+        return _notes(lines, only=only)
+    lines = [f"FAILED: {s}" for s in card.shortfalls] or [
+        f"deferred: {card.gates_deferred}" if card.gates_deferred else "passed"
+    ]
+    unanswered = sum(s.errors + s.missing for s in card.suites)
+    if unanswered:
+        lines.append(f"{unanswered} item(s) errored or missing: their tests fail, and so does the run")
+    return _notes(lines, only=only)
+
+
+# ---- the comparison with a base run (report/compare.py)
+
+
+def comparison(comparison: Comparison) -> list[Block]:
+    base = comparison.base
+    tests = sum(r.p is not None for r in comparison.rows)
+    where = f" ({base['scorecard']})" if base.get("scorecard") else ""
+    head = [
+        Note(f"compared with the base run{where}: system {base.get('system')}, {base.get('items')} items"),
+        Note(
+            "paired by item; change = new - base with a seeded paired bootstrap 95% CI (stratified by "
+            "type); p: exact McNemar for 0/1 metrics, else a sign-flip permutation test; Holm-corrected "
+            f"over the {tests} tests shown; W/T/L: items better / same / worse in this run",
+            1,
+        ),
+    ]
+    head += [Note(f"note: {note}", 1) for note in comparison.notes]
+    for name, keys in (("the base run", comparison.only_base), ("this run", comparison.only_new)):
+        if keys:
+            more = f" (+{len(keys) - 10} more)" if len(keys) > 10 else ""
+            head.append(
+                Note(f"{len(keys)} item(s) only in {name}, not compared: {', '.join(keys[:10])}{more}", 1)
+            )
+    blocks: list[Block] = [Gap(), Heading("Compared with the base run", 2), Notes(tuple(head))]
+    for suite in dict.fromkeys(r.suite for r in comparison.rows):
+        blocks += _compared_suite(comparison, suite)
+    return blocks
+
+
+def _compared_suite(comparison: Comparison, suite: str) -> list[Block]:
+    every = [r for r in comparison.rows if r.suite == suite]
+    rows = [r for r in every if r.slice == "all"]
+    n = max((r.n for r in rows), default=0)
+    skipped: dict[str | None, list[str]] = {}
+    for r in rows:
+        if r.diff is None:
+            skipped.setdefault(r.reason, []).append(METRICS[r.metric].label)
+    brief = tuple((METRICS[r.metric].label, str(r.n), *change(r)) for r in rows if r.diff is not None)
+    full = tuple((r.slice, METRICS[r.metric].label, str(r.n), *change(r)) for r in every)
+    blocks: list[Block] = [
+        Gap(),
+        Heading(suite, 3),
+        Para(f"{suite}: {n} items in both runs", 1, only="terminal"),
+        Table(("metric", "n", *_CHANGE_HEAD), brief, "lrrrrllrr", only="terminal"),
+        Table(("slice", "metric", "n", *_CHANGE_HEAD), full, "llrrrrllrr", only="markdown"),
+        _notes(
+            [f"not compared: {', '.join(labels)} ({reason})" for reason, labels in skipped.items()],
+            1,
+            "terminal",
+        ),
+    ]
+    notes = one_sided(rows)
+    if notes:
+        blocks.append(_notes(notes, 1))
+    worse = [r for r in comparison.regressions if r.suite == suite]
+    if worse:
+        brief, full = [], []
+        for r in worse[:REGRESSIONS_SHOWN]:
+            status = f" (now {r.new_status})" if r.new_status != r.base_status else ""
+            line = f"{r.key}: {drops(r) or 'no answer'}{status}"
+            brief.append(Note(line, 2))
+            full += [Note(line), Note(f"word diff: {_diff_text(r.diff)}", nested=True)]
+        if len(worse) > REGRESSIONS_SHOWN:
+            more = f"{len(worse) - REGRESSIONS_SHOWN} more in scorecard.json and report.html"
+            brief.append(Note(f"... {more}", 2))
+            full.append(Note(more))
+        blocks += [
+            Caption(f"regressions ({len(worse)}, worst first):"),
+            Notes(tuple(brief), "terminal"),
+            Notes(tuple(full), "markdown"),
+        ]
+    return blocks
+
+
+def _diff_text(diff: list[tuple[str, str]], limit: int = 60) -> str:
+    """A word diff in one line: [-removed-] {+added+}, long kept runs shortened."""
+    parts = []
+    for op, words in diff:
+        if op == "=":
+            kept = words.split()
+            parts.append(words if len(kept) <= 8 else " ".join([*kept[:3], "...", *kept[-3:]]))
+        else:
+            parts.append(f"[-{words}-]" if op == "-" else f"{{+{words}+}}")
+    text = " ".join(parts)
+    return text if len(text) <= limit * 6 else text[: limit * 6] + " ..."

@@ -1,0 +1,67 @@
+"""The report view and its two text writers: one walk of blocks, printed two ways."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ambigqa.report import markdown, terminal, view
+
+BLOCKS = [
+    view.Heading("Suite_1", 2),
+    view.Para("Items: 3", only="markdown"),
+    view.Notes((view.Note("protocol: p", 1), view.Note("note: n", 2))),
+    view.Table(("metric", "score"), (("STR-EM", "29.5"), ("Length", "n/a")), "lr"),
+    view.Gap(),
+    view.Caption("regressions (1, worst first):"),
+    view.Notes((view.Note("a: x", 2),), "terminal"),
+    view.Notes((view.Note("a: x"), view.Note("word diff: [-x-]", nested=True)), "markdown"),
+]
+
+
+def test_the_writers_print_the_same_blocks_each_their_way():
+    assert terminal.lines(BLOCKS) == [
+        "  protocol: p",
+        "    note: n",
+        "  metric  score",
+        "  STR-EM   29.5",
+        "  Length    n/a",
+        "",
+        "  regressions (1, worst first):",
+        "    a: x",
+    ]
+    assert markdown.document(BLOCKS).splitlines() == [
+        "## Suite\\_1",
+        "",
+        "Items: 3",
+        "",
+        "- protocol: p",
+        "- note: n",
+        "",
+        "| metric | score |",
+        "|---|---:|",
+        "| STR-EM | 29.5 |",
+        "| Length | n/a |",
+        "",
+        "Regressions (1, worst first):",
+        "",
+        "- a: x",
+        "  - word diff: \\[-x-\\]",
+    ]
+
+
+@given(st.text())
+def test_markdown_keeps_any_cell_one_inert_cell(text):
+    (row,) = markdown.document([view.Table(("h",), ((text,),), "l")]).splitlines()[2:]
+    assert row.startswith("| ") and row.endswith(" |")
+    inner = row[2:-2]
+    assert "\n" not in inner and "<" not in inner
+    assert all(inner[i - 1] == "\\" for i, c in enumerate(inner) if c == "|")
+
+
+def test_numbers_are_formatted_once_by_metric():
+    assert view.num(29.4871, "str_em") == "29.5"
+    assert view.num(0.29487, "cover_em") == "0.295"
+    assert view.num(None, "str_em") == "n/a"
+    assert view.num(0.0625, "cover_em") == "0.062"  # Python's rounding: a tie to the even digit
+    assert view.item_value(0.5, "str_em") == 50.0
