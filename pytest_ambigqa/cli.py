@@ -18,7 +18,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pluggy
 import pytest
@@ -62,6 +62,7 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
     if len(counts) != 1 or None in counts:
         raise UsageError("these scorecards mix runs split into different numbers of shards (or none)")
     count = counts.pop()
+    assert count is not None  # None in counts raised above
     seen: dict[int, Path] = {}
     for (number, _), path in zip(shards, paths, strict=True):
         if number in seen:
@@ -117,9 +118,11 @@ def merge(paths: list[Path], out: Path) -> int:
         results,
         None,
         Scorers(
-            condambigqa_setting=config.get("condambigqa_setting") or default("--ambig-condambigqa-setting"),
-            march_setting=config.get("march_setting") or default("--ambig-march-setting"),
-            profile=PROFILES[config.get("profile") or default("--ambig-scorer-profile")],
+            # options with choices: default() is their first choice, a str
+            condambigqa_setting=config.get("condambigqa_setting")
+            or cast(str, default("--ambig-condambigqa-setting")),
+            march_setting=config.get("march_setting") or cast(str, default("--ambig-march-setting")),
+            profile=PROFILES[config.get("profile") or cast(str, default("--ambig-scorer-profile"))],
             metrics=frozenset(config["metrics"]) if config.get("metrics") is not None else None,
         ),
         config["seed"],
@@ -239,7 +242,7 @@ class _Plugins(pluggy.PluginManager):
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None and name.startswith("pytest_ambigqa_") and callable(getattr(plugin, name, None)):
-            return {}  # pluggy fills in the defaults
+            return {}  # type: ignore[return-value]  # pluggy fills in the defaults
         return opts
 
 

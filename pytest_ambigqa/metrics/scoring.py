@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ScorerUnavailable
 from ..models.usage import Usage
@@ -35,9 +35,10 @@ class Scorers:
 
     reader: Any = None
     judge: Any = None
-    condambigqa_setting: str = default("--ambig-condambigqa-setting")
-    march_setting: str = default("--ambig-march-setting")
-    profile: ScorerProfile | None = PROFILES[default("--ambig-scorer-profile")]
+    # options with choices: default() is their first choice, a str
+    condambigqa_setting: str = cast(str, default("--ambig-condambigqa-setting"))
+    march_setting: str = cast(str, default("--ambig-march-setting"))
+    profile: ScorerProfile | None = PROFILES[cast(str, default("--ambig-scorer-profile"))]
     metrics: frozenset[str] | None = None  # --ambig-metrics: None is every metric
 
     def text(self, answer: Answer) -> str:

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ModelUnavailable
 from ..options import default
@@ -53,11 +53,12 @@ class ChatSettings:
     model: str
     base_url: str | None
     seed: int = 0
-    timeout: float = float(default("--ambig-judge-timeout"))  # per request
-    max_retries: int = int(default("--ambig-judge-retries"))  # on 429, 5xx, timeouts and connection errors
+    timeout: float = float(cast(str, default("--ambig-judge-timeout")))  # per request
+    # on 429, 5xx, timeouts and connection errors
+    max_retries: int = int(cast(str, default("--ambig-judge-retries")))
     retry_budget: float = 120.0  # total seconds of backoff per call
-    max_reasks: int = int(default("--ambig-judge-reasks"))  # after an invalid reply
-    concurrency: int = int(default("--ambig-judge-concurrency"))
+    max_reasks: int = int(cast(str, default("--ambig-judge-reasks")))  # after an invalid reply
+    concurrency: int = int(cast(str, default("--ambig-judge-concurrency")))
     price_in: float | None = None  # $ per million prompt tokens
     price_out: float | None = None  # $ per million completion tokens
     role: str = "judge"  # who the messages name: the judge, or the model of an llm: system
