@@ -100,7 +100,7 @@ def _gate(load):
 def _patch(module) -> None:
     manager = getattr(module, "PytestPluginManager", None)
     load = getattr(manager, "load_setuptools_entrypoints", None)
-    if load is not None and not hasattr(load, "__wrapped__"):
+    if manager is not None and load is not None and not hasattr(load, "__wrapped__"):
         manager.load_setuptools_entrypoints = _gate(load)
 
 

@@ -64,6 +64,7 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
     if len(counts) != 1 or None in counts:
         raise UsageError("these scorecards mix runs split into different numbers of shards (or none)")
     count = counts.pop()
+    assert count is not None  # None in counts raised above
     seen: dict[int, Path] = {}
     for (number, _), path in zip(shards, paths, strict=True):
         if number in seen:
@@ -248,7 +249,7 @@ class _Plugins(pluggy.PluginManager):
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None and name.startswith("pytest_ambigqa_") and callable(getattr(plugin, name, None)):
-            return {}  # pluggy fills in the defaults
+            return {}  # type: ignore[return-value]  # pluggy fills in the defaults
         return opts
 
 

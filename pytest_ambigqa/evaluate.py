@@ -72,8 +72,8 @@ class Evaluator:
         answer, error, trace, cached = self._answer(item, system, extras)
         duration = time.perf_counter() - started
         if answer is None:
-            failed = suite.failed_result(item, run.scorers, "error", error, duration)
-            return lambda: dataclasses.replace(failed, evidence=evidence, cached=cached, trace=trace)
+            unanswered = suite.failed_result(item, run.scorers, "error", error, duration)
+            return lambda: dataclasses.replace(unanswered, evidence=evidence, cached=cached, trace=trace)
         return lambda: self._score(item, answer, duration, evidence, cached)
 
     def _score(
@@ -115,6 +115,7 @@ class Evaluator:
         finals: list[Answer] = []
         calls: list[dict[str, Any]] = []  # a reference policy's model calls, turn by turn
         usage = Usage()
+        assert self.run.user is not None  # an interactive run has its user
         user = self.run.user.bind(usage)
 
         def policy(question, history, alpha, beta, allowed):
@@ -216,7 +217,8 @@ class Evaluator:
             with self._lock:
                 self.unreadable += 1
         if cfg.rate:
-            time.sleep(self.store.run(lambda store: store.reserve_slot(cfg.rate), default=0.0))
+            rate = cfg.rate
+            time.sleep(self.store.run(lambda store: store.reserve_slot(rate), default=0.0))
         if allowed is None:
             answer, error, trace = _outcome(lambda: system.answer(item, cfg.timeout, extras))
         else:

@@ -15,22 +15,23 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from .metrics import MetricSpec
+    from .registry import Registry
     from .report.writers import Writer
     from .suites import Suite
 
 
 @pytest.hookspec
-def pytest_ambigqa_suites() -> Sequence[Suite]:
+def pytest_ambigqa_suites() -> Sequence[Suite]:  # type: ignore[empty-body]  # pluggy calls the implementations
     """Suites to add (subclasses of :class:`pytest_ambigqa.suites.Suite`), by their ``name``."""
 
 
 @pytest.hookspec
-def pytest_ambigqa_metrics() -> Sequence[MetricSpec]:
+def pytest_ambigqa_metrics() -> Sequence[MetricSpec]:  # type: ignore[empty-body]  # pluggy calls the implementations
     """Metrics to add (:class:`pytest_ambigqa.metrics.MetricSpec`), which a suite can list."""
 
 
 @pytest.hookspec
-def pytest_ambigqa_writers() -> Sequence[Writer]:
+def pytest_ambigqa_writers() -> Sequence[Writer]:  # type: ignore[empty-body]  # pluggy calls the implementations
     """Report writers to add (:class:`pytest_ambigqa.report.writers.Writer`): each writes one
     file into ``--ambig-report``'s directory."""
 
@@ -43,7 +44,7 @@ def register_extensions(hook: Any) -> Callable[[], None]:
     from .report.writers import WRITERS
     from .suites import SUITES
 
-    registries = (
+    registries: tuple[tuple[Any, Registry[Any]], ...] = (
         (hook.pytest_ambigqa_metrics, METRICS),
         (hook.pytest_ambigqa_suites, SUITES),
         (hook.pytest_ambigqa_writers, WRITERS),

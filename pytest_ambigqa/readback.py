@@ -239,7 +239,7 @@ def printed_scale(metric: str, scales: Mapping[str, Any]) -> tuple[float, float]
         parts = [printed_scale(m, scales) for m in spec.of]
         if any(p is None or p[0] < 0 for p in parts):
             return None
-        return 0.0, math.sqrt(math.prod(p[1] for p in parts))
+        return 0.0, math.sqrt(math.prod(p[1] for p in parts if p is not None))
     span = _item_scale(spec.item_metric, scales)
     return None if span is None else (span[0] * spec.factor, span[1] * spec.factor)
 
@@ -271,7 +271,9 @@ def check_scorecard(data: Any) -> None:
     models = _models()
     _validate(models["card"], data)
     for n, suite in enumerate(data["suites"]):
-        summaries = [(f"suites.{n}.metrics", suite["metrics"], None)]
+        summaries: list[tuple[str, Any, tuple[float, float] | None]] = [
+            (f"suites.{n}.metrics", suite["metrics"], None)
+        ]
         summaries += [
             (f"suites.{n}.slices.{i}.metrics", s["metrics"], None)
             for i, s in enumerate(suite.get("slices", ()))

@@ -131,12 +131,13 @@ def decode_pipeline(context: str, windows: Sequence[Window], max_answer_tokens: 
         min_null = min(min_null, float(start[0] * end[0]))
         start[0] = end[0] = 0.0
         candidates = np.tril(np.triu(np.outer(start, end)), max_answer_tokens - 1)
-        s, e = np.unravel_index(int(np.argmax(candidates)), candidates.shape)
+        s, e = (int(i) for i in np.unravel_index(int(np.argmax(candidates)), candidates.shape))
         if not (allowed[s] and allowed[e]):
             continue
         score = float(candidates[s, e])
         if score > best_score:
-            text = "" if s == 0 or e == 0 else context[spans[s][0] : spans[e][1]]
+            first, last = spans[s], spans[e]  # allowed: a span, but for CLS
+            text = "" if s == 0 or e == 0 or first is None or last is None else context[first[0] : last[1]]
             best_score, best_text = score, text
     return "" if min_null > best_score else best_text
 
@@ -193,7 +194,8 @@ class Batcher:
         """Run passes until nothing is queued; whoever queued meanwhile is served too."""
         while True:
             with self._lock:
-                batch, rows = [], 0
+                batch: list[_Request] = []
+                rows = 0
                 while self._pending and (not batch or rows + self._pending[0].rows <= self.max_rows):
                     batch.append(self._pending.pop(0))
                     rows += batch[-1].rows

@@ -430,11 +430,13 @@ def steerability(
     ``optimal`` and ``predicted`` map (query, alpha, beta) to an action sequence.
     """
     letter, moving = ("C", 1) if change == "alpha" else ("M", 2)
-    fixed_values = sorted({key[3 - moving] for key in optimal})
+    fixed_values: list[float] = sorted({float(key[3 - moving]) for key in optimal})
     scores = []
     for fixed in fixed_values:
         gold, guess = [], []
         for query in sorted({key[0] for key in optimal}):
+            first: tuple[str, float, float]
+            second: tuple[str, float, float]
             first, second = (
                 ((query, low, fixed), (query, high, fixed))
                 if moving == 1
@@ -512,16 +514,16 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
             predicted[key] = _first(s for s, n in found.items() if n == most)
     steer: dict[str, Any] = {}
     for change, position in (("alpha", 1), ("beta", 2)):
-        values = sorted({key[position] for key in optimal})
+        values: list[float] = sorted({float(key[position]) for key in optimal})
         if len(values) < 2:
             steer[change] = {"reason": f"the cost grid has one {change}: nothing to move"}
             continue
         low, high = values[0], values[-1]
-        measured = steerability(optimal, predicted, change, low, high)
+        measured: dict[str, Any] = dict(steerability(optimal, predicted, change, low, high))
         if not measured:
             other = "beta" if change == "alpha" else "alpha"
             measured = {"reason": f"no query was played at {change} {low:g} and {high:g} with one {other}"}
-        steer[change] = {"from": low, "to": high} | measured
+        steer[change] = {"from": low, "to": high, **measured}
     return {"policies": policies, "steerability": steer, "queries": len(optimal)}
 
 
@@ -546,7 +548,7 @@ def parse_costs(text: str | None) -> tuple[tuple[float, float], ...]:
     """``--ambig-costs``: ALPHA:BETA pairs, each cost at least 0, no pair twice."""
     if not text:
         return COST_GRID
-    pairs = []
+    pairs: list[tuple[float, float]] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         alpha, sep, beta = part.partition(":")
         if not sep:

@@ -344,7 +344,8 @@ def _regressions(
 
     def severity(r: Regression) -> tuple[float, int]:
         first = r.drops.get(primary) if primary else None
-        scale = METRICS[primary].item_range[1] if primary and METRICS[primary].item_range else 1
+        item_range = METRICS[primary].item_range if primary else None
+        scale = item_range[1] if item_range else 1
         return (-abs(first[0] - first[1]) / scale if first else 0.0, -len(r.drops))
 
     return sorted(found, key=severity)
@@ -411,8 +412,8 @@ def parse_margins(
     out = []
     for part in filter(None, (p.strip() for p in (text or "").split(","))):
         scope, sep, raw = part.rpartition(":")
-        suite, _, metric = scope.rpartition(":")
-        suite, metric = suite.strip().lower() or None, metric.strip()
+        named, _, metric = scope.rpartition(":")
+        suite, metric = named.strip().lower() or None, metric.strip()
         if not sep or not metric or not raw.strip():
             refuse(f"{option}: expected [SUITE:]METRIC:MARGIN, got '{part}'")
         if suite is not None and suite not in suites:

@@ -601,7 +601,7 @@ def _token(token: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
         pairs = [(c, i) for i, ch in enumerate(token) for c in ch.lower()]
         lowered, origin = "".join(c for c, _ in pairs), [i for _, i in pairs]
     else:
-        origin = range(len(token))
+        origin = list(range(len(token)))
     kept: list[int] = []
     for run in _KEPT.finditer(lowered):  # punctuation out, positions kept
         kept.extend(origin[run.start() : run.end()])

@@ -72,6 +72,7 @@ def paired_bootstrap(
         if diff is not None:
             stats[start : start + rows] = diff[idx].mean(axis=1)
         else:
+            assert statistic is not None  # one of diff and statistic is given
             stats[start : start + rows] = statistic(_means(new, idx)) - statistic(_means(base, idx))
     tail = (1 - LEVEL) / 2 * 100
     low, high = np.percentile(stats, [tail, 100 - tail])
@@ -126,6 +127,7 @@ def sign_flip_p(base, new, seed: int, statistic: Callable | None = None) -> floa
     bits = np.arange(m)
     for start in range(0, draws, step):
         rows = min(step, draws - start)
+        masks: np.ndarray
         if exact:
             masks = (np.arange(start, start + rows)[:, None] >> bits) & 1
         else:

@@ -306,7 +306,7 @@ def _summarize_geometric(
     if pairs:
         data = np.asarray(pairs, dtype=float)
         low, high = bootstrap_interval(data, stable_seed(seed, *scope, metric), statistic)
-    value = math.sqrt(math.prod(p.mean for p in parts))
+    value = math.sqrt(math.prod(p.mean for p in parts if p.mean is not None))  # none is None here
     return MetricSummary(metric, len(pairs), len(results) - len(pairs), None, value, low, high)
 
 
@@ -315,7 +315,7 @@ def summarize_evidence(name: str, results: Sequence[ItemResult], seed: int, *sco
     reason = "no gold passages in the corpus"
 
     def part(kind: str) -> MetricSummary:
-        values = [r.evidence[kind] for r in measured]
+        values = [r.evidence[kind] for r in measured if r.evidence]
         return _summary(kind, values, len(results), reason, 100, stable_seed(seed, *scope, "evidence", kind))
 
     return Evidence(name, len(measured), part("original"), part("clarified"))
@@ -404,7 +404,9 @@ def build(
                 evidence=evidence,
                 variance=_variance(suite_results, name, item_min),
                 protocol=protocol,
-                profile=scorers.profile.title if suite.suite.uses_profile and not episodic else None,
+                profile=scorers.profile.title
+                if scorers.profile is not None and suite.suite.uses_profile and not episodic
+                else None,
                 outside={} if episodic else scorers.keep(suite.suite.outside_setting(scorers)),
                 data_warnings=[] if episodic else _data_warnings(suite.suite, chosen),
                 interactive=interactive.section(suite_results, steered) if episodic else None,
@@ -491,11 +493,11 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
     how many the cache answered), tokens, dollars and latency (MARCH Table 10 compares
     methods by latency). Items without an answer cost what they cost, but record nothing.
     None when no answer records a reference system's calls (``metadata["llm"]``)."""
-    used = []
+    used: list[tuple[Any, ...]] = []
     for r in results:
         if r.answer is None:
             continue
-        llm = r.answer.metadata.get("llm")
+        llm: Any = r.answer.metadata.get("llm")
         try:
             fields = ("calls", "cached", "prompt_tokens", "completion_tokens", "cost", "latency")
             used.append(

@@ -645,14 +645,14 @@ def _compared_suite(comparison: Comparison, suite: str) -> list[Block]:
     for r in rows:
         if r.diff is None:
             skipped.setdefault(r.reason, []).append(METRICS[r.metric].label)
-    brief = tuple((METRICS[r.metric].label, str(r.n), *change(r)) for r in rows if r.diff is not None)
-    full = tuple((r.slice, METRICS[r.metric].label, str(r.n), *change(r)) for r in every)
+    shown = tuple((METRICS[r.metric].label, str(r.n), *change(r)) for r in rows if r.diff is not None)
+    table = tuple((r.slice, METRICS[r.metric].label, str(r.n), *change(r)) for r in every)
     blocks: list[Block] = [
         Gap(),
         Heading(suite, 3),
         Para(f"{suite}: {n} items in both runs", 1, only="terminal"),
-        Table(("metric", "n", *_CHANGE_HEAD), brief, "lrrrrllrr", only="terminal"),
-        Table(("slice", "metric", "n", *_CHANGE_HEAD), full, "llrrrrllrr", only="markdown"),
+        Table(("metric", "n", *_CHANGE_HEAD), shown, "lrrrrllrr", only="terminal"),
+        Table(("slice", "metric", "n", *_CHANGE_HEAD), table, "llrrrrllrr", only="markdown"),
         _notes(
             [f"not compared: {', '.join(labels)} ({reason})" for reason, labels in skipped.items()],
             1,
@@ -664,20 +664,21 @@ def _compared_suite(comparison: Comparison, suite: str) -> list[Block]:
         blocks.append(_notes(notes, 1))
     worse = [r for r in comparison.regressions if r.suite == suite]
     if worse:
-        brief, full = [], []
-        for r in worse[:REGRESSIONS_SHOWN]:
-            status = f" (now {r.new_status})" if r.new_status != r.base_status else ""
-            line = f"{r.key}: {drops(r) or 'no answer'}{status}"
+        brief: list[Note] = []
+        whole: list[Note] = []
+        for reg in worse[:REGRESSIONS_SHOWN]:
+            status = f" (now {reg.new_status})" if reg.new_status != reg.base_status else ""
+            line = f"{reg.key}: {drops(reg) or 'no answer'}{status}"
             brief.append(Note(line, 2))
-            full += [Note(line), Note(f"word diff: {_diff_text(r.diff)}", nested=True)]
+            whole += [Note(line), Note(f"word diff: {_diff_text(reg.diff)}", nested=True)]
         if len(worse) > REGRESSIONS_SHOWN:
             more = f"{len(worse) - REGRESSIONS_SHOWN} more in scorecard.json and report.html"
             brief.append(Note(f"... {more}", 2))
-            full.append(Note(more))
+            whole.append(Note(more))
         blocks += [
             Caption(f"regressions ({len(worse)}, worst first):"),
             Notes(tuple(brief), "terminal"),
-            Notes(tuple(full), "markdown"),
+            Notes(tuple(whole), "markdown"),
         ]
     return blocks
 

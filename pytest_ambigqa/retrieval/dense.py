@@ -91,6 +91,7 @@ def make_index(vectors: np.ndarray, exact: bool | None = None):
     import faiss
 
     n, dim = vectors.shape
+    index: faiss.Index
     if exact if exact is not None else n <= FLAT_LIMIT:
         index = faiss.IndexFlatIP(dim)
     else:
@@ -127,8 +128,8 @@ class DenseRetriever:
         self.index = faiss.read_index(str(directory / INDEX_FILE))
         if self.index.ntotal != len(corpus):
             raise ValueError(f"index has {self.index.ntotal} vectors, corpus {len(corpus)}")
-        if hasattr(self.index, "nlist"):
-            self.index.nprobe = probes(self.index.nlist)
+        if hasattr(self.index, "nlist"):  # an IVF index: read_index gives the concrete class
+            self.index.nprobe = probes(self.index.nlist)  # type: ignore[attr-defined]
 
     def rankings(self, queries: Sequence[str], depth: int) -> list[list[tuple[int, float]]]:
         depth = min(depth, len(self.corpus))

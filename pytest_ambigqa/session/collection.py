@@ -60,6 +60,7 @@ def _test_ambig(ambig_result: ItemResult, request: pytest.FixtureRequest) -> Non
     run = request.config.stash[RUN_KEY]
     failures = gates.item_shortfalls(ambig_result.scores, ambig_result.suite, run.cfg.item_min)
     if failures:
+        assert ambig_result.answer is not None  # a system that failed made setup fail (ambig_result)
         item = request.node.stash[ITEM_KEY]
         pytest.fail(explain(item, ambig_result.answer, failures), pytrace=False)
 

@@ -70,7 +70,8 @@ class Run:
             try:
                 self.rescore = load_saved(cfg.rescored)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise pytest.UsageError(f"--ambig-rescore: {ScorecardError(cfg.rescore, str(exc))}") from None
+                where = cfg.rescore or Path("--ambig-rescore")  # rescored is read from rescore
+                raise pytest.UsageError(f"--ambig-rescore: {ScorecardError(where, str(exc))}") from None
         # Interactive: each test is an episode, an item copy keyed by reading and costs.
         self.episodes: dict[str, tuple[AmbigItem, interactive.Episode]] = {}
         self.user = self._user()
@@ -87,7 +88,7 @@ class Run:
         self._retriever: Retriever | None = None
         self._retriever_error: str | None = None
         self._lock = threading.Lock()
-        if self.rescore is not None:
+        if self.rescore is not None and cfg.rescore is not None:
             self.default_system = self.rescore.system(cfg.rescore)
         else:
             search_dir = Path(config.invocation_params.dir)
@@ -146,7 +147,7 @@ class Run:
         """The episodes of the selected items, in order, as items the tests and the
         scorecard carry: ``<suite>-<id>-<reading>-a<alpha>-b<beta>``, asking the episode's question."""
         by_key = {item.key: item for item in items}
-        out = []
+        out: list[AmbigItem] = []
         for episode in interactive.episodes(items, self.cfg.costs, self.cfg.clarifications):
             base = by_key[episode.item]
             copy = dataclasses.replace(
@@ -171,7 +172,8 @@ class Run:
     # -- models -------------------------------------------------------------------------
 
     def _judge(self) -> Judge | None:
-        if not self.cfg.judge:
+        model = self.cfg.judge
+        if not model:
             return None
         needs = ["openai"]
         if not self.cfg.interactive:  # the interactive user needs the client, not the suites' judges
@@ -182,9 +184,7 @@ class Run:
                 f"--ambig-judge needs {', '.join(missing)}: pip install 'pytest-ambigqa[judge]'"
             )
         cfg = self.cfg
-        settings = self._client_settings(
-            cfg.judge, cfg.judge_base_url, cfg.judge_price, cfg.judge_concurrency
-        )
+        settings = self._client_settings(model, cfg.judge_base_url, cfg.judge_price, cfg.judge_concurrency)
         return Judge(settings, self.cache_dir, samples=cfg.judge_samples)
 
     def _client_settings(
@@ -213,12 +213,11 @@ class Run:
     def _llm_client(self) -> ChatClient | None:
         """The client of the ``llm:<method>`` systems: the judge's, with its own model, cache
         file and price, sized for ``--ambig-concurrency`` items at once."""
-        if not self.cfg.llm_model:
+        model = self.cfg.llm_model
+        if not model:
             return None
         cfg = self.cfg
-        settings = self._client_settings(
-            cfg.llm_model, cfg.llm_base_url, cfg.llm_price, cfg.concurrency, "model"
-        )
+        settings = self._client_settings(model, cfg.llm_base_url, cfg.llm_price, cfg.concurrency, "model")
         return ChatClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE, "model"))
 
     def _reader(self):

@@ -150,7 +150,8 @@ class Runner:
         if self._pool is not None:
             self._pool.stop()  # -x, --maxfail, Ctrl-C: nothing new starts; stored answers stay
         if self.run.in_worker:  # what xdist hands the controller when this worker is done
-            session.config.workeroutput[UNREADABLE_OUTPUT] = self.evaluator.unreadable
+            # workeroutput: set by xdist on its workers only
+            session.config.workeroutput[UNREADABLE_OUTPUT] = self.evaluator.unreadable  # type: ignore[attr-defined]
 
     def close(self) -> None:
         """At unconfigure (Ctrl-C too): the answers still queued are written. Imports the

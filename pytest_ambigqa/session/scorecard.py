@@ -92,7 +92,9 @@ class ScorecardPlugin:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         used = list(self._used.values()) or [run.describe(run.default_system)]
-        system = used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
+        system: dict[str, Any] = (
+            used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
+        )
         card = build(
             run.loaded,
             self.results,

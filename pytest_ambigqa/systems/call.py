@@ -112,7 +112,8 @@ def input_for(item: AmbigItem, name: str, extras: Mapping[str, Any]) -> Any:
     if name == "conditions":
         return []
     if name in TURN_INPUTS:
-        return list(TURN_INPUTS[name]) if isinstance(TURN_INPUTS[name], list) else TURN_INPUTS[name]
+        value = TURN_INPUTS[name]
+        return list(value) if isinstance(value, list) else value
     raise AssertionError(name)
 
 
@@ -130,6 +131,7 @@ def from_object(obj: Any, label: str | None = None) -> System:
             ) from None
     if not callable(obj):
         raise TypeError(f"the system '{name}' is not callable")
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(obj).parameters
     except (TypeError, ValueError):  # no introspectable signature: assume f(question)

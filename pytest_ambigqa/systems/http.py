@@ -37,7 +37,7 @@ def http_system(url: str) -> System:
     if parts.username is not None:  # credentials in the URL become Basic auth, never a label
         user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
         headers["Authorization"] = f"Basic {basic_token(user, password)}"
-        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
 
     def invoke(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
