@@ -235,14 +235,8 @@ _OPTIONS = (
 OPTIONS: dict[str, Option] = {o.flag: o for o in _OPTIONS}
 
 
-def choices(flag: str) -> tuple[str, ...]:
-    """The values an option accepts (the first is its default)."""
-    found = OPTIONS[flag].choices
-    assert found is not None, flag
-    return found
-
-
 def default(flag: str) -> str | None:
+    """What the option's help shows as its default (its first choice, if it has choices)."""
     option = OPTIONS[flag]
     return option.choices[0] if option.choices else option.default
 
