@@ -35,7 +35,7 @@ from .report.gold import reload
 from .report.saved import read_card, read_scorecard
 from .report.scorecard import Scorecard, build
 from .schema import AmbigItem, ItemResult
-from .suites import SUITES, LoadedSuite, Protocol, Scorers
+from .suites import SUITES, LoadedSuite, Scorers, Setup
 
 # Config fields that may differ between shards of one run.
 _PER_SHARD = ("shard", "device", "device_used")  # shards may run on different machines
@@ -97,7 +97,7 @@ def merge(paths: list[Path], out: Path) -> int:
     suites = config["suites"]
     info = {s.name: s for card in read for s in card.suites}
     loaded = []
-    protocols: dict[str, Protocol] = {}
+    protocols: dict[str, Setup] = {}
     for name in suites:
         if name not in info:
             continue

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import RetrieverUnavailable, SystemFailure
 from .metrics.spec import Scored
-from .models.usage import Usage
 from .output import clean
-from .protocols import interactive
+from .protocols.interactive import ACTION_KEY
 from .readback import finite
 from .retrieval.evidence import evidence_recall
 from .schema import AmbigItem, Answer, ItemResult, safe_str
@@ -28,8 +27,6 @@ from .systems import System
 
 if TYPE_CHECKING:
     from .session.run import Run
-
-ACTION_KEY = "ambigqa.action"  # an interactive turn's action, stored in its answer's metadata
 
 
 class Evaluator:
@@ -47,12 +44,9 @@ class Evaluator:
         """Ask the system (the pool's first stage); what is returned scores the answer (its second)."""
         run, suite = self.run, SUITES[item.suite]
         extras = suite.inputs(item, run.scorers)
-        episodic = item.key in run.episodes
 
         def failed(reason: str) -> ItemResult:
-            if episodic:
-                return interactive.failed_result(item, "error", reason)
-            return suite.failed_result(item, run.scorers, "error", reason)
+            return run.protocol.failed(suite, item, run.scorers, "error", reason)
 
         try:
             if "retriever" in system.inputs and "retriever" not in extras and run.searchable:
@@ -66,13 +60,16 @@ class Evaluator:
         if system.requires_retriever and extras.get("retriever", True) is None:
             refused = failed(f"the system requires a retriever, and the {suite.title} setting gives none")
             return lambda: refused
-        if episodic:
-            return self._episode(item, system, extras, evidence)
+        return run.protocol.ask(self, item, system, extras, evidence)
+
+    def single(self, item: AmbigItem, system: System, extras: dict[str, Any], evidence: Any) -> Scoring:
+        """Ask for one answer and score it (the single-shot protocol's test)."""
+        suite = SUITES[item.suite]
         started = time.perf_counter()
-        answer, error, trace, cached = self._answer(item, system, extras)
+        answer, error, trace, cached = self.answer(item, system, extras)
         duration = time.perf_counter() - started
         if answer is None:
-            unanswered = suite.failed_result(item, run.scorers, "error", error, duration)
+            unanswered = suite.failed_result(item, self.run.scorers, "error", error, duration)
             return lambda: dataclasses.replace(unanswered, evidence=evidence, cached=cached, trace=trace)
         return lambda: self._score(item, answer, duration, evidence, cached)
 
@@ -106,80 +103,7 @@ class Evaluator:
             cached=cached,
         )
 
-    def _episode(self, item: AmbigItem, system: System, extras: dict[str, Any], evidence: Any) -> Scoring:
-        """Play the item's episode (and, with ``--ambig-steerability``, the forced-action
-        policies) with the system; each turn is asked once and stored like an answer."""
-        base, episode = self.run.episodes[item.key]
-        started = time.perf_counter()
-        cached: list[bool] = []
-        finals: list[Answer] = []
-        calls: list[dict[str, Any]] = []  # a reference policy's model calls, turn by turn
-        usage = Usage()
-        assert self.run.user is not None  # an interactive run has its user
-        user = self.run.user.bind(usage)
-
-        def policy(question, history, alpha, beta, allowed):
-            turn = extras | {
-                "id": base.id,
-                "history": [{"question": q, "answer": a} for q, a in history],
-                "alpha": alpha,
-                "beta": beta,
-                "actions": list(allowed),
-            }
-            answer, error, trace, from_store = self._answer(item, system, turn, allowed)
-            cached.append(from_store)
-            if answer is None:
-                raise SystemFailure(error, trace)
-            action = answer.metadata.get(ACTION_KEY, "answer")
-            answer = dataclasses.replace(
-                answer, metadata={k: v for k, v in answer.metadata.items() if k != ACTION_KEY}
-            )
-            finals.append(answer)
-            if isinstance(answer.metadata.get("llm"), dict):
-                calls.append(answer.metadata["llm"])
-            return action, answer.text
-
-        def played(plan: tuple[str, ...] | None, transcript: list[dict]):
-            try:
-                outcome, why, _ = interactive.play(base, episode, policy, user, plan, transcript)
-                return outcome, why, None, None
-            except SystemFailure as exc:  # a PolicyError too: an action the turn does not allow
-                return None, None, str(exc), exc.trace
-
-        transcript: list[dict] = []
-        outcome, why, error, trace = played(None, transcript)
-        final = finals[-1] if finals and outcome is not None else None
-        forced: dict[str, dict[str, Any]] = {}
-        if self.cfg.steerability:
-            for name, plan in interactive.PLANS.items():
-                o, w, e, _ = played(plan, [])
-                forced[name] = (
-                    {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
-                    if o is not None
-                    else {"unscored": w}
-                    if w is not None
-                    else {"error": e}
-                )
-        duration = time.perf_counter() - started
-        details: dict[str, Any] = {"episode": episode.describe(), "transcript": transcript}
-        if outcome is not None:
-            details["sequence"] = outcome.sequence
-        if forced:
-            details["forced"] = forced
-        if error is not None:
-            result = interactive.failed_result(item, "error", error, duration)
-            result = dataclasses.replace(result, trace=trace)
-        elif outcome is None:
-            result = interactive.unscored_result(item, why or "unscored", duration)
-        else:
-            if final is not None and len(calls) > 1:  # the cost line counts every turn, forced ones too
-                final = dataclasses.replace(final, metadata={**final.metadata, "llm": _summed(calls)})
-            result = interactive.scored_result(item, self.run.scorers.keep(outcome.scores()), final, duration)
-        used = usage.to_dict() if usage.requests or usage.cached else None  # the LLM user's calls
-        done = dataclasses.replace(result, details=details, evidence=evidence, cached=any(cached), usage=used)
-        return lambda: done
-
-    def _answer(
+    def answer(
         self, item: AmbigItem, system: System, extras: dict[str, Any], allowed: tuple[str, ...] | None = None
     ) -> tuple[Answer | None, str, str | None, bool]:
         """(answer, error, traceback, from the store): each item is asked once per run across
@@ -257,19 +181,6 @@ def _finite(scored: Scored) -> Scored:
         samples={m: v for m, v in scored.samples.items() if m not in bad},
         units={m: v for m, v in scored.units.items() if m not in bad},
     )
-
-
-def _summed(calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """The model calls of an episode's turns as one record (``baselines/llm/model.py``'s form)."""
-    total = dict(calls[-1])
-    for name in ("calls", "requests", "cached", "prompt_tokens", "completion_tokens", "cost", "latency"):
-        try:
-            total[name] = sum(call[name] for call in calls)
-        except (KeyError, TypeError):
-            return calls[-1]  # not the reference systems' record: leave the system's own as it is
-    total["steps"] = [step for call in calls for step in call.get("steps", [])]
-    total["fingerprints"] = sorted({f for call in calls for f in call.get("fingerprints", [])})
-    return total
 
 
 def _with_action(action: str, answer: Answer) -> Answer:

@@ -1,15 +1,16 @@
-"""How an item is put to a system: single-shot (one call, one answer: the published
-protocols, wired in ``session/`` and ``evaluate.py``) and interactive clarification
-(``interactive.py``, its episodes played by ``evaluate.Evaluator``; ``users.py``, the LLM user)."""
+"""How an item is put to a system, one strategy per protocol (``base.py``): single-shot, the
+published protocol, and interactive clarification (``interactive.py``; ``users.py``, the
+LLM user). ``--ambig-protocol`` names one of :data:`PROTOCOLS`."""
 
 from __future__ import annotations
 
-from ..metrics.interactive import METRIC_NAMES
 from ..suites import SUITES
+from .base import Protocol, SingleShot
+from .interactive import Interactive
+
+PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (SingleShot, Interactive)}
 
 
 def suite_metrics(suite: str, protocol: str) -> tuple[str, ...]:
-    """The metrics a suite reports under a protocol: its own, or the interactive episode's."""
-    if protocol == "interactive":
-        return METRIC_NAMES
-    return SUITES[suite].reported()
+    """The metrics a suite reports under a protocol."""
+    return PROTOCOLS[protocol]().metrics(SUITES[suite])

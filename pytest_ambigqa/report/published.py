@@ -8,7 +8,7 @@ import tomllib
 from functools import cache
 from typing import Any
 
-from ..suites import SUITES, Protocol
+from ..suites import SUITES, Setup
 
 
 @cache
@@ -33,7 +33,7 @@ def rows(suite: str, setting: str | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def compare(suite: str, protocol: Protocol) -> list[dict[str, Any]]:
+def compare(suite: str, protocol: Setup) -> list[dict[str, Any]]:
     """Every published row of ``suite``, marked ``comparable`` or not, with the ``reason``;
     ``same_protocol`` rows are the ones a reader would put beside this run."""
     marked = []

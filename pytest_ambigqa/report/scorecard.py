@@ -20,9 +20,10 @@ import numpy as np
 from ..metrics import METRICS
 from ..metrics.coverage import vacuous_answers
 from ..models.usage import Usage
-from ..protocols import interactive, suite_metrics
-from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult
-from ..suites import LoadedSuite, Protocol, Scorers, Suite
+from ..protocols import PROTOCOLS
+from ..protocols.base import SingleShot
+from ..schema import AmbigItem, ItemResult
+from ..suites import LoadedSuite, Scorers, Setup, Suite
 from ..suites.base import OPEN_RETRIEVAL
 from . import published
 from .stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
@@ -90,7 +91,7 @@ class SuiteCard:
     slices: list[Slice] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     variance: dict[str, Variance] = field(default_factory=dict)  # judge metrics sampled K > 1 times
-    protocol: Protocol = OPEN_RETRIEVAL  # how the items were put to the system
+    protocol: Setup = OPEN_RETRIEVAL  # how the items were put to the system
     profile: str | None = None  # the official scorer the long-answer metrics followed
     outside: dict[str, str] = field(default_factory=dict)  # metrics the run's setting does not report
     data_warnings: list[str] = field(default_factory=list)  # what in the data makes a number odd
@@ -196,7 +197,7 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
             for e in data.get("evidence", ())
         ],
         variance={m: Variance(**v) for m, v in data.get("variance", {}).items()},
-        protocol=Protocol(**{**protocol, "notes": tuple(protocol["notes"])}) if protocol else OPEN_RETRIEVAL,
+        protocol=Setup(**{**protocol, "notes": tuple(protocol["notes"])}) if protocol else OPEN_RETRIEVAL,
     )
 
 
@@ -321,14 +322,6 @@ def summarize_evidence(name: str, results: Sequence[ItemResult], seed: int, *sco
     return Evidence(name, len(measured), part("original"), part("clarified"))
 
 
-def _parts(results: list[ItemResult], by_type: bool) -> list[tuple[str, list[ItemResult]]]:
-    """The slices of a suite: MARCH's ambiguity types (Table 4), each one present."""
-    if not by_type:
-        return []
-    parts = [(kind, [r for r in results if r.ambiguity_type == kind]) for kind in AMBIGUITY_TYPES]
-    return [(kind, part) for kind, part in parts if part]
-
-
 def build(
     loaded: Iterable[LoadedSuite],
     results: Mapping[str, ItemResult],
@@ -342,7 +335,7 @@ def build(
     retrieval: dict[str, Any] | None = None,
     judge: dict[str, Any] | None = None,
     item_min: Sequence[Any] = (),
-    protocols: Mapping[str, Protocol] | None = None,
+    protocols: Mapping[str, Setup] | None = None,
     steered: bool = False,
 ) -> Scorecard:
     """``expected`` are the item keys selected for this run (None: every loaded item);
@@ -359,26 +352,14 @@ def build(
         if not chosen:
             continue
         protocol = (protocols or {}).get(name, OPEN_RETRIEVAL)
-        episodic = protocol.name == "interactive"
+        way = PROTOCOLS[protocol.name if protocol.name in PROTOCOLS else SingleShot.name]()
+        episodic = not way.judges_suites
         suite_results = [
-            results.get(i.key)
-            or (
-                interactive.failed_result(i, "missing", MISSING)
-                if episodic
-                else suite.suite.failed_result(i, scorers, "missing", MISSING)
-            )
-            for i in chosen
+            results.get(i.key) or way.failed(suite.suite, i, scorers, "missing", MISSING) for i in chosen
         ]
         ordered.extend(suite_results)
-        if episodic:
-            parts = [
-                (s, [r for r in suite_results if interactive.split_of(r) == s]) for s in interactive.SPLITS
-            ]
-            parts = [(s, part) for s, part in parts if part]
-            metrics = scorers.selected(suite_metrics(name, protocol.name))
-        else:
-            parts = _parts(suite_results, suite.suite.sliced_by_type)
-            metrics = scorers.selected(suite.suite.reported())
+        parts = way.slices(suite.suite, suite_results)
+        metrics = scorers.selected(way.metrics(suite.suite))
         evidence = []
         if any(r.evidence for r in suite_results):
             evidence = [
@@ -409,7 +390,7 @@ def build(
                 else None,
                 outside={} if episodic else scorers.keep(suite.suite.outside_setting(scorers)),
                 data_warnings=[] if episodic else _data_warnings(suite.suite, chosen),
-                interactive=interactive.section(suite_results, steered) if episodic else None,
+                interactive=way.section(suite_results, steered),
             )
         )
     keys = {r.key for r in ordered}

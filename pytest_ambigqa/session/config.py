@@ -20,7 +20,7 @@ from ..errors import ScorecardError
 from ..metrics import METRICS
 from ..models.local import parse_device
 from ..options import refuse
-from ..protocols import suite_metrics
+from ..protocols import PROTOCOLS, suite_metrics
 from ..protocols.interactive import parse_costs
 from ..report.compare import Margin, parse_margins
 from ..report.gates import Threshold, parse_thresholds
@@ -193,37 +193,19 @@ def _metrics(text: str | None, suites: tuple[str, ...], protocol: str) -> tuple[
     return names
 
 
-_INTERACTIVE_ONLY = ("--ambig-costs", "--ambig-clarifications", "--ambig-user", "--ambig-steerability")
-_SINGLE_SHOT_ONLY = ("--ambig-reader", "--ambig-retrieval-report", "--ambig-judge-samples")
-
-
-def _interactive(config: pytest.Config, rescore: Path | None, saved: dict[str, Any]) -> str:
-    """``--ambig-protocol`` and what only the interactive protocol reads, checked together."""
-    protocol = options.choice(config, "--ambig-protocol")
-    if rescore is not None and "interactive" in (protocol, saved.get("protocol")):
-        refuse(
-            "--ambig-rescore replays single-shot answers; an interactive episode's turns depend on "
-            "the user's replies: run it again with --ambig-resume, which reuses every stored turn"
-        )
-    if protocol != "interactive":
-        given = [o for o in _INTERACTIVE_ONLY if options.given(config, o)]
+def _protocol(config: pytest.Config, rescore: Path | None, saved: dict[str, Any]) -> str:
+    """``--ambig-protocol``, with the options only other protocols read refused, and what the
+    chosen one checks of its own."""
+    name = options.choice(config, "--ambig-protocol")
+    if rescore is not None:
+        for protocol in {PROTOCOLS[name], PROTOCOLS.get(saved.get("protocol") or "", PROTOCOLS[name])}:
+            protocol.check_rescore()
+    for other in PROTOCOLS.values():
+        given = [o for o in other.own_options if other.name != name and options.given(config, o)]
         if given:
-            refuse(f"{', '.join(given)}: only with --ambig-protocol=interactive")
-        return protocol
-    given = [o for o in _SINGLE_SHOT_ONLY if options.given(config, o)]
-    if given:
-        refuse(
-            f"{', '.join(given)}: an interactive run scores episodes with the protocol's own metrics; "
-            "it has no reader, evidence report or judge metrics"
-        )
-    llm_user = options.choice(config, "--ambig-user") == "llm"
-    if llm_user and not options.value(config, "--ambig-judge"):
-        refuse("--ambig-user=llm: the simulated user is the judge model; set --ambig-judge")
-    if not llm_user and options.given(config, "--ambig-judge"):
-        refuse(
-            "--ambig-judge: an interactive run judges nothing; the model plays the user with --ambig-user=llm"
-        )
-    return protocol
+            refuse(f"{', '.join(given)}: only with --ambig-protocol={other.name}")
+    PROTOCOLS[name].check_options(config)
+    return name
 
 
 def _setting(config: pytest.Config, option: str, saved: dict[str, Any]) -> str:
@@ -296,7 +278,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     march_setting = _setting(config, "--ambig-march-setting", saved)
     profile = options.choice(config, "--ambig-scorer-profile")
     retriever = options.choice(config, "--ambig-retriever")
-    protocol = _interactive(config, rescore, saved)
+    protocol = _protocol(config, rescore, saved)
     user = options.choice(config, "--ambig-user")
     metrics = _metrics(options.value(config, "--ambig-metrics"), suites, protocol)
     system = options.value(config, "--ambig-system")

@@ -34,11 +34,11 @@ from ..models.cache import CallCache
 from ..models.chat import ChatClient, ChatSettings
 from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
-from ..protocols import interactive, suite_metrics
+from ..protocols import PROTOCOLS, interactive
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem, Passage
-from ..suites import SUITES, LoadedSuite, LoadOptions, Protocol, Scorers, shard, stratified_sample
+from ..suites import SUITES, LoadedSuite, LoadOptions, Scorers, Setup, shard, stratified_sample
 from ..systems import System, load_system
 from ..systems.replay import load_saved
 from .config import RunConfig
@@ -72,9 +72,7 @@ class Run:
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 where = cfg.rescore or Path("--ambig-rescore")  # rescored is read from rescore
                 raise pytest.UsageError(f"--ambig-rescore: {ScorecardError(where, str(exc))}") from None
-        # Interactive: each test is an episode, an item copy keyed by reading and costs.
-        self.episodes: dict[str, tuple[AmbigItem, interactive.Episode]] = {}
-        self.user = self._user()
+        self.protocol = PROTOCOLS[cfg.protocol].configured(cfg, self._user)
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
         if self.rescore is not None:
@@ -118,8 +116,7 @@ class Run:
             items = tuple(i for i in items if i.key in self.rescore.answers)
         if self.cfg.limit is not None:
             items = stratified_sample(items, self.cfg.limit, self.cfg.seed)
-        if self.cfg.interactive:
-            items = self._episode_items(items)
+        items = self.protocol.expand(items)
         if self.cfg.shard is not None:
             items = shard(items, *self.cfg.shard)
         return dataclasses.replace(loaded, items=items)
@@ -143,24 +140,8 @@ class Run:
                     "(the saved run read other data: give it with --ambig-data)"
                 )
 
-    def _episode_items(self, items: tuple[AmbigItem, ...]) -> tuple[AmbigItem, ...]:
-        """The episodes of the selected items, in order, as items the tests and the
-        scorecard carry: ``<suite>-<id>-<reading>-a<alpha>-b<beta>``, asking the episode's question."""
-        by_key = {item.key: item for item in items}
-        out: list[AmbigItem] = []
-        for episode in interactive.episodes(items, self.cfg.costs, self.cfg.clarifications):
-            base = by_key[episode.item]
-            copy = dataclasses.replace(
-                base, id=f"{base.id}-{episode.suffix}", question=episode.question, index=len(out)
-            )
-            self.episodes[copy.key] = (base, episode)
-            out.append(copy)
-        return tuple(out)
-
-    def _user(self) -> interactive.User | None:
+    def _user(self) -> interactive.User:
         """The simulated user of an interactive run: offline, or the judge model."""
-        if not self.cfg.interactive:
-            return None
         if self.cfg.user == "llm":
             from ..protocols.users import LLMUser
 
@@ -176,7 +157,7 @@ class Run:
         if not model:
             return None
         needs = ["openai"]
-        if not self.cfg.interactive:  # the interactive user needs the client, not the suites' judges
+        if PROTOCOLS[self.cfg.protocol].judges_suites:  # else the judge model is a user: the client only
             needs += sorted({need for name in self.cfg.suites for need in SUITES[name].judge_packages})
         missing = [m for m in needs if importlib.util.find_spec(m) is None]
         if missing:
@@ -369,7 +350,7 @@ class Run:
             "default": self.system_is_default and system is self.default_system
         }
 
-    def protocol(self, loaded: LoadedSuite, inputs: list[str]) -> Protocol:
+    def setup(self, loaded: LoadedSuite, inputs: list[str]) -> Setup:
         """The suite's protocol for this run, with what makes it an upper bound or easier."""
         suite = loaded.suite
         has_passages = any(item.passages for item in loaded.items)
@@ -380,7 +361,7 @@ class Run:
             if note:
                 notes.append(note)
         if self.cfg.metrics is not None:
-            left = [m for m in suite_metrics(suite.name, self.cfg.protocol) if m not in self.cfg.metrics]
+            left = [m for m in self.protocol.metrics(suite) if m not in self.cfg.metrics]
             if left:
                 notes.append(f"not computed (--ambig-metrics): {', '.join(left)}")
         if loaded.is_sample:
@@ -390,20 +371,9 @@ class Run:
             upper = "the system reads the gold item (it declares `item`)"
         protocol = dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
         if not loaded.is_sample:
-            chosen = {self.episodes[i.key][0].key for i in loaded.items} if self.episodes else loaded.items
+            chosen = {self.protocol.base_key(i) for i in loaded.items}
             protocol = protocol.with_subset(len(chosen), loaded.total)
-        return self._interactive_protocol(protocol) if self.cfg.interactive else protocol
-
-    def _interactive_protocol(self, inputs: Protocol) -> Protocol:
-        """Interactive episodes over the suite's inputs (its setting still says what a
-        system is given); compared with no published row of the suite."""
-        cfg = self.cfg
-        costs = ", ".join(f"{a:g}/{b:g}" for a, b in cfg.costs)
-        label = (
-            f"interactive clarification (Berant et al. 2025): {cfg.user} user, at most "
-            f"{cfg.clarifications} clarification(s), alpha/beta {costs}; inputs as in {inputs.label}"
-        )
-        return dataclasses.replace(inputs, name="interactive", label=label, reads_as=None)
+        return self.protocol.setup(protocol)
 
     # -- the cache ----------------------------------------------------------------------
 

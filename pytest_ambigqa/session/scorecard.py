@@ -107,8 +107,8 @@ class ScorecardPlugin:
             retrieval=run.retrieval_info(),
             judge=run.judge.describe() if run.judge else None,
             item_min=cfg.item_min,
-            protocols={suite.suite.name: run.protocol(suite, system["inputs"]) for suite in run.loaded},
-            steered=cfg.interactive and cfg.steerability,
+            protocols={suite.suite.name: run.setup(suite, system["inputs"]) for suite in run.loaded},
+            steered=cfg.steerability,
         )
         deferred = None
         if cfg.shard is not None and not cfg.shard_gates:

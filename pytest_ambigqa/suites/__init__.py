@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..registry import Registry
 from .asqa import Asqa
-from .base import LoadedSuite, LoadOptions, Protocol, Scorers, Suite, shard, stratified_sample
+from .base import LoadedSuite, LoadOptions, Scorers, Setup, Suite, shard, stratified_sample
 from .condambigqa import CondAmbigQA
 from .march import March
 
@@ -17,7 +17,7 @@ __all__ = [
     "SUITES",
     "LoadOptions",
     "LoadedSuite",
-    "Protocol",
+    "Setup",
     "Scorers",
     "Suite",
     "shard",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import DataError
 from ..schema import AmbigItem, Interpretation, Passage
-from .base import OPEN_RETRIEVAL, LoadOptions, Protocol, Scorers, Suite
+from .base import OPEN_RETRIEVAL, LoadOptions, Scorers, Setup, Suite
 from .records import Record, parse_json, read_records
 
 _SPLITS = ("train", "dev", "test")
@@ -54,9 +54,9 @@ class Asqa(Suite):
                 return _official(path, whole, options.split)
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
 
-    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Protocol:
+    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         if has_passages and "passages" in inputs:
-            return Protocol("given-docs", "given docs: systems get the data file's retrieved docs (ALCE)")
+            return Setup("given-docs", "given docs: systems get the data file's retrieved docs (ALCE)")
         return OPEN_RETRIEVAL
 
 

@@ -20,7 +20,7 @@ from .records import read_text, repair_text
 
 
 @dataclass(frozen=True)
-class Protocol:
+class Setup:
     """How a run put a suite's items to the system: what published rows it compares with.
 
     ``name`` matches the protocol of published rows (``suites/<name>/published.toml``), or
@@ -40,7 +40,7 @@ class Protocol:
         """The published protocol whose rows are put beside this run."""
         return self.reads_as or self.name
 
-    def with_subset(self, chosen: int, total: int) -> Protocol:
+    def with_subset(self, chosen: int, total: int) -> Setup:
         """Noting that ``chosen`` of the data file's ``total`` items ran: a merge's note
         replaces its shards' (each ran a part; together they may run them all)."""
         notes = [n for n in self.notes if not n.startswith(_SUBSET)]
@@ -52,7 +52,7 @@ class Protocol:
 _SUBSET = "a subset: "
 
 
-OPEN_RETRIEVAL = Protocol("open-retrieval", "open retrieval: systems get a retriever, no passages")
+OPEN_RETRIEVAL = Setup("open-retrieval", "open retrieval: systems get a retriever, no passages")
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Suite:
     def warm(self, scorers: Scorers) -> None:
         """Heavy imports its scorers need, once, before the first item is scored."""
 
-    def own_corpus_note(self, protocol: Protocol, passages: int) -> str | None:
+    def own_corpus_note(self, protocol: Setup, passages: int) -> str | None:
         """The caveat for a retriever that searches the suites' own files, not the papers' corpus."""
         if protocol.name != "open-retrieval":
             return None
@@ -144,7 +144,7 @@ class Suite:
         """Metrics this run's setting does not report, with the reason (never scored, not even 0)."""
         return {}
 
-    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Protocol:
+    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         """This run's protocol, given the inputs the system declares and whether the data
         file hands the items passages."""
         return OPEN_RETRIEVAL

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..metrics.conditional import SETTINGS, fragment_id, gold_fragment
 from ..schema import AmbigItem, Interpretation, Passage
-from .base import LoadOptions, Protocol, Scorers, Suite
+from .base import LoadOptions, Scorers, Setup, Suite
 from .records import Record, read_records
 
 JUDGED = SETTINGS["main"].metrics  # every judged metric; the other settings report fewer
@@ -54,9 +54,9 @@ class CondAmbigQA(Suite):
             inputs["retriever"] = None  # closed book: no evidence of any kind
         return inputs
 
-    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Protocol:
+    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         setting = SETTINGS[scorers.condambigqa_setting]
-        return Protocol(setting.name, f"{setting.name}: {setting.gives} [{setting.source}]")
+        return Setup(setting.name, f"{setting.name}: {setting.gives} [{setting.source}]")
 
     def outside_setting(self, scorers: Scorers) -> dict[str, str]:
         setting = SETTINGS[scorers.condambigqa_setting]

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import DataError
 from ..options import pairs, refuse
 from ..schema import AMBIGUITY_TYPES, AmbigItem, Interpretation, Passage, normalize_type
-from .base import OPEN_RETRIEVAL, LoadOptions, Protocol, Scorers, Suite
+from .base import OPEN_RETRIEVAL, LoadOptions, Scorers, Setup, Suite
 from .records import Record, read_records
 
 # The protocols: the papers' open retrieval, and the gold passages as an upper bound.
@@ -70,9 +70,9 @@ class March(Suite):
         gold = scorers.march_setting == "oracle-evidence"
         return {"passages": list(item.passages) if gold else [], "conditions": []}
 
-    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Protocol:
+    def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         if scorers.march_setting == "oracle-evidence":
-            return Protocol(
+            return Setup(
                 "oracle-evidence",
                 "oracle evidence: systems get the gold evidence passages",
                 upper_bound="systems get the gold evidence passages (--ambig-march-setting=oracle-evidence)",
