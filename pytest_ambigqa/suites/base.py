@@ -21,7 +21,9 @@ from .records import read_text, repair_text
 
 @dataclass(frozen=True)
 class Setup:
-    """How a run put a suite's items to the system: what published rows it compares with.
+    """The published setup a run's numbers stand beside: what the system was given, and so
+    which published rows it compares with (how items are put to a system is a protocol,
+    ``protocols/``).
 
     ``name`` matches the protocol of published rows (``suites/<name>/published.toml``), or
     ``reads_as`` does for an oracle variant of a published protocol; ``upper_bound`` says
