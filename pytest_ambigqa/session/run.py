@@ -143,7 +143,7 @@ class Run:
     def _user(self) -> interactive.User:
         """The simulated user of an interactive run: offline, or the judge model."""
         if self.cfg.user == "llm":
-            from ..protocols.users import LLMUser
+            from ..protocols.interactive import LLMUser
 
             assert self.judge is not None  # read_run_config requires --ambig-judge
             judge = self.judge.client  # the judge's model, cache and limits, speaking as the user

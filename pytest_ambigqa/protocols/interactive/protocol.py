@@ -1,0 +1,195 @@
+"""The interactive protocol as a strategy (``protocols/base.py``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ... import options
+from ...errors import SystemFailure
+from ...metrics.interactive import METRIC_NAMES
+from ...models.usage import Usage
+from ...options import refuse
+from ...schema import AmbigItem, Answer, ItemResult, Status
+from ..base import Protocol
+from .episodes import COST_GRID, SPLITS, Episode, episodes
+from .play import ACTION_KEY, PLANS, play, summed
+from .scoring import failed_result, scored_result, split_of, unscored_result
+from .section import section
+from .users import User
+
+if TYPE_CHECKING:
+    import pytest
+
+    from ...evaluate import Evaluator
+    from ...store.pool import Scoring
+    from ...systems import System
+
+
+class Interactive(Protocol):
+    """Interactive clarification (seeds/003): one test per (item, reading, cost pair); the
+    system may answer, multi-answer or ask, and a simulated user replies."""
+
+    name = "interactive"
+    judges_suites = False  # the judge model, if any, plays the user
+    own_options = ("--ambig-costs", "--ambig-clarifications", "--ambig-user", "--ambig-steerability")
+    single_shot_options = ("--ambig-reader", "--ambig-retrieval-report", "--ambig-judge-samples")
+
+    @classmethod
+    def check_options(cls, config: pytest.Config) -> None:
+        given = [o for o in cls.single_shot_options if options.given(config, o)]
+        if given:
+            refuse(
+                f"{', '.join(given)}: an interactive run scores episodes with the protocol's own metrics; "
+                "it has no reader, evidence report or judge metrics"
+            )
+        llm_user = options.choice(config, "--ambig-user") == "llm"
+        if llm_user and not options.value(config, "--ambig-judge"):
+            refuse("--ambig-user=llm: the simulated user is the judge model; set --ambig-judge")
+        if not llm_user and options.given(config, "--ambig-judge"):
+            refuse(
+                "--ambig-judge: an interactive run judges nothing; "
+                "the model plays the user with --ambig-user=llm"
+            )
+
+    @classmethod
+    def check_rescore(cls) -> None:
+        refuse(
+            "--ambig-rescore replays single-shot answers; an interactive episode's turns depend on "
+            "the user's replies: run it again with --ambig-resume, which reuses every stored turn"
+        )
+
+    def __init__(
+        self,
+        costs: Sequence[tuple[float, float]] = COST_GRID,
+        clarifications: int = 1,
+        user_name: str = "offline",
+        steerability: bool = False,
+        user: User | None = None,
+    ) -> None:
+        self.costs, self.clarifications = tuple(costs), clarifications
+        self.user_name, self.steerability, self.user = user_name, steerability, user
+        self.episodes: dict[str, tuple[AmbigItem, Episode]] = {}  # test key: (the file's item, its episode)
+
+    @classmethod
+    def configured(cls, cfg: Any, user: Callable[[], Any]) -> Protocol:
+        return cls(cfg.costs, cfg.clarifications, cfg.user, cfg.steerability, user())
+
+    def expand(self, items: tuple[AmbigItem, ...]) -> tuple[AmbigItem, ...]:
+        """The episodes of the selected items, in order, as items the tests and the scorecard
+        carry: ``<suite>-<id>-<reading>-a<alpha>-b<beta>``, asking the episode's question."""
+        by_key = {item.key: item for item in items}
+        out: list[AmbigItem] = []
+        for episode in episodes(items, self.costs, self.clarifications):
+            base = by_key[episode.item]
+            copy = dataclasses.replace(
+                base, id=f"{base.id}-{episode.suffix}", question=episode.question, index=len(out)
+            )
+            self.episodes[copy.key] = (base, episode)
+            out.append(copy)
+        return tuple(out)
+
+    def base_key(self, item: AmbigItem) -> str:
+        return self.episodes[item.key][0].key
+
+    def metrics(self, suite: Any) -> tuple[str, ...]:
+        return METRIC_NAMES
+
+    def setup(self, inputs: Any) -> Any:
+        """Episodes over the suite's inputs (its setting still says what a system is given);
+        compared with no published row of the suite."""
+        costs = ", ".join(f"{a:g}/{b:g}" for a, b in self.costs)
+        label = (
+            f"interactive clarification (Berant et al. 2025): {self.user_name} user, at most "
+            f"{self.clarifications} clarification(s), alpha/beta {costs}; inputs as in {inputs.label}"
+        )
+        return dataclasses.replace(inputs, name="interactive", label=label, reads_as=None)
+
+    def ask(
+        self, evaluator: Evaluator, item: AmbigItem, system: System, extras: dict[str, Any], evidence: Any
+    ) -> Scoring:
+        """Play the item's episode (and, with ``--ambig-steerability``, the forced-action
+        policies) with the system; each turn is asked once and stored like an answer."""
+        base, episode = self.episodes[item.key]
+        started = time.perf_counter()
+        cached: list[bool] = []
+        finals: list[Answer] = []
+        calls: list[dict[str, Any]] = []  # a reference policy's model calls, turn by turn
+        usage = Usage()
+        assert self.user is not None  # a run's protocol has its user
+        user = self.user.bind(usage)
+
+        def policy(question, history, alpha, beta, allowed):
+            turn = extras | {
+                "id": base.id,
+                "history": [{"question": q, "answer": a} for q, a in history],
+                "alpha": alpha,
+                "beta": beta,
+                "actions": list(allowed),
+            }
+            answer, error, trace, from_store = evaluator.answer(item, system, turn, allowed)
+            cached.append(from_store)
+            if answer is None:
+                raise SystemFailure(error, trace)
+            action = answer.metadata.get(ACTION_KEY, "answer")
+            answer = dataclasses.replace(
+                answer, metadata={k: v for k, v in answer.metadata.items() if k != ACTION_KEY}
+            )
+            finals.append(answer)
+            if isinstance(answer.metadata.get("llm"), dict):
+                calls.append(answer.metadata["llm"])
+            return action, answer.text
+
+        def played(plan: tuple[str, ...] | None, transcript: list[dict]):
+            try:
+                outcome, why, _ = play(base, episode, policy, user, plan, transcript)
+                return outcome, why, None, None
+            except SystemFailure as exc:  # a PolicyError too: an action the turn does not allow
+                return None, None, str(exc), exc.trace
+
+        transcript: list[dict] = []
+        outcome, why, error, trace = played(None, transcript)
+        final = finals[-1] if finals and outcome is not None else None
+        forced: dict[str, dict[str, Any]] = {}
+        if self.steerability:
+            for name, plan in PLANS.items():
+                o, w, e, _ = played(plan, [])
+                forced[name] = (
+                    {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
+                    if o is not None
+                    else {"unscored": w}
+                    if w is not None
+                    else {"error": e}
+                )
+        duration = time.perf_counter() - started
+        details: dict[str, Any] = {"episode": episode.describe(), "transcript": transcript}
+        if outcome is not None:
+            details["sequence"] = outcome.sequence
+        if forced:
+            details["forced"] = forced
+        if error is not None:
+            result = failed_result(item, "error", error, duration)
+            result = dataclasses.replace(result, trace=trace)
+        elif outcome is None:
+            result = unscored_result(item, why or "unscored", duration)
+        else:
+            if final is not None and len(calls) > 1:  # the cost line counts every turn, forced ones too
+                final = dataclasses.replace(final, metadata={**final.metadata, "llm": summed(calls)})
+            result = scored_result(item, evaluator.run.scorers.keep(outcome.scores()), final, duration)
+        used = usage.to_dict() if usage.requests or usage.cached else None  # the LLM user's calls
+        done = dataclasses.replace(result, details=details, evidence=evidence, cached=any(cached), usage=used)
+        return lambda: done
+
+    def failed(
+        self, suite: Any, item: AmbigItem, scorers: Any, status: Status, error: str, duration: float = 0.0
+    ) -> ItemResult:
+        return failed_result(item, status, error, duration)
+
+    def slices(self, suite: Any, results: Sequence[ItemResult]) -> list[tuple[str, list[ItemResult]]]:
+        parts = [(s, [r for r in results if split_of(r) == s]) for s in SPLITS]
+        return [(s, part) for s, part in parts if part]
+
+    def section(self, results: Sequence[ItemResult], steered: bool) -> dict[str, Any] | None:
+        return section(results, steered)
