@@ -288,13 +288,9 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
             "--ambig-llm-base-url)"
         )
     metrics_of = partial(suite_metrics, protocol=protocol)
-    fail_under = parse_thresholds(
-        "--ambig-fail-under",
-        options.value(config, "--ambig-fail-under"),
-        suites,
-        item_scale=False,
-        metrics_of=metrics_of,
-        metrics=metrics,
+    thresholds = partial(parse_thresholds, suites=suites, metrics_of=metrics_of, metrics=metrics)
+    fail_under = thresholds(
+        "--ambig-fail-under", options.value(config, "--ambig-fail-under"), item_scale=False
     )
     for t in fail_under:
         if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
@@ -328,14 +324,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         metrics=metrics,
         fail_under=fail_under,
         gate=gate,
-        item_min=parse_thresholds(
-            "--ambig-item-min",
-            options.value(config, "--ambig-item-min"),
-            suites,
-            item_scale=True,
-            metrics_of=metrics_of,
-            metrics=metrics,
-        ),
+        item_min=thresholds("--ambig-item-min", options.value(config, "--ambig-item-min"), item_scale=True),
         max_error_rate=(
             options.number("--ambig-max-error-rate", max_error_rate, low=0, high=1)
             if max_error_rate
