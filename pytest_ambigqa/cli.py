@@ -24,7 +24,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .errors import ScorecardError, UsageError
+from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import safe_output
 from .protocols import suite_metrics
@@ -314,14 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "compare":
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse)
         return merge(args.scorecards, args.output)
-    except UsageError as exc:
+    except AmbigQAError as exc:  # what the user gave; anything else is our bug, with its traceback
         print(f"pytest-ambigqa {args.command}: {exc}", file=sys.stderr)
-        return 2
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        print(
-            f"pytest-ambigqa {args.command}: not scorecards this version wrote ({type(exc).__name__}: {exc})",
-            file=sys.stderr,
-        )
         return 2
     finally:
         unload()
