@@ -11,9 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ambigqa.metrics.coverage import exact_presence
-from pytest_ambigqa.metrics.text import normalize_answer
+from pytest_ambigqa.metrics.text import Normalized, normalize_answer
 from pytest_ambigqa.report import compare, paired, terminal
-from pytest_ambigqa.report.html import Normalized
 from pytest_ambigqa.report.scorecard import Scorecard, build
 from pytest_ambigqa.schema import Answer, ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
@@ -258,8 +257,8 @@ def test_highlights_count_utf16_units_in_the_answer_the_page_shows(monkeypatch):
     shown = safe_output(text)
     units = shown.encode("utf-16-le")
     marks = Highlights(text, PROFILES["asqa"])  # the whole answer read
-    found = marks.find("shah jahan")
-    assert len(found) == 2
+    hit, found = marks.found(["shah jahan"])
+    assert hit and len(found) == 2
     for start, end in found:
         assert units[2 * start : 2 * end].decode("utf-16-le") == "Shah Jahan"
     assert "shah jahan" in marks.scored  # the hit is the scored text's

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .spec import MetricSpec, Scored, Scorer, percent
-from .text import normalize_answer, treerare_normalize
+from .text import Normalized, normalize_answer, treerare_normalize
 
 
 def exact_presence(short_answers: Sequence[str], long_answer: str) -> bool:
@@ -19,6 +19,14 @@ def exact_presence(short_answers: Sequence[str], long_answer: str) -> bool:
 def present(short_answers: Sequence[str], context: str) -> bool:
     """:func:`exact_presence` in a long answer already normalised (once for every reading)."""
     return any(normalize_answer(answer) in context for answer in short_answers)
+
+
+def found(short_answers: Sequence[str], text: Normalized) -> tuple[bool, list[tuple[int, int]]]:
+    """One reading's STR-EM hit (:func:`present`) and where its gold answers stand in the
+    text (ranges of ``text``'s characters), so a report shows what the scorer counted."""
+    if not present(short_answers, text.normal):
+        return False, []
+    return True, [span for answer in short_answers for span in text.find(answer)]
 
 
 def str_em_hits(pairs: Sequence[Sequence[str]], long_answer: str) -> list[bool]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import math
 import re
 import string
 from functools import lru_cache
@@ -22,6 +24,78 @@ def normalize_answer(text: str) -> str:
     """
     text = text.lower().translate(_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+_PUNCT_RUN = re.compile(f"[{re.escape(string.punctuation)}]+")
+_KEPT = re.compile(f"[^{re.escape(string.punctuation)}]+")
+_WORD = re.compile(r"\S+")
+
+
+class Normalized:
+    """``normalize_answer(text)`` that knows where its characters came from: :meth:`find`
+    gives where a short answer occurs as STR-EM sees it (its normalised form a substring of
+    the normalised text), as ranges of ``text`` to highlight.
+
+    The normalisation never crosses white space (lower-casing, punctuation and ``\\b`` see
+    the same on either side of it), so each whitespace-free token is normalised on its own,
+    once per distinct token (answers share most of their words), and only for answers where
+    something is found. If the tokens do not rebuild ``normalize_answer``'s own result (some
+    case mapping this cannot follow), nothing is highlighted rather than something wrong.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.normal = normalize_answer(text)
+        self._text = text
+        self._words: list[tuple[int, int, tuple[int, ...]]] | None = None
+
+    def find(self, short: str) -> list[tuple[int, int]]:
+        needle = normalize_answer(short)
+        start = self.normal.find(needle) if needle else -1
+        words = self._located() if start != -1 else []
+        found: list[tuple[int, int]] = []
+        while words and start != -1:  # a normalised needle starts and ends on a character, never a space
+            found.append((_origin(words, start), _origin(words, start + len(needle) - 1) + 1))
+            start = self.normal.find(needle, start + 1)
+        return found
+
+    def _located(self) -> list[tuple[int, int, tuple[int, ...]]]:
+        """Per normalised word: where it starts in ``normal``, its token's start in the text,
+        and its characters' offsets in the token; empty when they do not rebuild ``normal``."""
+        if self._words is None:
+            words, pieces, at = [], [], 0
+            for token in _WORD.finditer(self._text):
+                for word, offsets in _token(token.group()):
+                    words.append((at, token.start(), offsets))
+                    pieces.append(word)
+                    at += len(word) + 1
+            self._words = words if " ".join(pieces) == self.normal else []
+        return self._words
+
+
+def _origin(words: list[tuple[int, int, tuple[int, ...]]], index: int) -> int:
+    """The position in the text of the character at ``index`` of the normalised text."""
+    at, token_start, offsets = words[bisect.bisect_right(words, (index, math.inf)) - 1]
+    return token_start + offsets[index - at]
+
+
+@lru_cache(maxsize=1 << 16)
+def _token(token: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The normalised words of one whitespace-free token, each with the offset in the token of
+    each of its characters: lower-case, punctuation out, articles out (normalize_answer's
+    steps, in its order)."""
+    lowered = token.lower()
+    if len(lowered) != len(token):  # a character lower-cases to two ("İ"): one at a time
+        pairs = [(c, i) for i, ch in enumerate(token) for c in ch.lower()]
+        lowered, origin = "".join(c for c, _ in pairs), [i for _, i in pairs]
+    else:
+        origin = list(range(len(token)))
+    kept: list[int] = []
+    for run in _KEPT.finditer(lowered):  # punctuation out, positions kept
+        kept.extend(origin[run.start() : run.end()])
+    stripped = _PUNCT_RUN.sub("", lowered)
+    # Articles become blanks of their own length, so positions stay aligned; then words.
+    blanked = _ARTICLES.sub(lambda m: " " * len(m.group()), stripped)
+    return tuple((w.group(), tuple(kept[w.start() : w.end()])) for w in _WORD.finditer(blanked))
 
 
 def treerare_normalize(text: str) -> str:

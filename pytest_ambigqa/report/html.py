@@ -23,16 +23,16 @@ import gc
 import hashlib
 import math
 import re
-import string
 import time
-from functools import cache, lru_cache
+from collections.abc import Sequence
+from functools import cache
 from importlib import resources
 from typing import Any
 
 from ..metrics import METRICS
-from ..metrics.coverage import present
+from ..metrics.coverage import found
 from ..metrics.profiles import PROFILES, ScorerProfile
-from ..metrics.text import normalize_answer
+from ..metrics.text import Normalized
 from ..output import json_text, safe_output
 from ..protocols import interactive
 from ..schema import AmbigItem, ItemResult
@@ -486,7 +486,8 @@ def _gold(item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None
     for n, interp in enumerate(item.interpretations):
         hit = None
         if marks is not None and interp.short_answers:
-            hit = present(interp.short_answers, marks.scored)
+            hit, where = marks.found(interp.short_answers)
+            spans += [(start, end, n) for start, end in where]
         interpretations.append(
             {
                 "question": interp.question,
@@ -496,8 +497,6 @@ def _gold(item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None
                 "hit": hit,
             }
         )
-        if hit and marks is not None:
-            spans += [(start, end, n) for short in interp.short_answers for start, end in marks.find(short)]
     cited = list(answer.citations) if answer is not None else []
     if answer is not None:
         cited += [c for i in answer.interpretations for c in i.citations]
@@ -522,8 +521,8 @@ class Highlights:
 
     def __init__(self, text: str, profile: ScorerProfile) -> None:
         read, self._origin = profile.located(text)
-        self._shown = Normalized(read)
-        self.scored = self._shown.normal
+        self._scored = self._shown = Normalized(read)
+        self.scored = self._scored.normal
         shown = safe_output(text)
         if shown != text:
             read, self._origin = profile.located(shown)
@@ -532,80 +531,13 @@ class Highlights:
         # a character beyond the Basic Multilingual Plane is two units: one more per such before
         self._unit = (lambda i: i + bisect.bisect_left(astral, i)) if astral else (lambda i: i)
 
-    def find(self, short: str) -> list[tuple[int, int]]:
+    def found(self, short_answers: Sequence[str]) -> tuple[bool, list[tuple[int, int]]]:
+        """STR-EM's hit for one reading, as scored, and where the page shows its answers."""
+        hit, where = found(short_answers, self._scored)
+        if hit and self._shown is not self._scored:
+            where = [span for answer in short_answers for span in self._shown.find(answer)]
         origin, unit = self._origin, self._unit
-        return [(unit(origin[s]), unit(origin[e - 1] + 1)) for s, e in self._shown.find(short)]
+        return hit, [(unit(origin[s]), unit(origin[e - 1] + 1)) for s, e in where]
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_PUNCT_RUN = re.compile(f"[{re.escape(string.punctuation)}]+")
-_KEPT = re.compile(f"[^{re.escape(string.punctuation)}]+")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")  # as metrics/text.py's normalize_answer
-_WORD = re.compile(r"\S+")
-
-
-class Normalized:
-    """``normalize_answer(text)`` that knows where its characters came from: :meth:`find`
-    gives where a short answer occurs as STR-EM sees it (its normalised form a substring of
-    the normalised text), as ranges of ``text`` to highlight.
-
-    The normalisation never crosses white space (lower-casing, punctuation and ``\\b`` see
-    the same on either side of it), so each whitespace-free token is normalised on its own,
-    once per distinct token (answers share most of their words), and only for answers where
-    something is found. If the tokens do not rebuild ``normalize_answer``'s own result (some
-    case mapping this cannot follow), nothing is highlighted rather than something wrong.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.normal = normalize_answer(text)
-        self._text = text
-        self._words: list[tuple[int, int, tuple[int, ...]]] | None = None
-
-    def find(self, short: str) -> list[tuple[int, int]]:
-        needle = normalize_answer(short)
-        start = self.normal.find(needle) if needle else -1
-        words = self._located() if start != -1 else []
-        found: list[tuple[int, int]] = []
-        while words and start != -1:  # a normalised needle starts and ends on a character, never a space
-            found.append((_origin(words, start), _origin(words, start + len(needle) - 1) + 1))
-            start = self.normal.find(needle, start + 1)
-        return found
-
-    def _located(self) -> list[tuple[int, int, tuple[int, ...]]]:
-        """Per normalised word: where it starts in ``normal``, its token's start in the text,
-        and its characters' offsets in the token; empty when they do not rebuild ``normal``."""
-        if self._words is None:
-            words, pieces, at = [], [], 0
-            for token in _WORD.finditer(self._text):
-                for word, offsets in _token(token.group()):
-                    words.append((at, token.start(), offsets))
-                    pieces.append(word)
-                    at += len(word) + 1
-            self._words = words if " ".join(pieces) == self.normal else []
-        return self._words
-
-
-def _origin(words: list[tuple[int, int, tuple[int, ...]]], index: int) -> int:
-    """The position in the text of the character at ``index`` of the normalised text."""
-    at, token_start, offsets = words[bisect.bisect_right(words, (index, math.inf)) - 1]
-    return token_start + offsets[index - at]
-
-
-@lru_cache(maxsize=1 << 16)
-def _token(token: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    """The normalised words of one whitespace-free token, each with the offset in the token of
-    each of its characters: lower-case, punctuation out, articles out (normalize_answer's
-    steps, in its order)."""
-    lowered = token.lower()
-    if len(lowered) != len(token):  # a character lower-cases to two ("İ"): one at a time
-        pairs = [(c, i) for i, ch in enumerate(token) for c in ch.lower()]
-        lowered, origin = "".join(c for c, _ in pairs), [i for _, i in pairs]
-    else:
-        origin = list(range(len(token)))
-    kept: list[int] = []
-    for run in _KEPT.finditer(lowered):  # punctuation out, positions kept
-        kept.extend(origin[run.start() : run.end()])
-    stripped = _PUNCT_RUN.sub("", lowered)
-    # Articles become blanks of their own length, so positions stay aligned; then words.
-    blanked = _ARTICLES.sub(lambda m: " " * len(m.group()), stripped)
-    return tuple((w.group(), tuple(kept[w.start() : w.end()])) for w in _WORD.finditer(blanked))
