@@ -39,6 +39,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing's: errors.py is imported by nearly everything
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 
 class AmbigQAWarning(UserWarning):
@@ -83,12 +84,15 @@ class Invalid(AmbigQAError, ValueError):
 class SystemFailure(AmbigQAError):
     """The system raised, timed out or answered in the wrong shape for one item.
 
-    ``trace`` is the system's own traceback (its frames, not ours), when it raised.
+    ``trace`` is the system's own traceback (its frames, not ours), when it raised;
+    ``calls`` what the model calls it made before it failed cost (an ``llm:`` method's
+    steps, tokens, cost, latency and the last reply), so an errored item still records them.
     """
 
-    def __init__(self, message: str, trace: str | None = None) -> None:
+    def __init__(self, message: str, trace: str | None = None, calls: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.trace = trace
+        self.calls = calls
 
 
 class PolicyError(SystemFailure):

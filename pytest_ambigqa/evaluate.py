@@ -11,7 +11,7 @@ import dataclasses
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import RetrieverUnavailable, SystemFailure
 from .metrics.spec import Scored
@@ -27,6 +27,18 @@ from .systems import System
 
 if TYPE_CHECKING:
     from .session.run import Run
+
+
+class Asked(NamedTuple):
+    """What asking the system for one answer gave: the answer, or the error and the system's
+    traceback; whether it came from the store; and, when it failed, what its model calls
+    cost (``SystemFailure.calls``), kept with the error (issue 25: an errored item keeps its calls)."""
+
+    answer: Answer | None
+    error: str
+    trace: str | None
+    cached: bool
+    calls: dict[str, Any] | None = None
 
 
 class Evaluator:
@@ -66,12 +78,16 @@ class Evaluator:
         """Ask for one answer and score it (the single-shot protocol's test)."""
         suite = SUITES[item.suite]
         started = time.perf_counter()
-        answer, error, trace, cached = self.answer(item, system, extras)
+        asked = self.answer(item, system, extras)
         duration = time.perf_counter() - started
+        answer = asked.answer
         if answer is None:
-            unanswered = suite.failed_result(item, self.run.scorers, "error", error, duration)
-            return lambda: dataclasses.replace(unanswered, evidence=evidence, cached=cached, trace=trace)
-        return lambda: self._score(item, answer, duration, evidence, cached)
+            unanswered = suite.failed_result(item, self.run.scorers, "error", asked.error, duration)
+            details = unanswered.details | ({"calls": asked.calls} if asked.calls else {})
+            return lambda: dataclasses.replace(
+                unanswered, evidence=evidence, cached=asked.cached, trace=asked.trace, details=details
+            )
+        return lambda: self._score(item, answer, duration, evidence, asked.cached)
 
     def _score(
         self, item: AmbigItem, answer: Answer, duration: float, evidence: Any, cached: bool
@@ -105,13 +121,13 @@ class Evaluator:
 
     def answer(
         self, item: AmbigItem, system: System, extras: dict[str, Any], allowed: tuple[str, ...] | None = None
-    ) -> tuple[Answer | None, str, str | None, bool]:
-        """(answer, error, traceback, from the store): each item is asked once per run across
-        processes. ``allowed``: an interactive turn, whose action the answer's metadata
-        carries under ``ACTION_KEY`` (stored with it) and whose inputs are part of its key."""
+    ) -> Asked:
+        """Each item is asked once per run across processes. ``allowed``: an interactive turn,
+        whose action the answer's metadata carries under ``ACTION_KEY`` (stored with it) and
+        whose inputs are part of its key."""
         cfg, run_id = self.cfg, self.run.run_id
         if self.run.rescore is not None:  # saved answers, no system at all
-            return _outcome(lambda: system.answer(item, cfg.timeout, extras)) + (True,)
+            return _outcome(lambda: system.answer(item, cfg.timeout, extras))._replace(cached=True)
         fingerprint = self._config_fingerprint(system)
         if allowed is not None:
             turn = {k: extras[k] for k in ("history", "alpha", "beta", "actions")}
@@ -129,11 +145,9 @@ class Evaluator:
                 stored = None
             if stored is not None:  # "from the store" means from an earlier run, not another worker
                 state, payload, earlier = stored
-                return (
-                    (Answer.from_dict(payload), "", None, earlier)
-                    if state == "ok"
-                    else (None, payload, None, earlier)
-                )
+                if state == "ok":
+                    return Asked(Answer.from_dict(payload), "", None, earlier)
+                return Asked(None, payload["error"], None, earlier, payload["calls"])
             if not pools or self.store.run(lambda store: store.claim(key, run_id), default=True):
                 break
             time.sleep(0.02)  # another process is asking; its answer will be stored
@@ -144,14 +158,14 @@ class Evaluator:
             rate = cfg.rate
             time.sleep(self.store.run(lambda store: store.reserve_slot(rate), default=0.0))
         if allowed is None:
-            answer, error, trace = _outcome(lambda: system.answer(item, cfg.timeout, extras))
+            asked = _outcome(lambda: system.answer(item, cfg.timeout, extras))
         else:
-            answer, error, trace = _outcome(
-                lambda: _with_action(*system.turn(item, cfg.timeout, extras, allowed))
-            )
-        payload = clean(answer.to_dict() if answer else error, secrets=True)  # no key reaches the disk
+            asked = _outcome(lambda: _with_action(*system.turn(item, cfg.timeout, extras, allowed)))
+        answer = asked.answer
+        failure = {"error": asked.error, "calls": asked.calls}
+        payload = clean(answer.to_dict() if answer else failure, secrets=True)  # no key reaches the disk
         self.store.run(lambda store: store.put(key, run_id, "ok" if answer else "error", payload))
-        return answer, error, trace, False
+        return asked
 
     def _config_fingerprint(self, system: System) -> str:
         """What, besides the item and the system, shapes an answer: the inputs this run gives."""
@@ -187,9 +201,8 @@ def _with_action(action: str, answer: Answer) -> Answer:
     return dataclasses.replace(answer, metadata={**answer.metadata, ACTION_KEY: action})
 
 
-def _outcome(call) -> tuple[Answer | None, str, str | None]:
-    """(answer, error, the system's traceback)."""
+def _outcome(call) -> Asked:
     try:
-        return call(), "", None
+        return Asked(call(), "", None, False)
     except SystemFailure as exc:
-        return None, str(exc), exc.trace
+        return Asked(None, str(exc), exc.trace, False, clean(exc.calls, secrets=True) if exc.calls else None)

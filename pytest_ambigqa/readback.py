@@ -69,10 +69,31 @@ def _models() -> dict[str, Any]:
         unscored: str | None = None
         error: str | None = None
 
+    class Calls(Model):
+        """What the model calls of a system that failed cost (``SystemFailure.calls``)."""
+
+        model: str
+        calls: count
+        requests: count = 0
+        cached: count = 0
+        prompt_tokens: count = 0
+        completion_tokens: count = 0
+        cost: number = 0.0
+        latency: number = 0.0
+        method: str | None = None
+        last_reply: str | None = None
+
+    class Failure(Model):
+        """An error row of the answer store."""
+
+        error: str
+        calls: Calls | None = None
+
     class Details(Model):
         episode: EpisodeInfo | None = None
         sequence: str | None = None
         forced: dict[str, Forced] | None = None
+        calls: Calls | None = None
 
     class Usage(Model):
         requests: count = 0
@@ -177,7 +198,12 @@ def _models() -> dict[str, Any]:
         gates: Gates
         items: list[Any]  # checked one by one: an error names the item
 
-    return {"card": TypeAdapter(Card), "item": TypeAdapter(Item), "answer": TypeAdapter(Answer)}
+    return {
+        "card": TypeAdapter(Card),
+        "item": TypeAdapter(Item),
+        "answer": TypeAdapter(Answer),
+        "failure": TypeAdapter(Failure),
+    }
 
 
 def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
@@ -294,6 +320,11 @@ def check_scorecard(data: Any) -> None:
 def check_answer(data: Any) -> None:
     """A stored answer (``Answer.to_dict``), as the answer store and a scorecard keep it."""
     _validate(_models()["answer"], data)
+
+
+def check_failure(data: Any) -> None:
+    """A stored error (``{"error", "calls"}``), as the answer store keeps it."""
+    _validate(_models()["failure"], data)
 
 
 def finite(value: float | None) -> bool:

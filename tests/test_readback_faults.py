@@ -522,3 +522,31 @@ def test_max_text_is_an_option_with_bounds(pytester):
     result = pytester.runpytest("--ambig-suite=march", "--ambig-max-text=10")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --ambig-max-text: 10 must be between 200 and *"])
+
+
+def test_a_stored_error_keeps_its_calls_and_an_older_bare_message_still_reads(tmp_path):
+    """Error rows are JSON (the message and the failed system's calls); a row an earlier
+    version wrote is its bare message; an error row that is neither is unreadable (asked again)."""
+    from pytest_ambigqa.store.answers import AnswerStore
+
+    store = AnswerStore(tmp_path / "answers.sqlite")
+    calls = {"model": "m", "calls": 2, "requests": 4, "cost": 0.5, "last_reply": "prose"}
+    store.put("new", "run", "error", {"error": "llm:x, step plan: unusable", "calls": calls})
+    store.put("bad", "run", "error", {"error": "x", "calls": {"model": "m", "calls": -1}})
+    store.close()
+    db = sqlite3.connect(tmp_path / "answers.sqlite")
+    db.execute(
+        "INSERT INTO answers (key, run, state, payload, pid, updated) VALUES ('old', 'run', 'error', 'boom', 1, 0)"
+    )
+    db.commit()
+    db.close()
+    store = AnswerStore(tmp_path / "answers.sqlite")
+    assert store.done("new", "run", False) == (
+        "error",
+        {"error": "llm:x, step plan: unusable", "calls": calls},
+        False,
+    )
+    assert store.done("old", "run", False) == ("error", {"error": "boom", "calls": None}, False)
+    state, why, _ = store.done("bad", "run", False)
+    assert state == "unreadable" and "calls.calls" in why
+    store.close()

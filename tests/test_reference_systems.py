@@ -251,3 +251,29 @@ def test_odd_text_in_a_reply_is_carried_on_safely(pytester, local_server):
     result, card = run(pytester, server, "diva", suites="march")
     result.assert_outcomes(passed=len(card["items"]))
     assert all(r.endswith(" ?") for item in card["items"] for r in item["answer"]["metadata"]["readings"])
+
+
+def test_an_errored_item_keeps_its_calls_in_its_record_the_cost_line_and_the_page(pytester, chat_server):
+    """What the calls of an item that failed cost is still spent: its record keeps the steps,
+    tokens, cost and the last reply; the run's cost counts it; report.html shows it; a rescore
+    of the run keeps it (issue 25)."""
+    chat_server.faults = ["invalid"] * 10_000  # every step's reply, and each re-ask, unusable
+    result, card = run(pytester, chat_server, "clarion", "--ambig-limit=2", suites="march")
+    result.assert_outcomes(errors=2)
+    costs = []
+    for item in card["items"]:
+        calls = item["details"]["calls"]
+        assert (calls["method"], calls["model"], calls["requests"]) == ("clarion", "scripted-m", 3)
+        assert calls["last_reply"] == "this is not JSON" and calls["prompt_tokens"] > 0
+        assert len(calls["steps"]) == 1 and calls["cost"] > 0
+        costs.append(calls["cost"])
+    summary = card["system"]["model_calls"]
+    assert (summary["items"], summary["errored"]) == (2, 2)
+    assert summary["cost"] == pytest.approx(sum(costs))
+    result.stdout.fnmatch_lines(
+        ["  model calls (llm:clarion, scripted-m): *over 2 items (0 answered, 2 errored)"]
+    )
+    page = (pytester.path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "calls to scripted-m" in page and "this is not JSON" in page
+    rescored, again = ambig_run(pytester, "--ambig-rescore=report/scorecard.json", report="again")
+    assert [i["details"]["calls"] for i in again["items"]] == [i["details"]["calls"] for i in card["items"]]

@@ -9,10 +9,11 @@ from typing import Any
 
 from pytest_ambigqa.errors import ScorerUnavailable, SystemFailure
 from pytest_ambigqa.models.usage import Usage
-from pytest_ambigqa.output import clean
+from pytest_ambigqa.output import clean, cut
 from pytest_ambigqa.schema import safe_str
 
 Check = Callable[[Any], "str | None"]
+LAST_REPLY = 2000  # characters of the last reply an errored item keeps
 
 
 class Model:
@@ -34,18 +35,20 @@ class Episode:
 
     def ask(self, step: str, system: str, user: str, check: Check) -> dict[str, Any]:
         """The model's JSON reply to one step, checked (re-asked when it does not pass)."""
-        before = self.usage.to_dict()
-        started = time.perf_counter()
+        before, started = self.usage.to_dict(), time.perf_counter()
         try:
             data, _ = self.model.client.chat_json(
                 [{"role": "system", "content": system}, {"role": "user", "content": user}], check, self.usage
             )
         except ScorerUnavailable as exc:
-            raise SystemFailure(f"llm:{self.model.method}, step {step}: {exc}") from None
+            raise self._failure(step, str(exc), before, started) from None
         except Exception as exc:  # noqa: BLE001 - the client or openai failed in a way of its own: this item
             reason = f"{type(exc).__name__}: {safe_str(exc)[:200]}"
-            raise SystemFailure(f"llm:{self.model.method}, step {step}: {reason}") from None
-        data = clean(data)  # encodable text only (a lone surrogate echoed into the next prompt breaks it)
+            raise self._failure(step, reason, before, started) from None
+        self._record(step, before, started)
+        return clean(data)  # encodable text only (a lone surrogate echoed into the next prompt breaks it)
+
+    def _record(self, step: str, before: dict[str, Any], started: float) -> None:
         after = self.usage.to_dict()
         self.steps.append(
             {
@@ -56,7 +59,17 @@ class Episode:
                 "cached": after["cached"] > before["cached"],
             }
         )
-        return data
+
+    def _failure(self, step: str, reason: str, before: dict[str, Any], started: float) -> SystemFailure:
+        """The item's error, keeping what its calls cost (the failed step's too) and the last
+        reply, cut to ``LAST_REPLY`` characters (issue 25: an errored item keeps its calls)."""
+        self._record(step, before, started)
+        reply = self.usage.last_reply
+        calls = self.metadata()["llm"] | {
+            "method": self.model.method,
+            "last_reply": cut(reply, LAST_REPLY) if reply else None,
+        }
+        return SystemFailure(f"llm:{self.model.method}, step {step}: {reason}", calls=calls)
 
     def metadata(self, **intermediate: Any) -> dict[str, Any]:
         """What the answer records: the model calls and the method's intermediate outputs."""

@@ -186,6 +186,8 @@ class ChatClient:
 
     def _account(self, raw: dict[str, Any], usage: Usage) -> None:
         usage.requests += 1
+        message = raw["choices"][0]["message"] if raw.get("choices") else {}
+        usage.last_reply = message.get("content") if isinstance(message, dict) else None
         tokens = raw.get("usage")
         tokens = tokens if isinstance(tokens, dict) else {}
         prompt, completion = (_count(tokens.get(k)) for k in ("prompt_tokens", "completion_tokens"))

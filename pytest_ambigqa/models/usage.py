@@ -19,6 +19,8 @@ class Usage:
     completion_tokens: int = 0
     cost: float = 0.0
     fingerprints: list[str] = field(default_factory=list)
+    # The last reply's text: what an errored llm: item shows of why; never summed nor written here.
+    last_reply: str | None = field(default=None, compare=False)
 
     def add(self, other: Usage) -> None:
         for name in ("requests", "cached", "retries", "reasks", "prompt_tokens", "completion_tokens", "cost"):
@@ -26,7 +28,7 @@ class Usage:
         self.fingerprints = sorted(set(self.fingerprints) | set(other.fingerprints))
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "last_reply"}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:

@@ -349,6 +349,20 @@ def _episode(r: ItemResult) -> str | None:
     return f"episode: {query} · alpha {episode['alpha']:g} · beta {episode['beta']:g}{actions}"
 
 
+def _failed_calls(calls: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What an errored item's model calls cost, in one line, and the last reply it got."""
+    if not calls:
+        return None
+    steps = ", ".join(str(s.get("step")) for s in calls.get("steps") or () if isinstance(s, dict))
+    summary = (
+        f"{calls['calls']} calls to {calls['model']} ({calls.get('cached', 0)} from the cache)"
+        f"{': ' + steps if steps else ''} · {calls.get('prompt_tokens', 0):,} tokens in / "
+        f"{calls.get('completion_tokens', 0):,} out · ${calls.get('cost', 0.0):.4f} · "
+        f"{calls.get('latency', 0.0):.2f} s"
+    )
+    return {"summary": summary, "last_reply": calls.get("last_reply")}
+
+
 def _samples(samples: list[float]) -> str:
     spread = max(samples) - min(samples) if len(samples) > 1 else 0
     return ", ".join(f"{v:g}" for v in samples) + (f" (spread {spread:.2f})" if spread else "")
@@ -388,6 +402,7 @@ def _detail(
         "transcript": r.details.get("transcript"),
         "episode": _episode(r),
         "reader": r.details.get("reader"),
+        "calls": _failed_calls(r.details.get("calls")),
     }
     if gold is None:
         out["gold_absent"] = absent or "the question and gold readings were not recorded for this item"

@@ -470,22 +470,26 @@ def _total_usage(results: Sequence[ItemResult]) -> dict[str, Any]:
 
 
 def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
-    """What the model calls of an ``llm:<method>`` system cost per answered item: calls (and
-    how many the cache answered), tokens, dollars and latency (MARCH Table 10 compares
-    methods by latency). Items without an answer cost what they cost, but record nothing.
-    None when no answer records a reference system's calls (``metadata["llm"]``)."""
+    """What the model calls of an ``llm:<method>`` system cost per item: calls (and how many
+    the cache answered), tokens, dollars and latency (MARCH Table 10 compares methods by
+    latency), over the answered items (``metadata["llm"]``) and the errored ones, whose calls
+    cost as much (``details["calls"]``, kept from the failure). None when no item records a
+    reference system's calls."""
     used: list[tuple[Any, ...]] = []
+    errored = 0
     for r in results:
-        if r.answer is None:
-            continue
-        llm: Any = r.answer.metadata.get("llm")
+        if r.answer is not None:
+            llm: Any = r.answer.metadata.get("llm")
+            method = r.answer.metadata.get("method")
+        else:
+            llm = r.details.get("calls")
+            method = llm.get("method") if isinstance(llm, dict) else None
         try:
             fields = ("calls", "cached", "prompt_tokens", "completion_tokens", "cost", "latency")
-            used.append(
-                (str(r.answer.metadata.get("method")), str(llm["model"]), *(float(llm[f]) for f in fields))
-            )
+            used.append((str(method), str(llm["model"]), *(float(llm[f]) for f in fields)))
         except (TypeError, KeyError, ValueError):
             continue  # not a reference system's answer
+        errored += r.answer is None
     if not used:
         return None
     n = len(used)
@@ -497,6 +501,7 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         "method": used[0][0],
         "model": used[0][1],
         "items": n,
+        "errored": errored,
         "calls_per_item": mean(2),
         "cached_per_item": mean(3),
         "prompt_tokens_per_item": mean(4),

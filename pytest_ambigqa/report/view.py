@@ -289,7 +289,7 @@ def _system(card: Scorecard) -> list[Note]:
                 f"per item ({calls.get('cached_per_item', 0):.1f} from llm.sqlite), {tokens_in:,.0f} tokens "
                 f"in / {tokens_out:,.0f} out per item, cost {cost}; "
                 f"latency {calls['latency_mean']:.2f} s mean, {calls['latency_median']:.2f} s median, "
-                f"over {calls['items']} answered items",
+                f"over {_counted(calls)}",
                 1,
             )
         )
@@ -298,6 +298,14 @@ def _system(card: Scorecard) -> list[Note]:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)
         notes.append(Note(f"answers: {stored} from the response store, {asked} asked now", 1))
     return notes
+
+
+def _counted(calls: dict[str, Any]) -> str:
+    """The items a cost line is over: the errored ones' calls cost too (issue 25)."""
+    errored = calls.get("errored", 0)
+    if not errored:
+        return f"{calls['items']} answered items"
+    return f"{calls['items']} items ({calls['items'] - errored} answered, {errored} errored)"
 
 
 def _judge(card: Scorecard) -> list[Note]:

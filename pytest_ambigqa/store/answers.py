@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..readback import check_answer
+from ..readback import check_answer, check_failure
 from ..schema import AmbigItem, safe_str
 from .sqlite import open_database
 
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS answers (
     key TEXT NOT NULL,
     run TEXT NOT NULL,
     state TEXT NOT NULL,            -- claimed | ok | error
-    payload TEXT,                   -- the Answer (ok) or the error message (error)
+    payload TEXT,                   -- JSON: the Answer (ok) or {error, calls} (error)
     pid INTEGER NOT NULL,
     updated REAL NOT NULL,
     PRIMARY KEY (key, run)
@@ -66,17 +66,21 @@ def answer_key(system: str, config: str, item: AmbigItem) -> str:
 
 
 def _read_back(state: Any, payload: Any) -> tuple[str, Any]:
-    """A stored row's (state, answer dict or error message), checked (``readback``)."""
-    if state == "error" and isinstance(payload, str):
-        return state, payload
-    if state != "ok":
+    """A stored row's (state, answer dict or ``{"error", "calls"}``), checked (``readback``).
+    An error row an earlier version wrote is its bare message."""
+    if state not in ("ok", "error") or not isinstance(payload, str):
         return "unreadable", f"state {state!r} with a {type(payload).__name__} payload"
     try:
-        answer = json.loads(payload)
-        check_answer(answer)
+        data = json.loads(payload)
+        if state == "ok":
+            check_answer(data)
+        else:
+            check_failure(data)
     except (TypeError, ValueError, RecursionError) as exc:  # Invalid is a ValueError
+        if state == "error" and not payload.startswith("{"):
+            return state, {"error": payload, "calls": None}
         return "unreadable", f"{type(exc).__name__}: {safe_str(exc)[:200]}"
-    return state, answer
+    return state, data
 
 
 def _alive(pid: int) -> bool:
@@ -107,7 +111,7 @@ class AnswerStore:
             return self._db.execute(sql, args).fetchall()
 
     def done(self, key: str, run: str, resume: bool) -> tuple[str, Any, bool] | None:
-        """("ok", answer dict, earlier) or ("error", message, earlier) already stored for this
+        """("ok", answer dict, earlier) or ("error", {error, calls}, earlier) already stored for this
         run (or, resuming, any run); ``earlier`` says it came from another run than ``run``.
         A row that cannot be read back as either (not JSON, NULL, too deep, not an answer's
         shape: another version of the plugin wrote it, or damage) is ("unreadable", why, earlier):
@@ -151,7 +155,7 @@ class AnswerStore:
         """Queue the row for the writer thread: the caller never waits on the disk."""
         if self._failure is not None:
             raise self._failure
-        text = json.dumps(payload) if state == "ok" else str(payload)
+        text = json.dumps(payload)
         row = (key, run, state, text, os.getpid(), time.time())
         with self._queued:
             if self._closing:  # a call that outlived the run (after -x): written at once

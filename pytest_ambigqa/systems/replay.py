@@ -25,7 +25,9 @@ class Saved:
         def replay(item, timeout: float | None, extras: Any) -> Answer:
             saved = self.answers[item.key]
             if saved.status != "ok" or saved.answer is None:
-                raise SystemFailure(f"{saved.status} in the saved run: {saved.error}")
+                raise SystemFailure(
+                    f"{saved.status} in the saved run: {saved.error}", calls=saved.details.get("calls")
+                )
             return saved.answer
 
         return System(label=f"{self.label} (answers saved in {path})", inputs=(), call=replay)

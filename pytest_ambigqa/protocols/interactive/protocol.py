@@ -129,10 +129,11 @@ class Interactive(Protocol):
                 "beta": beta,
                 "actions": list(allowed),
             }
-            answer, error, trace, from_store = evaluator.answer(item, system, turn, allowed)
-            cached.append(from_store)
+            asked = evaluator.answer(item, system, turn, allowed)
+            cached.append(asked.cached)
+            answer = asked.answer
             if answer is None:
-                raise SystemFailure(error, trace)
+                raise SystemFailure(asked.error, asked.trace, asked.calls)
             action = answer.metadata.get(ACTION_KEY, "answer")
             answer = dataclasses.replace(
                 answer, metadata={k: v for k, v in answer.metadata.items() if k != ACTION_KEY}

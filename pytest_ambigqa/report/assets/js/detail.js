@@ -123,6 +123,10 @@
     }
     if (d.error) out.push(el("h3", { text: "Error" }), el("pre", { text: d.error }));
     if (d.trace) out.push(el("details", {}, el("summary", { text: "traceback" }), el("pre", { text: d.trace })));
+    if (d.calls) {
+      out.push(el("h3", { text: "Model calls before the error" }), el("p", { class: "meta", id: "failed-calls", text: d.calls.summary }));
+      if (d.calls.last_reply) out.push(el("details", {}, el("summary", { text: "last reply" }), el("pre", { text: d.calls.last_reply })));
+    }
     if (d.base) {
       out.push(el("h3", { text: "Base run" }));
       out.push(el("div", { class: "side" }, el("div", { text: d.base.text === null || d.base.text === undefined ? "(no answer: " + (d.base.error || d.base.status) + ")" : d.base.text }),
