@@ -69,16 +69,21 @@ def _models() -> dict[str, Any]:
         unscored: str | None = None
         error: str | None = None
 
-    class Calls(Model):
+    class Usage(Model):
+        requests: count = 0
+        cached: count = 0
+        retries: count = 0
+        reasks: count = 0
+        prompt_tokens: count = 0
+        completion_tokens: count = 0
+        cost: number = 0.0
+        fingerprints: list[str] = []
+
+    class Calls(Usage):
         """What the model calls of a system that failed cost (``SystemFailure.calls``)."""
 
         model: str
         calls: count
-        requests: count = 0
-        cached: count = 0
-        prompt_tokens: count = 0
-        completion_tokens: count = 0
-        cost: number = 0.0
         latency: number = 0.0
         method: str | None = None
         last_reply: str | None = None
@@ -94,16 +99,6 @@ def _models() -> dict[str, Any]:
         sequence: str | None = None
         forced: dict[str, Forced] | None = None
         calls: Calls | None = None
-
-    class Usage(Model):
-        requests: count = 0
-        cached: count = 0
-        retries: count = 0
-        reasks: count = 0
-        prompt_tokens: count = 0
-        completion_tokens: count = 0
-        cost: number = 0.0
-        fingerprints: list[str] = []
 
     class Recall(Model):
         """An item's evidence recall (retrieval/evidence.py): two fractions and the count of
