@@ -35,7 +35,7 @@ from .report.gold import reload
 from .report.saved import read_card, read_scorecard
 from .report.scorecard import Scorecard, build
 from .schema import AmbigItem, ItemResult
-from .suites import SUITES, LoadedSuite, Scorers, Setup
+from .suites import SUITES, LoadedSuite, Scorers, Setup, saved_settings
 
 # Config fields that may differ between shards of one run.
 _PER_SHARD = ("shard", "device", "device_used")  # shards may run on different machines
@@ -124,7 +124,7 @@ def merge(paths: list[Path], out: Path) -> int:
         results,
         None,
         Scorers(
-            **{k: config[k] for k in ("condambigqa_setting", "march_setting") if config.get(k)},
+            settings=saved_settings(config),
             profile=PROFILES[config.get("profile") or "alce"],
             metrics=frozenset(config["metrics"]) if config.get("metrics") is not None else None,
         ),

@@ -170,7 +170,12 @@ class Evaluator:
     def _config_fingerprint(self, system: System) -> str:
         """What, besides the item and the system, shapes an answer: the inputs this run gives."""
         cfg = self.cfg
-        parts: dict[str, Any] = {"setting": cfg.condambigqa_setting, "march_setting": cfg.march_setting}
+        settings = dict(cfg.settings)  # the built-in suites' two under the keys stored answers have
+        parts: dict[str, Any] = {
+            "setting": settings.pop("condambigqa"),
+            "march_setting": settings.pop("march"),
+        }
+        parts |= {f"{suite}_setting": name for suite, name in settings.items()}
         if "retriever" in system.inputs:
             parts |= {"retriever": cfg.retriever, "corpus": self.run.corpus.sha256, "embedder": cfg.embedder}
         return json.dumps(parts, sort_keys=True)

@@ -132,9 +132,15 @@ _OPTIONS = (
         "fail the run if more than this fraction of a metric's items is unscored",
     ),
     Option(
+        "--ambig-setting",
+        "SUITE=SETTING,...",
+        "the published setting each suite runs, among those it declares (its README says what "
+        "each gives); the first is its default; a plugin's suite has its own",
+    ),
+    Option(
         "--ambig-condambigqa-setting",
         "SETTING",
-        "CondAmbigQA protocol (the paper's settings)",
+        "CondAmbigQA protocol (the paper's settings; --ambig-setting=condambigqa=SETTING)",
         choices=("main", "gold-conditions", "no-conditions", "closed-book"),
         list_choices=True,
     ),
@@ -142,7 +148,7 @@ _OPTIONS = (
         "--ambig-march-setting",
         "SETTING",
         "MARCH protocol: open-retrieval (the papers': a retriever, no passages) or oracle-evidence "
-        "(the gold passages: an upper bound)",
+        "(the gold passages: an upper bound; --ambig-setting=march=SETTING)",
         choices=("open-retrieval", "oracle-evidence"),
     ),
     Option(

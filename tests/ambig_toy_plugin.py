@@ -1,5 +1,5 @@
 """A third-party extension of pytest-ambigqa, written as another package would write it: one
-suite, one metric (which the built-in MARCH reports too) and one report writer, added
+suite with two settings, one metric (which the built-in MARCH reports too) and one report writer, added
 through the plugin hooks (``pytest_ambigqa.hookspecs``) without editing pytest-ambigqa.
 Used by tests/test_layout.py."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from pytest_ambigqa.metrics import MetricSpec, Scored, Scorer
 from pytest_ambigqa.metrics.text import normalize_answer
 from pytest_ambigqa.report.writers import Writer
-from pytest_ambigqa.schema import AmbigItem, Interpretation
+from pytest_ambigqa.schema import AmbigItem, Interpretation, Passage
 from pytest_ambigqa.suites import Suite
 
 
@@ -27,9 +27,14 @@ class Toy(Suite):
     title = "Toy"
     metrics = ("word_recall", "length")
     sample_file = "ambig_toy_sample.json"
+    settings = ("plain", "hinted")  # hinted: the gold answers handed over as a passage
 
     def sample_path(self) -> Path:
         return Path(__file__).with_name(self.sample_file)
+
+    def inputs(self, item, scorers):
+        hinted = self.setting(scorers) == "hinted"
+        return {"passages": [Passage("hint", "", item.long_answers[0])] if hinted else [], "conditions": []}
 
     def parse(self, path, text, options):
         return [

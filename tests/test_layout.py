@@ -154,17 +154,15 @@ def test_the_options_defaults_are_the_rooms_defaults():
     assert int(default("--ambig-judge-reasks")) == chat.max_reasks
     assert int(default("--ambig-judge-concurrency")) == chat.concurrency
     scorers = Scorers()
-    assert default("--ambig-condambigqa-setting") == scorers.condambigqa_setting
-    assert default("--ambig-march-setting") == scorers.march_setting
     assert scorers.profile is not None and default("--ambig-scorer-profile") == scorers.profile.name
 
 
 def test_suite_settings_are_the_options_choices():
-    from pytest_ambigqa.metrics.conditional import SETTINGS
-    from pytest_ambigqa.suites.march import SETTINGS as MARCH_SETTINGS
-
-    assert tuple(SETTINGS) == OPTIONS["--ambig-condambigqa-setting"].choices
-    assert MARCH_SETTINGS == OPTIONS["--ambig-march-setting"].choices
+    """A suite declares its settings; a built-in suite's shorter option offers the same, in
+    the same order (the first the default)."""
+    for name in BUILTIN_SUITES:
+        flag = f"--ambig-{name}-setting"
+        assert SUITES[name].settings == (OPTIONS[flag].choices if flag in OPTIONS else ())
     from pytest_ambigqa.metrics.profiles import PROFILES
 
     assert tuple(PROFILES) == OPTIONS["--ambig-scorer-profile"].choices
@@ -228,6 +226,35 @@ def test_a_plugin_metric_runs_on_a_built_in_suite(toy):
         item = items[result_item["item_id"]]
         golds = [a for i in item.interpretations for a in i.short_answers]
         assert result_item["scores"]["word_recall"] == word_recall(golds, result_item["answer"]["text"])
+
+
+HINT_READER = """
+def answer(question, passages):
+    return " ".join(p.text for p in passages) or "no idea"
+"""
+
+
+def test_a_plugin_suite_declares_settings_that_the_run_offers(toy):
+    """A suite's settings are its own: --ambig-setting chooses one (the first is the
+    default), the system gets what it gives, and the scorecard records it."""
+    toy.makepyfile(hint_reader=HINT_READER)
+    recall = {}
+    for setting in ("plain", "hinted"):
+        args = ["-p", "ambig_toy_plugin", "--ambig-suite=toy", "--ambig-system=hint_reader:answer"]
+        chosen = [f"--ambig-setting=toy={setting}"] if setting == "hinted" else []
+        result = toy.runpytest(*args, *chosen, f"--ambig-report={setting}")
+        result.assert_outcomes(passed=3)
+        card = json.loads((toy.path / setting / "scorecard.json").read_text())
+        assert card["config"]["settings"]["toy"] == setting
+        recall[setting] = card["suites"][0]["metrics"]["word_recall"]["mean"]
+    assert (recall["plain"], recall["hinted"]) == (0.0, 100.0)
+    for given, message in (
+        ("toy=loud", "--ambig-setting: 'loud' is not a Toy setting (valid: plain, hinted)"),
+        ("asqa=dev", "--ambig-setting: suite 'asqa' has no settings (suites with settings: march, "),
+    ):
+        result = toy.runpytest("-p", "ambig_toy_plugin", "--ambig-suite=toy", f"--ambig-setting={given}")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines([f"ERROR: {message}*"])
 
 
 def test_merge_loads_the_plugin_named_with_p(toy, monkeypatch):

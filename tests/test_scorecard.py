@@ -93,7 +93,7 @@ def test_official_rouge_and_dr(pairs, seed):
 def test_a_setting_outside_metric_is_never_scored_even_for_errors():
     suite = SUITES["condambigqa"]
     item = suite.load(None, LoadOptions()).items[0]
-    failed = suite.failed_result(item, Scorers(condambigqa_setting="closed-book"), "error", "boom")
+    failed = suite.failed_result(item, Scorers(settings={"condambigqa": "closed-book"}), "error", "boom")
     assert (
         "citation" not in failed.scores
         and failed.unscored["citation"] == "not part of the closed-book setting"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..schema import Answer, GeneratedInterpretation
 from .spec import MetricSpec, Scored, Scorer, count, judged
@@ -293,11 +294,16 @@ def _counts(item, answer, scorers, usage) -> Scored:
     )
 
 
+def setting_of(scorers: Any) -> Setting:
+    """The CondAmbigQA setting a run scores under (the first, the paper's main, unless chosen)."""
+    return SETTINGS[scorers.settings.get("condambigqa", next(iter(SETTINGS)))]
+
+
 def _citations(item, answer, scorers, usage) -> Scored:
     """The no-judge citation score pools every cited fragment against every gold one (the
     paper's Citation Score is ``citation_matched``: matching needs the judge). A setting
     without fragments has no citations to score."""
-    if not SETTINGS[scorers.condambigqa_setting].passages:
+    if not setting_of(scorers).passages:
         return Scored()
     # a bare-text answer's pair already carries the answer's citations
     cited = list(answer.citations) if answer.interpretations else []
@@ -314,7 +320,7 @@ def _citations(item, answer, scorers, usage) -> Scored:
 def _judge(item, answer, scorers, usage) -> Scored:
     """The pairs matched to the gold properties by the judge's G-Eval scores; only the
     metrics of the run's setting."""
-    setting = SETTINGS[scorers.condambigqa_setting]
+    setting = setting_of(scorers)
     if not scorers.wants(*setting.metrics):
         return Scored()
     return scorers.judge.condambigqa(setting, item, generated_pairs(answer), usage).scored()

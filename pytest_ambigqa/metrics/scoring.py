@@ -9,7 +9,7 @@ plugin runs on a built-in suite as on its own.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -28,15 +28,14 @@ class Scorers:
     ``reader`` answers clarified questions from the long answer (Disambig-F1); ``judge``
     is the LLM judge. Metrics that need a missing one are reported as n/a with the reason.
     ``profile`` is the official scorer the long-answer metrics follow (None: the whole
-    answer, for suites the profiles are not about); the settings say which published
-    protocol each suite runs.
+    answer, for suites the profiles are not about); ``settings`` which of its published
+    settings each suite runs (``Suite.settings``; a suite not named runs its first).
     """
 
     reader: Any = None
     judge: Any = None
-    # The papers' settings and ALCE's scorer: the options' defaults (tests/test_layout.py).
-    condambigqa_setting: str = "main"
-    march_setting: str = "open-retrieval"
+    settings: Mapping[str, str] = field(default_factory=dict)
+    # ALCE's scorer: the option's default (tests/test_layout.py).
     profile: ScorerProfile | None = PROFILES["alce"]
     metrics: frozenset[str] | None = None  # --ambig-metrics: None is every metric
 

@@ -25,7 +25,7 @@ from ..protocols.interactive import parse_costs
 from ..report.compare import Margin, parse_margins
 from ..report.gates import Threshold, parse_thresholds
 from ..report.saved import read_scorecard
-from ..suites import SUITES
+from ..suites import SUITES, saved_settings
 from ..suites.march import parse_fields
 from ..systems import redact
 
@@ -68,8 +68,7 @@ class RunConfig:
     judge_price: tuple[float, float] | None
     judge_samples: int
     max_unscored_rate: float | None
-    condambigqa_setting: str
-    march_setting: str
+    settings: dict[str, str]  # the setting each suite with settings runs (Suite.settings)
     profile: str
     concurrency: int
     rate: float | None
@@ -122,8 +121,7 @@ class RunConfig:
             "judge_samples": self.judge_samples,
             "judge_price": list(self.judge_price) if self.judge_price else None,
             "max_unscored_rate": self.max_unscored_rate,
-            "condambigqa_setting": self.condambigqa_setting,
-            "march_setting": self.march_setting,
+            "settings": dict(self.settings),
             "profile": self.profile,
             "concurrency": self.concurrency,
             "rate": self.rate,
@@ -208,19 +206,42 @@ def _protocol(config: pytest.Config, rescore: Path | None, saved: dict[str, Any]
     return name
 
 
-def _setting(config: pytest.Config, option: str, saved: dict[str, Any]) -> str:
-    """A suite's setting; a rescore replays answers made under the saved run's setting."""
-    choices = options.OPTIONS[option].choices or ()
-    name = options.OPTIONS[option].name[len("ambig_") :]
-    if saved.get(name) not in choices:
-        return options.choice(config, option, choices)
-    given = config.getoption(options.OPTIONS[option].name)
-    if given is not None and given.strip().lower() != saved[name]:
-        refuse(
-            f"{option}: the answers in --ambig-rescore were made under '{saved[name]}'; "
-            f"they cannot be scored as '{given.strip()}'"
-        )
-    return saved[name]
+def _settings(config: pytest.Config, saved: dict[str, Any]) -> dict[str, str]:
+    """The setting of every suite that declares settings (``Suite.settings``, the first its
+    default): ``--ambig-setting=SUITE=SETTING``, or a built-in suite's own shorter
+    ``--ambig-<suite>-setting``; a rescore replays answers made under the saved run's."""
+    chosen: dict[str, tuple[str, str]] = {}  # suite: (setting, the option that chose it)
+    for named, setting in options.pairs("--ambig-setting", options.value(config, "--ambig-setting") or ""):
+        named = named.lower()
+        if named not in SUITES or not SUITES[named].settings:
+            having = ", ".join(n for n, s in SUITES.items() if s.settings)
+            refuse(f"--ambig-setting: suite '{named}' has no settings (suites with settings: {having})")
+        chosen[named] = (setting.lower(), "--ambig-setting")
+    for suite in SUITES.values():
+        flag = f"--ambig-{suite.name}-setting"
+        own = options.value(config, flag) if flag in options.OPTIONS else None
+        if own is None:
+            continue
+        if suite.name in chosen and chosen[suite.name][0] != own.lower():
+            refuse(f"{flag}={own} and --ambig-setting={suite.name}={chosen[suite.name][0]} disagree")
+        chosen[suite.name] = (own.lower(), flag)
+    replayed = saved_settings(saved)
+    settings = {}
+    for suite in SUITES.values():
+        if not suite.settings:
+            continue
+        name, flag = chosen.get(suite.name, (None, "--ambig-setting"))
+        if name is not None and name not in suite.settings:
+            refuse(f"{flag}: '{name}' is not a {suite.title} setting (valid: {', '.join(suite.settings)})")
+        if replayed.get(suite.name) in suite.settings:
+            if name is not None and name != replayed[suite.name]:
+                refuse(
+                    f"{flag}: the answers in --ambig-rescore were made under '{replayed[suite.name]}'; "
+                    f"they cannot be scored as '{name}'"
+                )
+            name = replayed[suite.name]
+        settings[suite.name] = name or suite.settings[0]
+    return settings
 
 
 def _saved_card(path: Path) -> dict[str, Any]:
@@ -274,8 +295,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         reader = None
     if reader is not None and reader.lower() == "llm" and not options.value(config, "--ambig-judge"):
         refuse("--ambig-reader=llm: the LLM reader is the judge model; set --ambig-judge")
-    setting = _setting(config, "--ambig-condambigqa-setting", saved)
-    march_setting = _setting(config, "--ambig-march-setting", saved)
+    settings = _settings(config, saved)
     profile = options.choice(config, "--ambig-scorer-profile")
     retriever = options.choice(config, "--ambig-retriever")
     protocol = _protocol(config, rescore, saved)
@@ -370,8 +390,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         max_unscored_rate=(
             options.number("--ambig-max-unscored-rate", max_unscored, low=0, high=1) if max_unscored else None
         ),
-        condambigqa_setting=setting,
-        march_setting=march_setting,
+        settings=settings,
         profile=profile,
         concurrency=options.number(
             "--ambig-concurrency",

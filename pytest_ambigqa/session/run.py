@@ -60,8 +60,7 @@ class Run:
         self.scorers = Scorers(
             reader=self._reader(),
             judge=self.judge,
-            condambigqa_setting=cfg.condambigqa_setting,
-            march_setting=cfg.march_setting,
+            settings=cfg.settings,
             profile=PROFILES[cfg.profile],
             metrics=frozenset(cfg.metrics) if cfg.metrics is not None else None,
         )
@@ -343,7 +342,7 @@ class Run:
         return problems
 
     def describe(self, system: System) -> dict[str, Any]:
-        gold_conditions = self.cfg.condambigqa_setting == "gold-conditions"
+        gold_conditions = self.cfg.settings.get("condambigqa") == "gold-conditions"
         if self.rescore is not None and system is self.default_system:  # what the saved run's system read
             system = dataclasses.replace(system, inputs=self.rescore.inputs)
         return system.describe(gold_conditions) | {

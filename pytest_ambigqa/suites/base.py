@@ -89,6 +89,13 @@ class Suite:
     headline_setting = "all"  # the slice of published rows the scorecard's "papers" column shows
     judge_packages: tuple[str, ...] = ()  # what its judge metrics import beyond openai
     gold_evidence_in_corpus = False  # its passages are the gold evidence (a search of them is easy)
+    # The published settings it can run (--ambig-setting=NAME=SETTING), the first its default;
+    # what each gives a system, scores and compares with is the suite's own (inputs, protocol).
+    settings: tuple[str, ...] = ()
+
+    def setting(self, scorers: Scorers) -> str | None:
+        """The setting this run gives the suite (None: it has none)."""
+        return scorers.settings.get(self.name, self.settings[0]) if self.settings else None
 
     def reported(self) -> tuple[str, ...]:
         """Its metrics, then those registered for it from outside (``MetricSpec.suites``): a

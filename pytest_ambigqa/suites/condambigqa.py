@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..metrics.conditional import SETTINGS, fragment_id, gold_fragment
+from ..metrics.conditional import SETTINGS, fragment_id, gold_fragment, setting_of
 from ..schema import AmbigItem, Interpretation, Passage
 from .base import LoadOptions, Scorers, Setup, Suite
 from .records import Record, read_records
@@ -40,12 +40,13 @@ class CondAmbigQA(Suite):
     )
     sample_file = "condambigqa_sample.json"
     judge_packages = ("deepeval",)  # G-Eval, as the paper scores conditions and answers
+    settings = tuple(SETTINGS)
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
 
     def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
-        setting = SETTINGS[scorers.condambigqa_setting]
+        setting = setting_of(scorers)
         inputs: dict[str, Any] = {
             "passages": list(item.passages) if setting.passages else [],
             "conditions": item.conditions if setting.gold_conditions else [],
@@ -55,11 +56,11 @@ class CondAmbigQA(Suite):
         return inputs
 
     def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
-        setting = SETTINGS[scorers.condambigqa_setting]
+        setting = setting_of(scorers)
         return Setup(setting.name, f"{setting.name}: {setting.gives} [{setting.source}]")
 
     def outside_setting(self, scorers: Scorers) -> dict[str, str]:
-        setting = SETTINGS[scorers.condambigqa_setting]
+        setting = setting_of(scorers)
         outside = [m for m in JUDGED if m not in setting.metrics]
         if not setting.passages:
             outside += CITING

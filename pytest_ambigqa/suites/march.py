@@ -60,6 +60,7 @@ class March(Suite):
     sliced_by_type = True
     uses_profile = True
     gold_evidence_in_corpus = True
+    settings = SETTINGS
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text, dict(options.fields))]
@@ -67,11 +68,11 @@ class March(Suite):
     def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
         """Open retrieval (the papers' protocol) gives no passages: the gold evidence only in
         the oracle-evidence setting, whose scores are an upper bound."""
-        gold = scorers.march_setting == "oracle-evidence"
+        gold = self.setting(scorers) == "oracle-evidence"
         return {"passages": list(item.passages) if gold else [], "conditions": []}
 
     def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
-        if scorers.march_setting == "oracle-evidence":
+        if self.setting(scorers) == "oracle-evidence":
             return Setup(
                 "oracle-evidence",
                 "oracle evidence: systems get the gold evidence passages",
