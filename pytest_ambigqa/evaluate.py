@@ -64,8 +64,8 @@ class Evaluator:
             if "retriever" in system.inputs and "retriever" not in extras and run.searchable:
                 extras["retriever"] = run.retriever()
             evidence = None
-            if self.cfg.retrieval_report:
-                evidence = evidence_recall(item, run.corpus, run.retriever(), self.cfg.top_k)
+            if self.cfg.retrieval.report:
+                evidence = evidence_recall(item, run.corpus, run.retriever(), self.cfg.retrieval.top_k)
         except RetrieverUnavailable as exc:
             unopened = failed(str(exc))
             return lambda: unopened
@@ -177,7 +177,12 @@ class Evaluator:
         }
         parts |= {f"{suite}_setting": name for suite, name in settings.items()}
         if "retriever" in system.inputs:
-            parts |= {"retriever": cfg.retriever, "corpus": self.run.corpus.sha256, "embedder": cfg.embedder}
+            retrieval = cfg.retrieval
+            parts |= {
+                "retriever": retrieval.retriever,
+                "corpus": self.run.corpus.sha256,
+                "embedder": retrieval.embedder,
+            }
         return json.dumps(parts, sort_keys=True)
 
 

@@ -157,6 +157,17 @@ class _Scrubber:
         return text
 
 
+def redact(spec: str) -> str:
+    """A system spec safe to print: no credentials or query string in URLs."""
+    if "://" not in spec:
+        return spec
+    parts = urllib.parse.urlsplit(spec)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
 def scrub(text: str) -> str:
     """``text`` with every credential we can recognise replaced by ``[redacted]``.
 

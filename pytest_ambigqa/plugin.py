@@ -94,7 +94,7 @@ def ambig_corpus(request: pytest.FixtureRequest):
 def ambig_retriever(request: pytest.FixtureRequest):
     """The ``--ambig-retriever`` over the corpus: ``retriever(query, k)``, ``retriever.batch(...)``."""
     run = _run(request)
-    if run.cfg.retriever == "none":
+    if not run.cfg.retrieval.searches:
         pytest.skip("no retriever configured (--ambig-retriever=none)")
     from .errors import RetrieverUnavailable
 

@@ -153,6 +153,16 @@ def test_the_options_defaults_are_the_rooms_defaults():
     assert int(default("--ambig-judge-retries")) == chat.max_retries
     assert int(default("--ambig-judge-reasks")) == chat.max_reasks
     assert int(default("--ambig-judge-concurrency")) == chat.concurrency
+    from pytest_ambigqa.protocols.interactive.config import InteractiveConfig
+    from pytest_ambigqa.report.gates import GateConfig
+    from pytest_ambigqa.retrieval.config import RetrievalConfig
+
+    searched, gates, interactive = RetrievalConfig(), GateConfig(), InteractiveConfig()
+    assert int(default("--ambig-top-k")) == searched.top_k
+    assert OPTIONS["--ambig-retriever"].choices[0] == searched.retriever
+    assert OPTIONS["--ambig-gate"].choices[0] == gates.gate
+    assert int(default("--ambig-clarifications")) == interactive.clarifications
+    assert OPTIONS["--ambig-user"].choices[0] == interactive.user
     scorers = Scorers()
     assert scorers.profile is not None and default("--ambig-scorer-profile") == scorers.profile.name
 

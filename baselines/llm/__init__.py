@@ -12,7 +12,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from pytest_ambigqa.systems import System, from_object, redact
+from pytest_ambigqa.output import redact
+from pytest_ambigqa.systems import System, from_object
 
 from . import conditional, methods, planned, policy
 from .model import Model

@@ -45,7 +45,7 @@ class Judge:
         return [self.client.settings.seed + k for k in range(self.samples)]
 
     def describe(self) -> dict[str, Any]:
-        from ..systems import redact
+        from ..output import redact
         from . import march
         from .geval import TEMPLATE_HASH as GEVAL_HASH
         from .geval import deepeval_fingerprint

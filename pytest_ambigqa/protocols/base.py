@@ -11,7 +11,7 @@ The published setting a run's numbers are compared with is a :class:`~..suites.S
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult, Status
@@ -30,8 +30,19 @@ class Protocol:
     """The single-shot defaults; a protocol overrides what it does otherwise."""
 
     name: str
-    judges_suites = True  # the suites' judge metrics run (their judge packages are needed)
+    judges_suites = True  # the suites' model-backed metrics run (the reader, the judge's packages)
     own_options: tuple[str, ...] = ()  # options only this protocol reads: refused under others
+    config_keys: tuple[str, ...] = ()  # how the scorecard's config records them (None elsewhere)
+
+    @classmethod
+    def read_options(cls, config: pytest.Config) -> Any:
+        """Its own options, read and checked (None: it has none); ``configured`` gets them."""
+        return None
+
+    @classmethod
+    def uses_judge(cls, own: Any) -> bool:
+        """Whether ``--ambig-judge`` names a model this protocol talks to, given its options."""
+        return True
 
     @classmethod
     def check_options(cls, config: pytest.Config) -> None:
@@ -42,8 +53,8 @@ class Protocol:
         """Refuse ``--ambig-rescore`` where saved answers cannot be scored again."""
 
     @classmethod
-    def configured(cls, cfg: Any, user: Callable[[], Any]) -> Protocol:
-        """The protocol of a run with options ``cfg`` (``user`` builds its simulated user)."""
+    def configured(cls, own: Any, judge: Any) -> Protocol:
+        """The protocol of a run, given its own options (``read_options``) and the run's judge."""
         return cls()
 
     def expand(self, items: tuple[AmbigItem, ...]) -> tuple[AmbigItem, ...]:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from .. import options
 from ..metrics import METRICS, NOT_CONFIGURED
 from ..options import number, pairs, refuse
 from ..readback import finite
+from .compare import Margin, parse_margins
 from .scorecard import SuiteCard
 
 
@@ -165,3 +169,72 @@ def parse_thresholds(
                 )
         out.append(Threshold(suite, metric, value))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """What fails a run or an item: thresholds on suite scores and on each item, the rates of
+    errored and unscored items, and a paired comparison with a baseline run."""
+
+    fail_under: tuple[Threshold, ...] = ()
+    gate: str = "mean"  # what fail_under compares: the mean, or the lower end of its 95% interval
+    item_min: tuple[Threshold, ...] = ()
+    max_error_rate: float | None = None
+    max_unscored_rate: float | None = None
+    baseline: Path | None = None  # --ambig-baseline: read by the controller only
+    fail_if_worse: tuple[Margin, ...] = ()
+    in_shards: bool = False  # --ambig-shard-gates: each shard gates on its own part
+
+    @classmethod
+    def read(
+        cls,
+        config: Any,
+        base: Path,
+        suites: tuple[str, ...],
+        metrics_of: Callable[[str], Sequence[str]],
+        metrics: tuple[str, ...] | None,
+    ) -> GateConfig:
+        def thresholds(flag: str, item_scale: bool) -> tuple[Threshold, ...]:
+            text = options.value(config, flag)
+            return parse_thresholds(
+                flag, text, suites, item_scale=item_scale, metrics_of=metrics_of, metrics=metrics
+            )
+
+        def rate(flag: str) -> float | None:
+            text = options.value(config, flag)
+            return options.number(flag, text, low=0, high=1) if text else None
+
+        fail_under = thresholds("--ambig-fail-under", False)
+        for t in fail_under:
+            if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
+                refuse(
+                    f"--ambig-fail-under: {t} is on the printed 0-100 scale (a percentage); "
+                    f"did you mean {t.metric}={t.value * 100:g}?"
+                )
+        baseline = options.value(config, "--ambig-baseline")
+        margins = parse_margins(
+            "--ambig-fail-if-worse", options.value(config, "--ambig-fail-if-worse"), suites, metrics_of
+        )
+        if margins and not baseline:
+            refuse("--ambig-fail-if-worse: name the run to compare with, --ambig-baseline=SCORECARD")
+        return cls(
+            fail_under=fail_under,
+            gate=options.choice(config, "--ambig-gate"),
+            item_min=thresholds("--ambig-item-min", True),
+            max_error_rate=rate("--ambig-max-error-rate"),
+            max_unscored_rate=rate("--ambig-max-unscored-rate"),
+            baseline=base / Path(baseline).expanduser() if baseline else None,
+            fail_if_worse=margins,
+            in_shards=options.value(config, "--ambig-shard-gates") is not None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fail_under": [str(t) for t in self.fail_under],
+            "gate": self.gate,
+            "item_min": [str(t) for t in self.item_min],
+            "max_error_rate": self.max_error_rate,
+            "max_unscored_rate": self.max_unscored_rate,
+            "baseline": str(self.baseline) if self.baseline else None,
+            "fail_if_worse": [str(m) for m in self.fail_if_worse],
+        }

@@ -58,7 +58,7 @@ class AmbigFunction(pytest.Function):
 def _test_ambig(ambig_result: ItemResult, request: pytest.FixtureRequest) -> None:
     """One benchmark item: the system answered (in setup) and meets ``--ambig-item-min``."""
     run = request.config.stash[RUN_KEY]
-    failures = gates.item_shortfalls(ambig_result.scores, ambig_result.suite, run.cfg.item_min)
+    failures = gates.item_shortfalls(ambig_result.scores, ambig_result.suite, run.cfg.gates.item_min)
     if failures:
         assert ambig_result.answer is not None  # a system that failed made setup fail (ambig_result)
         item = request.node.stash[ITEM_KEY]
@@ -100,9 +100,10 @@ class Collection:
             else run.default_system.label
         )
         lines = [f"ambigqa: {suites}; system: {system}"]
-        if run.cfg.retriever != "none":
+        searched = run.cfg.retrieval
+        if searched.searches:
             lines.append(
-                f"ambigqa retrieval: {run.cfg.retriever} top-{run.cfg.top_k} over {len(run.corpus)} "
+                f"ambigqa retrieval: {searched.retriever} top-{searched.top_k} over {len(run.corpus)} "
                 f"passages ({run.corpus.source}); indexes in {run.cache_dir}"
             )
         return lines

@@ -1,6 +1,7 @@
 """One run's configuration: every room's options, read and checked by the room that owns
-them (gates in ``report/gates.py``, margins in ``report/compare.py``, costs in
-``protocols/interactive.py``, MARCH's fields in ``suites/march.py``, the device in
+them (the models in ``models/config.py``, retrieval in ``retrieval/config.py``, gates and
+margins in ``report/gates.py``, a protocol's own options by the protocol, suites' settings
+as each suite declares them, MARCH's fields in ``suites/march.py``, the device in
 ``models/local.py``), put together here into a frozen :class:`RunConfig`.
 
 Only ``session/`` turns what is refused into pytest's usage error (``session/__init__.py``).
@@ -8,6 +9,7 @@ Only ``session/`` turns what is refused into pytest's usage error (``session/__i
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -17,22 +19,22 @@ import pytest
 
 from .. import options
 from ..errors import ScorecardError
-from ..metrics import METRICS
+from ..models.config import ModelConfig
 from ..models.local import parse_device
 from ..options import refuse
+from ..output import redact
 from ..protocols import PROTOCOLS, suite_metrics
-from ..protocols.interactive import parse_costs
-from ..report.compare import Margin, parse_margins
-from ..report.gates import Threshold, parse_thresholds
+from ..report.gates import GateConfig
 from ..report.saved import read_scorecard
+from ..retrieval.config import RetrievalConfig
 from ..suites import SUITES, saved_settings
 from ..suites.march import parse_fields
-from ..systems import redact
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One run's options, checked; every field is given by :func:`read_run_config`."""
+    """One run's options, checked: the session's own, and each room's config, read by the
+    room (models, retrieval, gates, the protocol's own options); given by :func:`read_run_config`."""
 
     suites: tuple[str, ...]
     data: dict[str, Path]
@@ -40,34 +42,13 @@ class RunConfig:
     limit: int | None
     seed: int
     system: str | None
-    llm_model: str | None
-    llm_base_url: str | None
-    llm_price: tuple[float, float] | None
     timeout: float | None
     report_dir: Path | None
     metrics: tuple[str, ...] | None  # --ambig-metrics: None is every metric
-    fail_under: tuple[Threshold, ...]
-    gate: str
-    item_min: tuple[Threshold, ...]
-    max_error_rate: float | None
     march_fields: dict[str, str]
-    corpus: Path | None
-    retriever: str
-    top_k: int
-    embedder: str | None
     cache_dir: Path | None
-    retrieval_report: bool
     reader: str | None
     device: str
-    judge: str | None
-    judge_base_url: str | None
-    judge_timeout: float
-    judge_retries: int
-    judge_reasks: int
-    judge_concurrency: int
-    judge_price: tuple[float, float] | None
-    judge_samples: int
-    max_unscored_rate: float | None
     settings: dict[str, str]  # the setting each suite with settings runs (Suite.settings)
     profile: str
     concurrency: int
@@ -77,21 +58,16 @@ class RunConfig:
     rescore: Path | None
     rescored: dict[str, Any] | None  # the scorecard.json --ambig-rescore replays, read once
     shard: tuple[int, int] | None
-    shard_gates: bool
-    protocol: str  # single-shot or interactive
-    costs: tuple[tuple[float, float], ...]  # interactive: (alpha, beta) pairs
-    clarifications: int
-    user: str
-    steerability: bool
-    baseline: Path | None  # --ambig-baseline: read by the controller only
-    fail_if_worse: tuple[Margin, ...]
-
-    @property
-    def interactive(self) -> bool:
-        return self.protocol == "interactive"
+    protocol: str  # a PROTOCOLS name
+    protocol_options: Any  # the protocol's own (Protocol.read_options), None if it has none
+    models: ModelConfig
+    retrieval: RetrievalConfig
+    gates: GateConfig
 
     def to_dict(self) -> dict[str, Any]:
-        """The configuration as reports record it (URLs redacted; keys are never in it)."""
+        """The configuration as reports record it, one flat mapping (URLs redacted; keys are
+        never in it); a protocol's own options are None under the others."""
+        own = dict.fromkeys(k for p in PROTOCOLS.values() for k in p.config_keys)
         return {
             "suites": list(self.suites),
             "data": {k: str(v) for k, v in self.data.items()},
@@ -99,28 +75,11 @@ class RunConfig:
             "limit": self.limit,
             "seed": self.seed,
             "system": redact(self.system) if self.system else None,
-            "llm_model": self.llm_model,
-            "llm_base_url": redact(self.llm_base_url) if self.llm_base_url else None,
-            "llm_price": list(self.llm_price) if self.llm_price else None,
             "timeout": self.timeout,
             "metrics": list(self.metrics) if self.metrics is not None else None,
-            "fail_under": [str(t) for t in self.fail_under],
-            "gate": self.gate,
-            "item_min": [str(t) for t in self.item_min],
-            "max_error_rate": self.max_error_rate,
             "march_fields": dict(self.march_fields),
-            "corpus": str(self.corpus) if self.corpus else None,
-            "retriever": self.retriever,
-            "top_k": self.top_k,
-            "embedder": self.embedder,
-            "retrieval_report": self.retrieval_report,
             "reader": self.reader,
             "device": self.device,
-            "judge": self.judge,
-            "judge_base_url": redact(self.judge_base_url) if self.judge_base_url else None,
-            "judge_samples": self.judge_samples,
-            "judge_price": list(self.judge_price) if self.judge_price else None,
-            "max_unscored_rate": self.max_unscored_rate,
             "settings": dict(self.settings),
             "profile": self.profile,
             "concurrency": self.concurrency,
@@ -130,12 +89,11 @@ class RunConfig:
             "rescore": str(self.rescore) if self.rescore else None,
             "shard": list(self.shard) if self.shard else None,
             "protocol": self.protocol,
-            "costs": [list(pair) for pair in self.costs] if self.interactive else None,
-            "clarifications": self.clarifications if self.interactive else None,
-            "user": self.user if self.interactive else None,
-            "steerability": self.steerability if self.interactive else None,
-            "baseline": str(self.baseline) if self.baseline else None,
-            "fail_if_worse": [str(m) for m in self.fail_if_worse],
+            **self.models.to_dict(),
+            **self.retrieval.to_dict(),
+            **self.gates.to_dict(),
+            **own,
+            **(self.protocol_options.to_dict() if self.protocol_options is not None else {}),
         }
 
 
@@ -278,52 +236,30 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     if not suites:
         refuse_without_suite(config)
         return None
-    gate = options.choice(config, "--ambig-gate")
     limit = options.value(config, "--ambig-limit")
     # An empty --ambig-timeout is 0, no limit (the default, 300 s, is the ini's).
     timeout = options.number(
         "--ambig-timeout", options.value(config, "--ambig-timeout") or "0", low=0, high=options.MAX_SECONDS
     )
-    max_error_rate = options.value(config, "--ambig-max-error-rate")
     report = options.value(config, "--ambig-report")
-    corpus = options.value(config, "--ambig-corpus")
     cache_dir = options.value(config, "--ambig-cache-dir")
-    max_unscored = options.value(config, "--ambig-max-unscored-rate")
     rate = options.value(config, "--ambig-rate")
+    models = ModelConfig.read(config)
     reader = options.value(config, "--ambig-reader")
     if reader is not None and reader.lower() == "none":
         reader = None
-    if reader is not None and reader.lower() == "llm" and not options.value(config, "--ambig-judge"):
+    if reader is not None and reader.lower() == "llm" and not models.judge:
         refuse("--ambig-reader=llm: the LLM reader is the judge model; set --ambig-judge")
-    settings = _settings(config, saved)
-    profile = options.choice(config, "--ambig-scorer-profile")
-    retriever = options.choice(config, "--ambig-retriever")
-    protocol = _protocol(config, rescore, saved)
-    user = options.choice(config, "--ambig-user")
-    metrics = _metrics(options.value(config, "--ambig-metrics"), suites, protocol)
+    name = _protocol(config, rescore, saved)
+    protocol = PROTOCOLS[name]
+    own = protocol.read_options(config)
+    metrics = _metrics(options.value(config, "--ambig-metrics"), suites, name)
     system = options.value(config, "--ambig-system")
-    if system and system.lower().startswith("llm:") and not options.value(config, "--ambig-llm-model"):
+    if system and system.lower().startswith("llm:") and not models.llm_model:
         refuse(
             f"--ambig-system={system}: name the model with --ambig-llm-model (and its server with "
             "--ambig-llm-base-url)"
         )
-    metrics_of = partial(suite_metrics, protocol=protocol)
-    thresholds = partial(parse_thresholds, suites=suites, metrics_of=metrics_of, metrics=metrics)
-    fail_under = thresholds(
-        "--ambig-fail-under", options.value(config, "--ambig-fail-under"), item_scale=False
-    )
-    for t in fail_under:
-        if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
-            refuse(
-                f"--ambig-fail-under: {t} is on the printed 0-100 scale (a percentage); "
-                f"did you mean {t.metric}={t.value * 100:g}?"
-            )
-    baseline = options.value(config, "--ambig-baseline")
-    margins = parse_margins(
-        "--ambig-fail-if-worse", options.value(config, "--ambig-fail-if-worse"), suites, metrics_of
-    )
-    if margins and not baseline:
-        refuse("--ambig-fail-if-worse: name the run to compare with, --ambig-baseline=SCORECARD")
     return RunConfig(
         suites=suites,
         data=_data(options.value(config, "--ambig-data"), suites, base)
@@ -336,62 +272,16 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
             "--ambig-seed", options.text(config, "--ambig-seed"), kind=int, low=0, high=2**32 - 1
         ),
         system=system,
-        llm_model=options.value(config, "--ambig-llm-model"),
-        llm_base_url=options.value(config, "--ambig-llm-base-url"),
-        llm_price=options.price("--ambig-llm-price", options.value(config, "--ambig-llm-price")),
         timeout=timeout or None,
         report_dir=base / Path(report).expanduser() if report else None,
         metrics=metrics,
-        fail_under=fail_under,
-        gate=gate,
-        item_min=thresholds("--ambig-item-min", options.value(config, "--ambig-item-min"), item_scale=True),
-        max_error_rate=(
-            options.number("--ambig-max-error-rate", max_error_rate, low=0, high=1)
-            if max_error_rate
-            else None
-        ),
         march_fields=parse_fields(options.value(config, "--ambig-march-fields"))
         or saved.get("march_fields", {}),
-        corpus=base / Path(corpus).expanduser() if corpus else None,
-        retriever=retriever,
-        top_k=options.number(
-            "--ambig-top-k", options.text(config, "--ambig-top-k"), kind=int, low=1, high=10_000
-        ),
-        embedder=options.value(config, "--ambig-embedder"),
         cache_dir=base / Path(cache_dir).expanduser() if cache_dir else None,
-        retrieval_report=options.value(config, "--ambig-retrieval-report") is not None,
-        reader=None if protocol == "interactive" else reader,  # an ini's reader reads no episode
+        reader=reader if protocol.judges_suites else None,  # an ini's reader reads no episode
         device=parse_device(options.value(config, "--ambig-device")),
-        judge=options.value(config, "--ambig-judge") if protocol != "interactive" or user == "llm" else None,
-        judge_base_url=options.value(config, "--ambig-judge-base-url"),
-        judge_timeout=options.number(
-            "--ambig-judge-timeout",
-            options.text(config, "--ambig-judge-timeout"),
-            low=0.001,
-            high=options.MAX_SECONDS,
-        ),
-        judge_retries=options.number(
-            "--ambig-judge-retries", options.text(config, "--ambig-judge-retries"), kind=int, low=0, high=100
-        ),
-        judge_reasks=options.number(
-            "--ambig-judge-reasks", options.text(config, "--ambig-judge-reasks"), kind=int, low=0, high=20
-        ),
-        judge_concurrency=options.number(
-            "--ambig-judge-concurrency",
-            options.text(config, "--ambig-judge-concurrency"),
-            kind=int,
-            low=1,
-            high=options.MAX_THREADS,
-        ),
-        judge_price=options.price("--ambig-judge-price", options.value(config, "--ambig-judge-price")),
-        judge_samples=options.number(
-            "--ambig-judge-samples", options.text(config, "--ambig-judge-samples"), kind=int, low=1, high=100
-        ),
-        max_unscored_rate=(
-            options.number("--ambig-max-unscored-rate", max_unscored, low=0, high=1) if max_unscored else None
-        ),
-        settings=settings,
-        profile=profile,
+        settings=_settings(config, saved),
+        profile=options.choice(config, "--ambig-scorer-profile"),
         concurrency=options.number(
             "--ambig-concurrency",
             options.text(config, "--ambig-concurrency"),
@@ -407,14 +297,9 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         rescore=rescore,
         rescored=card,
         shard=options.shard(options.value(config, "--ambig-shard")),
-        shard_gates=options.value(config, "--ambig-shard-gates") is not None,
-        protocol=protocol,
-        costs=parse_costs(options.value(config, "--ambig-costs")),
-        clarifications=options.number(
-            "--ambig-clarifications", options.text(config, "--ambig-clarifications"), kind=int, low=0, high=10
-        ),
-        user=user,
-        steerability=options.value(config, "--ambig-steerability") is not None,
-        baseline=base / Path(baseline).expanduser() if baseline else None,
-        fail_if_worse=margins,
+        protocol=name,
+        protocol_options=own,
+        models=models if protocol.uses_judge(own) else dataclasses.replace(models, judge=None),
+        retrieval=RetrievalConfig.read(config, base),
+        gates=GateConfig.read(config, base, suites, partial(suite_metrics, protocol=name), metrics),
     )

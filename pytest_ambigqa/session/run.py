@@ -31,10 +31,10 @@ from ..judge import Judge
 from ..metrics import METRICS
 from ..metrics.profiles import PROFILES
 from ..models.cache import CallCache
-from ..models.chat import ChatClient, ChatSettings
+from ..models.chat import ChatClient
 from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
-from ..protocols import PROTOCOLS, interactive
+from ..protocols import PROTOCOLS
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem, Passage
@@ -71,7 +71,7 @@ class Run:
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 where = cfg.rescore or Path("--ambig-rescore")  # rescored is read from rescore
                 raise pytest.UsageError(f"--ambig-rescore: {ScorecardError(where, str(exc))}") from None
-        self.protocol = PROTOCOLS[cfg.protocol].configured(cfg, self._user)
+        self.protocol = PROTOCOLS[cfg.protocol].configured(cfg.protocol_options, self.judge)
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
         if self.rescore is not None:
@@ -98,7 +98,7 @@ class Run:
         if self.rescore is None:
             for problem in self.passage_problems(self.default_system):
                 config.issue_config_time_warning(AmbigQAWarning(problem), stacklevel=2)
-        if cfg.retrieval_report:
+        if cfg.retrieval.report:
             self.check_retriever_for(None)
         if cfg.report_dir is not None and cfg.report_dir.exists() and not cfg.report_dir.is_dir():
             raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
@@ -139,21 +139,11 @@ class Run:
                     "(the saved run read other data: give it with --ambig-data)"
                 )
 
-    def _user(self) -> interactive.User:
-        """The simulated user of an interactive run: offline, or the judge model."""
-        if self.cfg.user == "llm":
-            from ..protocols.interactive import LLMUser
-
-            assert self.judge is not None  # read_run_config requires --ambig-judge
-            judge = self.judge.client  # the judge's model, cache and limits, speaking as the user
-            return LLMUser(ChatClient(dataclasses.replace(judge.settings, role="user"), judge.cache))
-        return interactive.OfflineUser()
-
     # -- models -------------------------------------------------------------------------
 
     def _judge(self) -> Judge | None:
-        model = self.cfg.judge
-        if not model:
+        settings = self.cfg.models.judge_settings(self.cfg.seed)
+        if settings is None:
             return None
         needs = ["openai"]
         if PROTOCOLS[self.cfg.protocol].judges_suites:  # else the judge model is a user: the client only
@@ -163,41 +153,14 @@ class Run:
             raise pytest.UsageError(
                 f"--ambig-judge needs {', '.join(missing)}: pip install 'pytest-ambigqa[judge]'"
             )
-        cfg = self.cfg
-        settings = self._client_settings(model, cfg.judge_base_url, cfg.judge_price, cfg.judge_concurrency)
-        return Judge(settings, self.cache_dir, samples=cfg.judge_samples)
-
-    def _client_settings(
-        self,
-        model: str,
-        base_url: str | None,
-        price: tuple[float, float] | None,
-        concurrency: int,
-        role: str = "judge",
-    ) -> ChatSettings:
-        """A model client's settings: the judge's timeouts, retries and re-asks for every model."""
-        price_in, price_out = price or (None, None)
-        return ChatSettings(
-            model=model,
-            base_url=base_url,
-            seed=self.cfg.seed,
-            timeout=self.cfg.judge_timeout,
-            max_retries=self.cfg.judge_retries,
-            max_reasks=self.cfg.judge_reasks,
-            concurrency=concurrency,
-            price_in=price_in,
-            price_out=price_out,
-            role=role,
-        )
+        return Judge(settings, self.cache_dir, samples=self.cfg.models.judge_samples)
 
     def _llm_client(self) -> ChatClient | None:
-        """The client of the ``llm:<method>`` systems: the judge's, with its own model, cache
-        file and price, sized for ``--ambig-concurrency`` items at once."""
-        model = self.cfg.llm_model
-        if not model:
+        """The client of the ``llm:<method>`` systems: the judge's limits, with its own model,
+        cache file and price, sized for ``--ambig-concurrency`` items at once."""
+        settings = self.cfg.models.llm_settings(self.cfg.seed, self.cfg.concurrency)
+        if settings is None:
             return None
-        cfg = self.cfg
-        settings = self._client_settings(model, cfg.llm_base_url, cfg.llm_price, cfg.concurrency, "model")
         return ChatClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE, "model"))
 
     def _reader(self):
@@ -237,7 +200,8 @@ class Run:
         ran them; every process of a run on one machine picks alike. torch is never imported
         for it: an xdist controller whose workers ran the models records nothing."""
         reader = self.scorers.reader
-        embeds = self.cfg.retriever != "none" and retrieval.RETRIEVERS[self.cfg.retriever].embeds
+        searched = self.cfg.retrieval
+        embeds = searched.searches and retrieval.RETRIEVERS[searched.retriever].embeds
         if not isinstance(reader, HFReader) and not embeds:
             return {}
         if "torch" not in sys.modules:
@@ -251,17 +215,17 @@ class Run:
     # -- retrieval ----------------------------------------------------------------------
 
     def _corpus(self, items: list[AmbigItem]) -> Corpus:
-        if self.cfg.corpus is None:
+        if self.cfg.retrieval.corpus is None:
             return suite_corpus(items, self.cfg.suites)
         try:
-            return load_corpus(self.cfg.corpus)
+            return load_corpus(self.cfg.retrieval.corpus)
         except DataError as exc:
             raise pytest.UsageError(f"--ambig-corpus: {exc}") from None
 
     @property
     def searchable(self) -> bool:
         """Whether a system that declares ``retriever`` gets one: a retriever over a non-empty corpus."""
-        return self.cfg.retriever != "none" and len(self.corpus) > 0
+        return self.cfg.retrieval.searches and len(self.corpus) > 0
 
     def check_retriever_for(self, system: System | None) -> None:
         """Fail early when a retriever is needed (by ``system``, or the report if None) but unusable."""
@@ -269,7 +233,7 @@ class Run:
             return
         who = f"the system '{system.label}'" if system else "--ambig-retrieval-report"
         required = system is None or system.requires_retriever
-        if self.cfg.retriever == "none":
+        if not self.cfg.retrieval.searches:
             if required:
                 raise pytest.UsageError(f"{who} needs a retriever, but --ambig-retriever=none")
             return
@@ -280,10 +244,10 @@ class Run:
                 f"{who} needs a retriever, but the corpus ({self.corpus.source}) has no passages; "
                 "give one with --ambig-corpus"
             )
-        problem = retrieval.unavailable(self.cfg.retriever, self.cfg.embedder)
+        problem = retrieval.unavailable(self.cfg.retrieval.retriever, self.cfg.retrieval.embedder)
         if problem:
             raise pytest.UsageError(f"{who}: {problem}")
-        if retrieval.RETRIEVERS[self.cfg.retriever].embeds:
+        if retrieval.RETRIEVERS[self.cfg.retrieval.retriever].embeds:
             self._check_device("dense embedder")
 
     def retriever(self) -> Retriever | None:
@@ -292,33 +256,33 @@ class Run:
         If it cannot be opened, every item that needs it errors with the same one-line reason.
         """
         with self._lock:
-            if self._retriever is None and self.cfg.retriever != "none":
+            if self._retriever is None and self.cfg.retrieval.searches:
                 if self._retriever_error is None:
                     try:
                         self._retriever = retrieval.open_retriever(
-                            self.cfg.retriever,
+                            self.cfg.retrieval.retriever,
                             self.corpus,
                             self.cache_dir,
-                            self.cfg.embedder,
+                            self.cfg.retrieval.embedder,
                             self.cfg.device,
                         )
                     except Exception as exc:  # a model or index that will not load: say so, once per item
                         self._retriever_error = f"{type(exc).__name__}: {exc}"
                 if self._retriever is None:
                     raise RetrieverUnavailable(
-                        f"cannot open the {self.cfg.retriever} retriever: {self._retriever_error}"
+                        f"cannot open the {self.cfg.retrieval.retriever} retriever: {self._retriever_error}"
                     )
             return self._retriever
 
     def retrieval_info(self) -> dict[str, Any] | None:
-        if not self.cfg.retrieval_report:
+        if not self.cfg.retrieval.report:
             return None
         return {
-            "retriever": self.cfg.retriever,
-            "k": self.cfg.top_k,
+            "retriever": self.cfg.retrieval.retriever,
+            "k": self.cfg.retrieval.top_k,
             "corpus": self.corpus.source,
             "passages": len(self.corpus),
-            "embedder": self.cfg.embedder,
+            "embedder": self.cfg.retrieval.embedder,
         }
 
     # -- systems and protocols ----------------------------------------------------------
@@ -355,7 +319,7 @@ class Run:
         has_passages = any(item.passages for item in loaded.items)
         protocol = suite.protocol(self.scorers, inputs, has_passages)
         notes = list(protocol.notes)
-        if "retriever" in inputs and self.searchable and self.cfg.corpus is None:
+        if "retriever" in inputs and self.searchable and self.cfg.retrieval.corpus is None:
             note = suite.own_corpus_note(protocol, len(self.corpus))
             if note:
                 notes.append(note)

@@ -38,9 +38,9 @@ class ScorecardPlugin:
         self._unmet: list[str] = []  # gates that cannot be evaluated, reports not written
         self._unreadable = 0  # stored answers that could not be read back (asked again)
         self.baseline: Scorecard | None = None
-        if run.cfg.baseline is not None:  # read before any item runs: a bad file stops the run here
+        if run.cfg.gates.baseline is not None:  # read before any item runs: a bad file stops the run here
             try:
-                self.baseline = read_card(run.cfg.baseline)
+                self.baseline = read_card(run.cfg.gates.baseline)
             except ScorecardError as exc:
                 raise pytest.UsageError(f"--ambig-baseline: {exc}") from None
 
@@ -84,7 +84,7 @@ class ScorecardPlugin:
                 stacklevel=1,
             )
         if not self.results and not self.expected:
-            if cfg.fail_under and session.exitstatus in (
+            if cfg.gates.fail_under and session.exitstatus in (
                 pytest.ExitCode.OK,
                 pytest.ExitCode.NO_TESTS_COLLECTED,
             ):
@@ -106,24 +106,24 @@ class ScorecardPlugin:
             versions=_versions(),
             retrieval=run.retrieval_info(),
             judge=run.judge.describe() if run.judge else None,
-            item_min=cfg.item_min,
+            item_min=cfg.gates.item_min,
             protocols={suite.suite.name: run.setup(suite, system["inputs"]) for suite in run.loaded},
-            steered=cfg.steerability,
+            steered=getattr(cfg.protocol_options, "steerability", False),
         )
         deferred = None
-        if cfg.shard is not None and not cfg.shard_gates:
+        if cfg.shard is not None and not cfg.gates.in_shards:
             number, count = cfg.shard
             deferred = f"shard {number}/{count}: the run's gates are applied by `pytest-ambigqa merge`"
         self.scorecard = pipeline.gated(
             card,
-            cfg.fail_under,
-            cfg.gate,
-            cfg.max_error_rate,
-            cfg.max_unscored_rate,
+            cfg.gates.fail_under,
+            cfg.gates.gate,
+            cfg.gates.max_error_rate,
+            cfg.gates.max_unscored_rate,
             deferred,
             baseline=self.baseline,
-            margins=cfg.fail_if_worse,
-            baseline_path=cfg.baseline,
+            margins=cfg.gates.fail_if_worse,
+            baseline_path=cfg.gates.baseline,
         )
         if cfg.report_dir is not None:
             problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)

@@ -9,7 +9,6 @@ endpoint. Only the keyword arguments a callable declares are passed (see DESIGN.
 
 from .answers import to_answer
 from .call import System, from_object
-from .http import redact
 from .spec import load_system
 
-__all__ = ["System", "from_object", "load_system", "redact", "to_answer"]
+__all__ = ["System", "from_object", "load_system", "to_answer"]

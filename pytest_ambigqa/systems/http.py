@@ -12,20 +12,9 @@ from dataclasses import asdict
 from typing import Any
 
 from ..errors import SystemFailure
-from ..output import basic_token, sent_url
+from ..output import basic_token, redact, sent_url
 from ..schema import AmbigItem
 from .call import TURN_INPUTS, System, input_for
-
-
-def redact(spec: str) -> str:
-    """A system spec safe to print: no credentials or query string in URLs."""
-    if "://" not in spec:
-        return spec
-    parts = urllib.parse.urlsplit(spec)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def http_system(url: str) -> System:

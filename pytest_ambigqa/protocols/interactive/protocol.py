@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ... import options
 from ...errors import SystemFailure
 from ...metrics.interactive import METRIC_NAMES
+from ...models.chat import ChatClient
 from ...models.usage import Usage
 from ...options import refuse
 from ...schema import AmbigItem, Answer, ItemResult, Status
 from ..base import Protocol
+from .config import InteractiveConfig
 from .episodes import COST_GRID, SPLITS, Episode, episodes
 from .play import ACTION_KEY, PLANS, play, summed
 from .scoring import failed_result, scored_result, split_of, unscored_result
 from .section import section
-from .users import User
+from .users import LLMUser, OfflineUser, User
 
 if TYPE_CHECKING:
     import pytest
@@ -35,6 +37,7 @@ class Interactive(Protocol):
     name = "interactive"
     judges_suites = False  # the judge model, if any, plays the user
     own_options = ("--ambig-costs", "--ambig-clarifications", "--ambig-user", "--ambig-steerability")
+    config_keys = ("costs", "clarifications", "user", "steerability")
     single_shot_options = ("--ambig-reader", "--ambig-retrieval-report", "--ambig-judge-samples")
 
     @classmethod
@@ -74,8 +77,24 @@ class Interactive(Protocol):
         self.episodes: dict[str, tuple[AmbigItem, Episode]] = {}  # test key: (the file's item, its episode)
 
     @classmethod
-    def configured(cls, cfg: Any, user: Callable[[], Any]) -> Protocol:
-        return cls(cfg.costs, cfg.clarifications, cfg.user, cfg.steerability, user())
+    def read_options(cls, config: pytest.Config) -> InteractiveConfig:
+        return InteractiveConfig.read(config)
+
+    @classmethod
+    def uses_judge(cls, own: InteractiveConfig) -> bool:
+        return own.user == "llm"  # the judge model plays the user; nothing is judged
+
+    @classmethod
+    def configured(cls, own: InteractiveConfig, judge: Any) -> Protocol:
+        """The episodes' protocol, with its user: offline, or the judge's model, cache and
+        limits speaking as the user."""
+        user: User = OfflineUser()
+        if own.user == "llm":
+            assert judge is not None  # check_options requires --ambig-judge
+            user = LLMUser(
+                ChatClient(dataclasses.replace(judge.client.settings, role="user"), judge.client.cache)
+            )
+        return cls(own.costs, own.clarifications, own.user, own.steerability, user)
 
     def expand(self, items: tuple[AmbigItem, ...]) -> tuple[AmbigItem, ...]:
         """The episodes of the selected items, in order, as items the tests and the scorecard

@@ -1,0 +1,106 @@
+"""The models a run talks to, read from their options (``--ambig-judge*``, ``--ambig-llm-*``):
+the judge, the model of an ``llm:`` system, and the limits every client of theirs shares.
+
+Its defaults are :class:`~.chat.ChatSettings`' (the option table shows the same ones:
+``tests/test_layout.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import options
+from ..output import redact
+from .chat import ChatSettings
+
+_DEFAULTS = ChatSettings("", None)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    judge: str | None = None
+    judge_base_url: str | None = None
+    judge_price: tuple[float, float] | None = None
+    judge_samples: int = 1
+    judge_concurrency: int = _DEFAULTS.concurrency
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_price: tuple[float, float] | None = None
+    # every client's: the judge's, the llm: system's and the simulated user's
+    timeout: float = _DEFAULTS.timeout
+    retries: int = _DEFAULTS.max_retries
+    reasks: int = _DEFAULTS.max_reasks
+
+    @classmethod
+    def read(cls, config: Any) -> ModelConfig:
+        """``--ambig-judge*`` and ``--ambig-llm-*``, checked (a bad one is a usage error naming it)."""
+
+        def count(flag: str, low: int, high: int) -> int:
+            return options.number(flag, options.text(config, flag), kind=int, low=low, high=high)
+
+        return cls(
+            judge=options.value(config, "--ambig-judge"),
+            judge_base_url=options.value(config, "--ambig-judge-base-url"),
+            judge_price=options.price("--ambig-judge-price", options.value(config, "--ambig-judge-price")),
+            judge_samples=count("--ambig-judge-samples", 1, 100),
+            judge_concurrency=count("--ambig-judge-concurrency", 1, options.MAX_THREADS),
+            llm_model=options.value(config, "--ambig-llm-model"),
+            llm_base_url=options.value(config, "--ambig-llm-base-url"),
+            llm_price=options.price("--ambig-llm-price", options.value(config, "--ambig-llm-price")),
+            timeout=options.number(
+                "--ambig-judge-timeout",
+                options.text(config, "--ambig-judge-timeout"),
+                low=0.001,
+                high=options.MAX_SECONDS,
+            ),
+            retries=count("--ambig-judge-retries", 0, 100),
+            reasks=count("--ambig-judge-reasks", 0, 20),
+        )
+
+    def judge_settings(self, seed: int) -> ChatSettings | None:
+        """The judge's client settings (None: no judge)."""
+        if not self.judge:
+            return None
+        return self._settings(self.judge, self.judge_base_url, self.judge_price, self.judge_concurrency, seed)
+
+    def llm_settings(self, seed: int, concurrency: int) -> ChatSettings | None:
+        """The ``llm:`` systems' client settings, sized for ``concurrency`` items at once."""
+        if not self.llm_model:
+            return None
+        return self._settings(self.llm_model, self.llm_base_url, self.llm_price, concurrency, seed, "model")
+
+    def _settings(
+        self,
+        model: str,
+        base_url: str | None,
+        price: tuple[float, float] | None,
+        concurrency: int,
+        seed: int,
+        role: str = "judge",
+    ) -> ChatSettings:
+        price_in, price_out = price or (None, None)
+        return ChatSettings(
+            model=model,
+            base_url=base_url,
+            seed=seed,
+            timeout=self.timeout,
+            max_retries=self.retries,
+            max_reasks=self.reasks,
+            concurrency=concurrency,
+            price_in=price_in,
+            price_out=price_out,
+            role=role,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """As the scorecard records it: URLs without credentials; keys are never here."""
+        return {
+            "llm_model": self.llm_model,
+            "llm_base_url": redact(self.llm_base_url) if self.llm_base_url else None,
+            "llm_price": list(self.llm_price) if self.llm_price else None,
+            "judge": self.judge,
+            "judge_base_url": redact(self.judge_base_url) if self.judge_base_url else None,
+            "judge_samples": self.judge_samples,
+            "judge_price": list(self.judge_price) if self.judge_price else None,
+        }
