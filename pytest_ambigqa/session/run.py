@@ -34,7 +34,7 @@ from ..models.cache import CallCache
 from ..models.chat import ChatClient, ChatSettings
 from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
-from ..protocols import PROTOCOLS, interactive
+from ..protocols import PROTOCOLS
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem, Passage
@@ -72,7 +72,7 @@ class Run:
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 where = cfg.rescore or Path("--ambig-rescore")  # rescored is read from rescore
                 raise pytest.UsageError(f"--ambig-rescore: {ScorecardError(where, str(exc))}") from None
-        self.protocol = PROTOCOLS[cfg.protocol].configured(cfg, self._user)
+        self.protocol = PROTOCOLS[cfg.protocol].configured(cfg, self.judge)
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
         if self.rescore is not None:
@@ -139,16 +139,6 @@ class Run:
                     f"{where}, but none of its {name} answers is for an item of {loaded.source} "
                     "(the saved run read other data: give it with --ambig-data)"
                 )
-
-    def _user(self) -> interactive.User:
-        """The simulated user of an interactive run: offline, or the judge model."""
-        if self.cfg.user == "llm":
-            from ..protocols.interactive import LLMUser
-
-            assert self.judge is not None  # read_run_config requires --ambig-judge
-            judge = self.judge.client  # the judge's model, cache and limits, speaking as the user
-            return LLMUser(ChatClient(dataclasses.replace(judge.settings, role="user"), judge.cache))
-        return interactive.OfflineUser()
 
     # -- models -------------------------------------------------------------------------
 
