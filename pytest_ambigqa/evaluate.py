@@ -11,12 +11,12 @@ import dataclasses
 import json
 import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import RetrieverUnavailable, SystemFailure
 from .metrics.spec import Scored
 from .output import clean
-from .protocols.interactive import ACTION_KEY
 from .readback import finite
 from .retrieval.evidence import evidence_recall
 from .schema import AmbigItem, Answer, ItemResult, safe_str
@@ -27,6 +27,8 @@ from .systems import System
 
 if TYPE_CHECKING:
     from .session.run import Run
+
+ACTION_KEY = "ambigqa.action"  # a turn's action, stored in its answer's metadata
 
 
 class Asked(NamedTuple):
@@ -120,18 +122,23 @@ class Evaluator:
         )
 
     def answer(
-        self, item: AmbigItem, system: System, extras: dict[str, Any], allowed: tuple[str, ...] | None = None
+        self,
+        item: AmbigItem,
+        system: System,
+        extras: dict[str, Any],
+        allowed: tuple[str, ...] | None = None,
+        keyed: Sequence[str] = (),
     ) -> Asked:
-        """Each item is asked once per run across processes. ``allowed``: an interactive turn,
-        whose action the answer's metadata carries under ``ACTION_KEY`` (stored with it) and
-        whose inputs are part of its key."""
+        """Each item is asked once per run across processes. ``allowed``: one turn of a
+        protocol's episode (``System.turn``), whose action the answer's metadata carries under
+        ``ACTION_KEY`` (stored with it); ``keyed``: the ``extras`` that shape the answer beyond
+        the run's inputs (a turn's history, costs and actions), part of its key."""
         cfg, run_id = self.cfg, self.run.run_id
         if self.run.rescore is not None:  # saved answers, no system at all
             return _outcome(lambda: system.answer(item, cfg.timeout, extras))._replace(cached=True)
         fingerprint = self._config_fingerprint(system)
-        if allowed is not None:
-            turn = {k: extras[k] for k in ("history", "alpha", "beta", "actions")}
-            fingerprint += json.dumps(turn, sort_keys=True)
+        if keyed:
+            fingerprint += json.dumps({k: extras[k] for k in keyed}, sort_keys=True)
         key = answer_key(system.label, fingerprint, item)
         # Only the pools of xdist workers (several processes, one run) can race for an item: claim it.
         pools = cfg.concurrency > 1 and self.run.in_worker

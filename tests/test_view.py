@@ -5,17 +5,17 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ambigqa.report import markdown, terminal, view
+from pytest_ambigqa.report import blocks, markdown, terminal, view
 
 BLOCKS = [
-    view.Heading("Suite_1", 2),
-    view.Para("Items: 3", only="markdown"),
-    view.Notes((view.Note("protocol: p", 1), view.Note("note: n", 2))),
-    view.Table(("metric", "score"), (("STR-EM", "29.5"), ("Length", "n/a")), "lr"),
-    view.Gap(),
-    view.Caption("regressions (1, worst first):"),
-    view.Notes((view.Note("a: x", 2),), "terminal"),
-    view.Notes((view.Note("a: x"), view.Note("word diff: [-x-]", nested=True)), "markdown"),
+    blocks.Heading("Suite_1", 2),
+    blocks.Para("Items: 3", only="markdown"),
+    blocks.Notes((blocks.Note("protocol: p", 1), blocks.Note("note: n", 2))),
+    blocks.Table(("metric", "score"), (("STR-EM", "29.5"), ("Length", "n/a")), "lr"),
+    blocks.Gap(),
+    blocks.Caption("regressions (1, worst first):"),
+    blocks.Notes((blocks.Note("a: x", 2),), "terminal"),
+    blocks.Notes((blocks.Note("a: x"), blocks.Note("word diff: [-x-]", nested=True)), "markdown"),
 ]
 
 
@@ -52,7 +52,7 @@ def test_the_writers_print_the_same_blocks_each_their_way():
 
 @given(st.text())
 def test_markdown_keeps_any_cell_one_inert_cell(text):
-    (row,) = markdown.document([view.Table(("h",), ((text,),), "l")]).splitlines()[2:]
+    (row,) = markdown.document([blocks.Table(("h",), ((text,),), "l")]).splitlines()[2:]
     assert row.startswith("| ") and row.endswith(" |")
     inner = row[2:-2]
     assert "\n" not in inner and "<" not in inner

@@ -1,6 +1,6 @@
 """How an item is put to a system, one strategy per protocol (``base.py``): single-shot, the
-published protocol, and interactive clarification (``interactive.py``; ``users.py``, the
-LLM user). ``--ambig-protocol`` names one of :data:`PROTOCOLS`."""
+published protocol, and interactive clarification (``interactive/``). ``--ambig-protocol``
+names one of :data:`PROTOCOLS`; a new protocol is its package and one line here."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from .base import Protocol, SingleShot
 from .interactive import Interactive
 
 PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (SingleShot, Interactive)}
+
+
+def protocol_of(setup: str | None) -> Protocol:
+    """The protocol a setup's name (or a published row's ``protocol``) says: a protocol's own
+    name (``Protocol.setup`` gives it), else single-shot, whose setups are the suites' settings."""
+    return PROTOCOLS.get(setup or "", SingleShot)()
 
 
 def suite_metrics(suite: str, protocol: str) -> tuple[str, ...]:

@@ -2,16 +2,18 @@
 
 A protocol turns a suite's items into tests, asks one of them of a system and scores it,
 says what an item that never got an answer counts, which metrics and slices a suite
-reports under it, and what section its scorecard carries. ``Run``, the evaluator and the
-scorecard builder ask the run's protocol rather than branch on its name; a new protocol is
-a module here and one line in :data:`pytest_ambigqa.protocols.PROTOCOLS`.
+reports under it, what section its scorecard carries, how the report shows that section and
+which gates it adds. ``Run``, the evaluator, the scorecard builder and the report ask the
+run's protocol (the report finds it by the name its setup records, :func:`protocol_of`)
+rather than branch on its name; a new protocol is a package here and one line in
+:data:`pytest_ambigqa.protocols.PROTOCOLS`, plus its choice of ``--ambig-protocol``.
 
 The published setting a run's numbers are compared with is a :class:`~..suites.Setup`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult, Status
@@ -20,7 +22,10 @@ if TYPE_CHECKING:
     import pytest
 
     from ..evaluate import Evaluator
+    from ..judge import Judge
     from ..metrics.scoring import Scorers
+    from ..report.blocks import Block
+    from ..report.scorecard import SuiteCard
     from ..store.pool import Scoring
     from ..suites import Setup, Suite
     from ..systems import System
@@ -44,6 +49,11 @@ class Protocol:
         """Whether ``--ambig-judge`` names a model this protocol talks to, given its options."""
         return True
 
+    unit = "items"  # what a suite's tests are, as the scorecard counts them
+    slice_heading = "ambiguity type"  # what its slices are, as the scorecard heads them
+    papers_column = True  # the suite's published rows stand beside its metrics ("papers")
+    has_section = False  # a section of its own per suite, under its name in scorecard.json
+
     @classmethod
     def check_options(cls, config: pytest.Config) -> None:
         """Refuse (``options.refuse``) what this protocol cannot do with the run's options."""
@@ -53,7 +63,7 @@ class Protocol:
         """Refuse ``--ambig-rescore`` where saved answers cannot be scored again."""
 
     @classmethod
-    def configured(cls, own: Any, judge: Any) -> Protocol:
+    def configured(cls, own: Any, judge: Judge | None) -> Protocol:
         """The protocol of a run, given its own options (``read_options``) and the run's judge."""
         return cls()
 
@@ -70,7 +80,8 @@ class Protocol:
         return suite.reported()
 
     def setup(self, inputs: Setup) -> Setup:
-        """The run's setup, given the one the suite's inputs make."""
+        """The run's setup, given the one the suite's inputs make; any protocol but single
+        shot names it after itself, which is how a saved scorecard says its protocol."""
         return inputs
 
     def ask(
@@ -91,15 +102,39 @@ class Protocol:
         """A test without an answer (an error, or missing from the run)."""
         return suite.failed_result(item, scorers, status, error, duration)
 
+    def slice_of(self, result: ItemResult) -> str | None:
+        """The slice a test's result falls in."""
+        return result.ambiguity_type
+
+    def slice_names(self, suite: Suite) -> tuple[str, ...]:
+        """The slices a suite's results are reported in apart, in order (MARCH: by ambiguity type)."""
+        return AMBIGUITY_TYPES if suite.sliced_by_type else ()
+
     def slices(self, suite: Suite, results: Sequence[ItemResult]) -> list[tuple[str, list[ItemResult]]]:
-        """The parts of a suite's results reported apart (MARCH: by ambiguity type)."""
-        if not suite.sliced_by_type:
-            return []
-        parts = [(kind, [r for r in results if r.ambiguity_type == kind]) for kind in AMBIGUITY_TYPES]
-        return [(kind, part) for kind, part in parts if part]
+        """The parts of a suite's results reported apart, those with any result."""
+        parts = [(name, [r for r in results if self.slice_of(r) == name]) for name in self.slice_names(suite)]
+        return [(name, part) for name, part in parts if part]
 
     def section(self, results: Sequence[ItemResult], steered: bool) -> dict[str, Any] | None:
-        """The protocol's own part of a suite's scorecard (``suites[].interactive``)."""
+        """The protocol's own part of a suite's scorecard (``has_section``)."""
+        return None
+
+    def blocks(self, section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block]:
+        """Its section as the report shows it (``report/blocks.py``); ``context``: the rows
+        published under the protocol's name, from any suite's ``published.toml``."""
+        return []
+
+    def shortfalls(self, card: SuiteCard, max_unscored_rate: float | None) -> list[str]:
+        """The gates it adds to a suite's (``report/gates.py``), one line per failed one."""
+        return []
+
+    def gold_item(self, result: ItemResult, items: Mapping[str, AmbigItem]) -> AmbigItem | None:
+        """The data file's item a saved result answered, as its test asked it (``items`` by
+        key): report.html's drill-down of a scorecard read back."""
+        return items.get(result.key)
+
+    def detail(self, result: ItemResult) -> str | None:
+        """A line about the test for report.html's drill-down."""
         return None
 
 

@@ -1,7 +1,7 @@
 """Two runs of a system on the same items, compared item by item.
 
 Items are aligned by suite and id; an item in one run only is listed, never dropped. Each
-metric of each slice (all items, each ambiguity type, or each interactive split) gets the
+metric of each slice (all items, then each ambiguity type or the protocol's own) gets the
 mean difference new - base on the printed scale, a seeded paired bootstrap 95% interval
 (items resampled within their ambiguity type), a two-sided test (exact McNemar for the 0/1
 metrics, a sign-flip permutation test otherwise), Holm's correction across every row shown,
@@ -27,7 +27,7 @@ from typing import Any
 
 from ..metrics import METRICS
 from ..options import number, refuse
-from ..protocols import interactive
+from ..protocols import protocol_of
 from ..readback import finite
 from ..schema import ItemResult
 from . import paired
@@ -42,7 +42,7 @@ class Row:
     """One metric over one slice of one suite, on the printed scale."""
 
     suite: str
-    slice: str  # "all", an ambiguity type, or an interactive split
+    slice: str  # "all", an ambiguity type, or a slice of the run's protocol
     metric: str
     n: int  # items scored in both runs
     base: float | None
@@ -162,16 +162,14 @@ def _with(row: Row, **changes: Any) -> Row:
 
 
 def _slices(card: SuiteCard, pairs: list[tuple[ItemResult, ItemResult]]) -> list[tuple[str, list]]:
-    """The slices the scorecard shows: all items, then its types or interactive splits."""
+    """The slices the scorecard shows: all items, then its protocol's (MARCH's types)."""
     label = _stratum(card)
     names = [s.name for s in card.slices]
     return [("all", pairs), *((name, [p for p in pairs if label(p[1]) == name]) for name in names)]
 
 
 def _stratum(card: SuiteCard) -> Callable[[ItemResult], str | None]:
-    if card.interactive is not None:
-        return interactive.split_of
-    return lambda r: r.ambiguity_type
+    return protocol_of(card.protocol.name).slice_of
 
 
 def _suite_rows(

@@ -10,6 +10,7 @@ from typing import Any
 from .. import options
 from ..metrics import METRICS, NOT_CONFIGURED
 from ..options import number, pairs, refuse
+from ..protocols import protocol_of
 from ..readback import finite
 from .compare import Margin, parse_margins
 from .scorecard import SuiteCard
@@ -38,7 +39,7 @@ def shortfalls(
     """One line per failed gate, naming suite, metric, score and threshold."""
     lines = []
     for card in cards:
-        lines += _scored_nothing(card) + _unscored_episodes(card, max_unscored_rate)
+        lines += _scored_nothing(card) + protocol_of(card.protocol.name).shortfalls(card, max_unscored_rate)
         for t in fail_under:
             if (t.suite and t.suite != card.name) or t.metric not in card.metrics:
                 continue
@@ -89,26 +90,6 @@ def item_shortfalls(scores: dict[str, float], suite: str, item_min: Sequence[Thr
         and t.metric in scores
         and not (finite(scores[t.metric]) and scores[t.metric] >= t.value)
     ]
-
-
-def _unscored_episodes(card: SuiteCard, max_unscored_rate: float | None) -> list[str]:
-    """Interactive episodes the user spoiled or could not finish: a user model that finished
-    none fails the run, as a dead judge does; ``--ambig-max-unscored-rate`` bounds the rest."""
-    if card.interactive is None or not card.items:
-        return []
-    reasons = card.interactive["unscored"]
-    unscored = sum(reasons.values())
-    answered = card.items - card.errors - card.missing
-    failed = {r: n for r, n in reasons.items() if r.startswith("the simulated user failed")}
-    if answered and sum(failed.values()) == answered:
-        return [f"{card.name}: the simulated user finished no episode: {next(iter(failed))}"]
-    if max_unscored_rate is not None and unscored / card.items > max_unscored_rate:
-        top = next(iter(reasons))
-        return [
-            f"{card.name}: {unscored} of {card.items} episodes unscored ({unscored / card.items:.0%}) "
-            f"> {max_unscored_rate:g}: {top}"
-        ]
-    return []
 
 
 def _scored_nothing(card: SuiteCard) -> list[str]:

@@ -8,10 +8,10 @@ only when its sha256 is still the run's. Otherwise the drill-down says why they 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from ..errors import DataError
+from ..protocols import protocol_of
 from ..schema import AmbigItem
 from ..suites import SUITES, LoadOptions
 from .scorecard import Scorecard
@@ -41,14 +41,11 @@ def reload(card: Scorecard) -> tuple[dict[str, AmbigItem], dict[str, str]]:
             absent[suite.name] = f"the data file {suite.source} has changed since the run"
             continue
         items = {i.key: i for i in loaded.items}
+        way = protocol_of(suite.protocol.name)
         for result in card.results:
             if result.suite != suite.name:
                 continue
-            episode = result.details.get("episode")
-            if episode and episode.get("item") in items:  # an interactive episode: its item, its query
-                found[result.key] = dataclasses.replace(
-                    items[episode["item"]], id=result.item_id, question=episode.get("question") or ""
-                )
-            elif result.key in items:
-                found[result.key] = items[result.key]
+            item = way.gold_item(result, items)
+            if item is not None:
+                found[result.key] = item
     return found, absent

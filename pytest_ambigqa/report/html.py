@@ -34,7 +34,7 @@ from ..metrics.coverage import found
 from ..metrics.profiles import PROFILES, ScorerProfile
 from ..metrics.text import Normalized
 from ..output import json_text, safe_output
-from ..protocols import interactive
+from ..protocols import Protocol, protocol_of
 from ..schema import AmbigItem, ItemResult
 from . import published, view
 from .compare import Comparison, sign
@@ -140,7 +140,7 @@ def _papers(card: SuiteCard, setting: str) -> dict[str, Any]:
     """Per metric: the range of the published rows of this run's protocol and ``setting`` (a
     headline setting, or an ambiguity type), and whether they are comparable
     (report/published.py decides), as the scorecard's "papers" column."""
-    if card.interactive is not None:
+    if not protocol_of(card.protocol.name).papers_column:
         return {}
     rows = [
         r
@@ -229,7 +229,7 @@ def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
         "warnings": card.data_warnings,
         "metrics": [_summary(s, papers.get(s.metric)) for s in card.metrics.values()],
         "problems": problems,
-        "by": f"By {'query' if card.interactive is not None else 'ambiguity type'}" if card.slices else None,
+        "by": f"By {protocol_of(card.protocol.name).slice_heading}" if card.slices else None,
         "multiples": multiples,
         "evidence": [
             {
@@ -264,6 +264,7 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
     primary = {s.name: next(iter(s.metrics), None) for s in card.suites}
     by_title = {p.title: p for p in PROFILES.values()}
     read = {s.name: by_title.get(s.profile or "") for s in card.suites}
+    ways = {s.name: protocol_of(s.protocol.name) for s in card.suites}
     items, details = [], []
     reasons: dict[str, int] = {}  # why metrics are unscored: a few strings, each written once
     # An errored item's 0 on a metric its run cannot report (n/a) is no score to show.
@@ -273,8 +274,9 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
             r = dataclasses.replace(r, scores={m: v for m, v in r.scores.items() if m not in na[r.suite]})
         base = comparison.base_results.get(r.key) if comparison else None
         gold, absent = card.gold.get(r.key), card.gold_absent.get(r.suite)
-        items.append(_item(r, gold, base, r.key in regressed, primary))
-        details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite)))
+        way = ways.get(r.suite) or protocol_of(None)
+        items.append(_item(r, gold, base, r.key in regressed, primary, way))
+        details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite), way))
     names = {m for s in card.suites for m in s.metrics} | {m for r in card.results for m in r.scores}
     unanswered = sum(s.errors + s.missing for s in card.suites)
     return {
@@ -312,6 +314,7 @@ def _item(
     base: ItemResult | None,
     regressed: bool,
     primary: dict[str, str | None],
+    way: Protocol,
 ) -> dict[str, Any]:
     """One item as the list filters, sorts (``scores``: on the printed scale) and shows it
     (``shown``); its detail is apart (:func:`_detail`)."""
@@ -323,7 +326,7 @@ def _item(
     return {
         "key": r.key,
         "suite": r.suite,
-        "type": r.ambiguity_type or interactive.split_of(r),
+        "type": r.ambiguity_type or way.slice_of(r),  # a MARCH episode keeps its type
         "status": r.status,
         "question": gold.question if gold is not None else "",
         "scores": {m: view.item_value(v, m) for m, v in r.scores.items()},
@@ -334,19 +337,6 @@ def _item(
         "change": change,
         "regressed": regressed,
     }
-
-
-def _episode(r: ItemResult) -> str | None:
-    episode = r.details.get("episode")
-    if not episode:
-        return None
-    query = (
-        f"ambiguous query, reading {episode['interpretation'] + 1}"
-        if episode["ambiguous"]
-        else "unambiguous query"
-    )
-    actions = f" · actions {r.details['sequence']}" if r.details.get("sequence") else ""
-    return f"episode: {query} · alpha {episode['alpha']:g} · beta {episode['beta']:g}{actions}"
 
 
 def _failed_calls(calls: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -375,10 +365,12 @@ def _detail(
     base: ItemResult | None,
     reasons: dict[str, int],
     profile: ScorerProfile | None,
+    way: Protocol,
 ) -> dict[str, Any]:
     """Everything the drill-down shows; what is empty is left out, and the reasons a metric is
     unscored are indices into the payload's ``reasons``. ``profile``: the official scorer the
-    suite's STR-EM followed, whose reading of the answer the hits are taken from."""
+    suite's STR-EM followed, whose reading of the answer the hits are taken from; ``way``: the
+    suite's protocol, which may say a line about the test (an interactive episode's)."""
     answer = r.answer.to_dict() if r.answer is not None else None
     text = r.answer.text if r.answer is not None else ""
     evidence = None
@@ -400,7 +392,7 @@ def _detail(
         "cached": r.cached,
         "usage": r.usage,
         "transcript": r.details.get("transcript"),
-        "episode": _episode(r),
+        "episode": way.detail(r),
         "reader": r.details.get("reader"),
         "calls": _failed_calls(r.details.get("calls")),
     }

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from ..output import safe_output
 from . import view
+from .blocks import Block, Caption, Heading, Notes, Para, Table
 from .scorecard import Scorecard
 
 
@@ -15,22 +16,22 @@ def render(card: Scorecard, duration: float | None = None) -> str:
     return document(view.scorecard(card))
 
 
-def document(blocks: Iterable[view.Block]) -> str:
+def document(blocks: Iterable[Block]) -> str:
     """Blocks apart by one blank line; a run of notes is one list."""
     out: list[str] = []
     for block in blocks:
         if block.only not in (None, "markdown"):
             continue
         match block:
-            case view.Heading(text, level):
+            case Heading(text, level):
                 out += ["", f"{'#' * level} {inert(text)}"]
-            case view.Para(text):
+            case Para(text):
                 out += ["", inert(text)]
-            case view.Caption(text):
+            case Caption(text):
                 out += ["", inert(text[:1].upper() + text[1:])]
-            case view.Notes(notes):
+            case Notes(notes):
                 out += [""] + [f"{'  ' if n.nested else ''}- {inert(n.text)}" for n in notes]
-            case view.Table(header, rows, align, _, fold) if header:
+            case Table(header, rows, align, _, fold) if header:
                 table = [_row(header), "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
                 table += [_row(row) for row in rows]
                 out += (
@@ -38,7 +39,7 @@ def document(blocks: Iterable[view.Block]) -> str:
                     if fold
                     else ["", *table]
                 )
-            case view.Table():
+            case Table():
                 out.append("")  # no table: the caption said it
     return "\n".join(out[1:] if out[:1] == [""] else out) + "\n"
 

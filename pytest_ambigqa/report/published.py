@@ -8,6 +8,7 @@ import tomllib
 from functools import cache
 from typing import Any
 
+from ..protocols import protocol_of
 from ..suites import SUITES, Setup
 
 
@@ -38,8 +39,8 @@ def compare(suite: str, protocol: Setup) -> list[dict[str, Any]]:
     ``same_protocol`` rows are the ones a reader would put beside this run."""
     marked = []
     for row in rows(suite):
-        if (row["protocol"] == "interactive") != (protocol.name == "interactive"):
-            continue  # episodes and single answers are never put side by side, not even as n/c
+        if protocol_of(row["protocol"]).name != protocol_of(protocol.name).name:
+            continue  # another protocol's rows (episodes, single answers) are not even n/c here
         meta = source(suite, row["source"])
         if protocol.upper_bound:
             reason = f"this run is an upper bound: {protocol.upper_bound}"
@@ -55,8 +56,8 @@ def compare(suite: str, protocol: Setup) -> list[dict[str, Any]]:
 
 
 def protocol_rows(protocol: str) -> list[dict[str, Any]]:
-    """Every suite's rows published under ``protocol``, each with its source's note: the
-    interactive protocol's rows come from other datasets and are context for any suite."""
+    """Every suite's rows published under ``protocol``, each with its source's note: a
+    protocol's own rows (not a suite's setting) come from other datasets, context for any suite."""
     return [
         {**row, "note": source(suite, row["source"]).get("note", "")}
         for suite in SUITES

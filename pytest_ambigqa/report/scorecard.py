@@ -20,8 +20,7 @@ import numpy as np
 from ..metrics import METRICS
 from ..metrics.coverage import vacuous_answers
 from ..models.usage import Usage
-from ..protocols import PROTOCOLS
-from ..protocols.base import SingleShot
+from ..protocols import PROTOCOLS, protocol_of
 from ..schema import AmbigItem, ItemResult
 from ..suites import LoadedSuite, Scorers, Setup, Suite
 from ..suites.base import OPEN_RETRIEVAL
@@ -95,7 +94,7 @@ class SuiteCard:
     profile: str | None = None  # the official scorer the long-answer metrics followed
     outside: dict[str, str] = field(default_factory=dict)  # metrics the run's setting does not report
     data_warnings: list[str] = field(default_factory=list)  # what in the data makes a number odd
-    interactive: dict[str, Any] | None = None  # the interactive protocol's section (protocols/interactive.py)
+    section: dict[str, Any] | None = None  # its protocol's own part, under the protocol's name
 
 
 @dataclass(frozen=True)
@@ -147,8 +146,9 @@ class Scorecard:
                     **{
                         k: v
                         for k, v in asdict(card).items()
-                        if k not in ("metrics", "slices", "evidence", "variance", "protocol")
+                        if k not in ("metrics", "slices", "evidence", "variance", "protocol", "section")
                     },
+                    **_sections(card),
                     "protocol": asdict(card.protocol),
                     "metrics": {m: asdict(s) for m, s in card.metrics.items()},
                     "slices": [
@@ -176,6 +176,13 @@ class Scorecard:
         }
 
 
+def _sections(card: SuiteCard) -> dict[str, Any]:
+    """Every protocol with a section has its key in a suite's card: the card's protocol its
+    section, the others null."""
+    own = protocol_of(card.protocol.name).name
+    return {p.name: card.section if p.name == own else None for p in PROTOCOLS.values() if p.has_section}
+
+
 def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
     def summaries(raw: Mapping[str, Any]) -> dict[str, MetricSummary]:
         return {m: MetricSummary(**v) for m, v in raw.items()}
@@ -186,8 +193,11 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
         "evidence",
         "variance",
         "protocol",
+        "section",
     }
     protocol = data.get("protocol")  # the parts after "metrics" are optional: older cards lack some
+    setup = Setup(**{**protocol, "notes": tuple(protocol["notes"])}) if protocol else OPEN_RETRIEVAL
+    way = protocol_of(setup.name)
     return SuiteCard(
         **{k: data[k] for k in plain if k in data},
         metrics=summaries(data["metrics"]),
@@ -197,7 +207,8 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
             for e in data.get("evidence", ())
         ],
         variance={m: Variance(**v) for m, v in data.get("variance", {}).items()},
-        protocol=Setup(**{**protocol, "notes": tuple(protocol["notes"])}) if protocol else OPEN_RETRIEVAL,
+        protocol=setup,
+        section=data.get(way.name) if way.has_section else None,
     )
 
 
@@ -339,9 +350,9 @@ def build(
     steered: bool = False,
 ) -> Scorecard:
     """``expected`` are the item keys selected for this run (None: every loaded item);
-    ``protocols`` how each suite's items were put to the system (default: open retrieval).
-    Under the interactive protocol the items are episodes, reported with the episode
-    metrics by ambiguous and unambiguous queries; ``steered``: the forced-action policies ran."""
+    ``protocols`` how each suite's items were put to the system (default: open retrieval);
+    the protocol the setup names says what its tests are, which metrics and slices they are
+    reported with, and its section (``steered``: the interactive forced-action policies ran)."""
     loaded = list(loaded)
     wanted = None if expected is None else set(expected)
     cards: list[SuiteCard] = []
@@ -352,7 +363,7 @@ def build(
         if not chosen:
             continue
         protocol = (protocols or {}).get(name, OPEN_RETRIEVAL)
-        way = PROTOCOLS[protocol.name if protocol.name in PROTOCOLS else SingleShot.name]()
+        way = protocol_of(protocol.name)
         episodic = not way.judges_suites
         suite_results = [
             results.get(i.key) or way.failed(suite.suite, i, scorers, "missing", MISSING) for i in chosen
@@ -390,7 +401,7 @@ def build(
                 else None,
                 outside={} if episodic else scorers.keep(suite.suite.outside_setting(scorers)),
                 data_warnings=[] if episodic else _data_warnings(suite.suite, chosen),
-                interactive=way.section(suite_results, steered),
+                section=way.section(suite_results, steered),
             )
         )
     keys = {r.key for r in ordered}

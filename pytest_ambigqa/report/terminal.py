@@ -6,23 +6,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from . import view
+from .blocks import Block, Caption, Gap, Notes, Para, Table
 from .compare import Comparison
 from .scorecard import Scorecard
 
 
-def lines(blocks: Iterable[view.Block]) -> list[str]:
+def lines(blocks: Iterable[Block]) -> list[str]:
     out: list[str] = []
     for block in blocks:
         if block.only not in (None, "terminal"):
             continue
         match block:
-            case view.Gap():
+            case Gap():
                 out.append("")
-            case view.Para(text, depth) | view.Caption(text, depth):
+            case Para(text, depth) | Caption(text, depth):
                 out.append("  " * depth + text)
-            case view.Notes(notes):
+            case Notes(notes):
                 out += ["  " * note.depth + note.text for note in notes]
-            case view.Table(header, rows, align, depth) if header:
+            case Table(header, rows, align, depth) if header:
                 out += _table([header, *rows], align, "  " * depth)
     return out
 

@@ -1,101 +1,39 @@
 """The scorecard as people read it, built once: blocks of already-formatted text.
 
 Every number a person sees is formatted here, once (:func:`num`, :func:`interval`,
-:func:`change`, ...), and the scorecard is walked here, once, into plain blocks: headings,
-paragraphs, notes, tables of strings. The writers only print them: ``terminal.py`` as the
-terminal summary, ``markdown.py`` as ``scorecard.md``; ``html.py`` draws its page from the same
-helpers. Where the terminal and ``scorecard.md`` say different things (a short hash against a
-full one, a brief table against a full one), the block says which of them shows it
-(``only``): the two outputs are kept as they were (tests/golden), and the difference is
-written down in one place.
+:func:`change`, ...), and the scorecard is walked here, once, into plain blocks
+(``blocks.py``): headings, paragraphs, notes, tables of strings; a protocol's own section is
+walked by its protocol (``Protocol.blocks``) into the same blocks. The writers only print
+them: ``terminal.py`` as the terminal summary, ``markdown.py`` as ``scorecard.md``;
+``html.py`` draws its page from the same helpers. Where the terminal and ``scorecard.md`` say
+different things (a short hash against a full one, a brief table against a full one), the
+block says which of them shows it (``only``): the two outputs are kept as they were
+(tests/golden), and the difference is written down in one place.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..metrics import METRICS
+from ..protocols import protocol_of
 from ..suites import SUITES
 from . import published
+from .blocks import (
+    NOT_COMPARABLE,
+    Block,
+    Caption,
+    Gap,
+    Heading,
+    Note,
+    Notes,
+    Para,
+    Table,
+    note_lines,
+    row_label,
+)
 from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row
 from .scorecard import MetricSummary, Scorecard, SuiteCard
-
-NOT_COMPARABLE = "n/c"
-
-Only = Literal["terminal", "markdown"] | None  # the one writer that shows a block; None: both
-
-
-@dataclass(frozen=True)
-class Heading:
-    """A section's title: Markdown prints it; the terminal's separator and each section's
-    first line say it there."""
-
-    text: str
-    level: int
-    only: Only = None
-
-
-@dataclass(frozen=True)
-class Para:
-    """A line of prose: a paragraph in Markdown, a line indented by ``depth`` in the terminal."""
-
-    text: str
-    depth: int = 0
-    only: Only = None
-
-
-@dataclass(frozen=True)
-class Caption:
-    """A table's title (or a finding with no table): as :class:`Para`, capitalised in Markdown."""
-
-    text: str
-    depth: int = 1
-    only: Only = None
-
-
-@dataclass(frozen=True)
-class Note:
-    text: str
-    depth: int = 0  # the terminal's indent, in steps of two spaces
-    nested: bool = False  # Markdown: a bullet under the one before
-
-
-@dataclass(frozen=True)
-class Notes:
-    """Lines of notes: bullets in Markdown, indented lines in the terminal. Empty, it still
-    separates in Markdown (as scorecard.md always has)."""
-
-    notes: tuple[Note, ...]
-    only: Only = None
-
-
-@dataclass(frozen=True)
-class Table:
-    """Columns of formatted cells; ``align`` has one ``l`` or ``r`` per column. No header: no
-    table (a caption said it all), a blank line in Markdown."""
-
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    align: str
-    depth: int = 1
-    fold: str | None = None  # Markdown: folded away under this summary
-    only: Only = None
-
-
-@dataclass(frozen=True)
-class Gap:
-    """A blank line in the terminal (Markdown puts one between every two blocks)."""
-
-    only: Only = "terminal"
-
-
-Block = Heading | Para | Caption | Notes | Table | Gap
-
-
-def _notes(texts: list[str], depth: int = 0, only: Only = None) -> Notes:
-    return Notes(tuple(Note(t, depth) for t in texts), only)
-
 
 # ---- numbers, formatted once
 
@@ -140,10 +78,6 @@ def item_value(value: float, metric: str) -> float:
     """An item's score on the printed scale."""
     spec = METRICS.get(metric)
     return value * spec.factor if spec is not None else value
-
-
-def _value(value: float | None, digits: int = 1) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def _p_value(value: float | None) -> str:
@@ -201,13 +135,11 @@ def headline(suite: str) -> str:
 
 
 def _published_rows(suite: SuiteCard) -> list[dict[str, Any]]:
-    """The suite's published rows beside this run; an interactive run has its own context
-    rows (in its section), and no single-shot row says anything about it."""
-    return [] if suite.interactive is not None else published.compare(suite.name, suite.protocol)
-
-
-def _row_label(row: dict[str, Any]) -> str:
-    return f"{row['method']} / {row['model']}" if row.get("method") else row["model"]
+    """The suite's published rows beside this run, where its protocol puts them there (the
+    interactive protocol's are context, in its section)."""
+    if not protocol_of(suite.protocol.name).papers_column:
+        return []
+    return published.compare(suite.name, suite.protocol)
 
 
 def _paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:
@@ -225,7 +157,7 @@ def _paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:
         return f"{NOT_COMPARABLE} {text}"
     if METRICS[metric].higher_is_better and len(shown) > 1:
         best = max(shown, key=lambda r: r[metric])
-        text += f" (best {_row_label(best)})"
+        text += f" (best {row_label(best)})"
     return text
 
 
@@ -347,19 +279,12 @@ def _judge(card: Scorecard) -> list[Note]:
     return notes
 
 
-def _unit(suite: SuiteCard) -> str:
-    return "episodes" if suite.interactive is not None else "items"
-
-
-def _slice_title(suite: SuiteCard) -> str:
-    return "queries" if suite.interactive is not None else "ambiguity type"
-
-
 def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
+    way = protocol_of(suite.protocol.name)
     setting = headline(suite.name)
     rows = _published_rows(suite)
     origin = ", bundled sample (not the benchmark)" if suite.is_sample else ""
-    source = f"{suite.title}: {suite.items} {_unit(suite)}{origin}"
+    source = f"{suite.title}: {suite.items} {way.unit}{origin}"
     errors = f"errors {suite.errors}, missing {suite.missing}"
     scorer = f"; scorer: {suite.profile}" if suite.profile else ""
     protocol = [Note(f"protocol: {suite.protocol.label}{scorer}", 1)]
@@ -372,10 +297,10 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
         Heading(suite.title, 2),
         Para(source, only="terminal"),
         Para(f"{source}; {errors}.", only="markdown"),
-        _notes([f"data: {suite.source} (sha256 {suite.sha256[:12]})"], 1, "terminal"),
+        note_lines([f"data: {suite.source} (sha256 {suite.sha256[:12]})"], 1, "terminal"),
         Para(f"Data: {suite.source} (sha256 {suite.sha256})", only="markdown"),
         Notes(tuple(protocol)),
-        _notes([errors], 1, "terminal"),
+        note_lines([errors], 1, "terminal"),
     ]
     head = ("metric", "score", "95% CI", "scored", "papers")
     for only in ("terminal", "markdown"):  # the terminal leaves "scored" blank for a metric with no score
@@ -390,15 +315,17 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
             for metric, s in suite.metrics.items()
         ]
         blocks.append(Table(head, tuple(table), "lrlrl", only=only))
-    blocks.append(_notes(_published_lines(suite, rows), 1))
+    blocks.append(note_lines(_published_lines(suite, rows), 1))
     if suite.slices:
-        blocks += _slices(suite, rows)
-    variance = _notes(_variance_lines(suite), 1)
-    interactive = _interactive(suite)
-    if suite.variance:  # the terminal says it before the interactive section, scorecard.md after
-        blocks += [Gap(), variance] if not interactive else [Gap(), Notes(variance.notes, "terminal")]
-    blocks += interactive
-    if suite.variance and interactive:
+        blocks += _slices(suite, rows, way.unit, way.slice_heading)
+    variance = note_lines(_variance_lines(suite), 1)
+    own: list[Block] = []  # the protocol's section
+    if suite.section is not None:
+        own = way.blocks(suite.section, published.protocol_rows(way.name))
+    if suite.variance:  # the terminal says it before the protocol's section, scorecard.md after
+        blocks += [Gap(), variance] if not own else [Gap(), Notes(variance.notes, "terminal")]
+    blocks += own
+    if suite.variance and own:
         blocks.append(Notes(variance.notes, "markdown"))
     if suite.evidence:
         title = _evidence_title(card)
@@ -427,22 +354,23 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
     missing = [r.key for r in card.results if r.suite == suite.name and r.status == "missing"]
     if missing:
         more = f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""
-        blocks.append(_notes([f"missing: {', '.join(missing[:10])}{more}"], 1, "terminal"))
+        blocks.append(note_lines([f"missing: {', '.join(missing[:10])}{more}"], 1, "terminal"))
     errored = [r for r in card.results if r.suite == suite.name and r.status != "ok"]
     if errored:
         blocks += [
             Para("Items without an answer:", only="markdown"),
-            _notes([f"{r.key} ({r.status}): {r.error}" for r in errored], only="markdown"),
+            note_lines([f"{r.key} ({r.status}): {r.error}" for r in errored], only="markdown"),
         ]
     return blocks
 
 
-def _slices(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[Block]:
-    """By ambiguity type (or interactive split): the terminal shows the metrics some slice
-    has a score for and the papers' per-type range; scorecard.md every metric."""
+def _slices(suite: SuiteCard, rows: list[dict[str, Any]], unit: str, heading: str) -> list[Block]:
+    """By ambiguity type (or the protocol's slices, ``heading``, of its ``unit``): the
+    terminal shows the metrics some slice has a score for and the papers' per-type range;
+    scorecard.md every metric."""
     shown = [m for m in suite.metrics if any(sl.metrics[m].mean is not None for sl in suite.slices)]
     papers = next((m for m in shown if any(m in r and r["setting"] == "semantic" for r in rows)), None)
-    head = [_slice_title(suite), _unit(suite), *(METRICS[m].label for m in shown)]
+    head = [heading, unit, *(METRICS[m].label for m in shown)]
     if papers:
         head.append(f"papers {METRICS[papers].label}")
     brief = []
@@ -456,9 +384,9 @@ def _slices(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[Block]:
     return [
         Gap(),
         Table(tuple(head), tuple(brief), "lr" + "r" * len(shown) + ("l" if papers else ""), only="terminal"),
-        Para(f"By {_slice_title(suite)}:", only="markdown"),
+        Para(f"By {heading}:", only="markdown"),
         Table(
-            (_slice_title(suite), _unit(suite), *(METRICS[m].label for m in every)),
+            (heading, unit, *(METRICS[m].label for m in every)),
             tuple(full),
             "lr" + "r" * len(every),
             only="markdown",
@@ -496,7 +424,7 @@ def _published_table(suite: SuiteCard, rows: list[dict[str, Any]], setting: str)
     table = [
         (
             r["source"],
-            _row_label(r),
+            row_label(r),
             r["protocol"],
             *(f"{r[m]:g}" if m in r else "" for m in metrics),
             "yes" if r["comparable"] else "no",
@@ -509,111 +437,19 @@ def _published_table(suite: SuiteCard, rows: list[dict[str, Any]], setting: str)
     ]
 
 
-def _interactive(suite: SuiteCard) -> list[Block]:
-    """The interactive section: action sequences, the costs (Figure 6), the reference
-    policies and oracle (Tables 2-3), steerability (Table 4), and the papers' rows as context
-    (in scorecard.md; the terminal names them)."""
-    section = suite.interactive
-    if section is None:
-        return []
-    out: list[Block] = []
-
-    def add(title: str, table: Table | None = None, only: Only = None) -> None:
-        if only != "markdown":
-            out.append(Gap())
-        out.extend([Caption(title, only=only), replace(table or Table((), (), ""), only=only)])
-
-    sequences = section["sequences"]
-    names = list(dict.fromkeys(s for counts in sequences.values() for s in counts))
-    if names:
-        rows = tuple((split, *(str(c.get(s, 0)) for s in names)) for split, c in sequences.items())
-        add("action sequences (scored episodes)", Table(("queries", *names), rows, "l" + "r" * len(names), 2))
-    metrics = ("reward", "episode_f1", "clarify_rate", "multi_answer_rate", "answer_words")
-    costs = []
-    for row in section["costs"]:
-        costs.append(
-            (f"{row['alpha']:g}", f"{row['beta']:g}", f"{row['scored']}/{row['episodes']}")
-            + tuple(_value(None if row[m] is None else row[m] * METRICS[m].factor) for m in metrics)
-        )
-    head = ("alpha", "beta", "episodes", *(METRICS[m].label for m in metrics))
-    add("by cost pair (corpus-level steerability)", Table(head, tuple(costs), "rrr" + "r" * len(metrics), 2))
-    for reason, n in section["unscored"].items():
-        add(f"unscored: {n} episode(s): {reason}")
-    reference = section["reference"]
-    if "reason" in reference:
-        add(f"reference policies, oracle and steerability: n/a ({reference['reason']})")
-    else:
-        policies = []
-        for plan, splits in reference["policies"].items():
-            cells = []
-            for split in ("ambiguous", "unambiguous"):
-                got = splits.get(split, {})
-                cells += [_value(got.get("reward")), _value(got.get("f1"))]
-            policies.append((plan, *cells))
-        head = ("policy", "ambig. reward", "ambig. F1", "unambig. reward", "unambig. F1")
-        add(
-            "forced-action policies of this system, and the hindsight-best oracle",
-            Table(head, tuple(policies), "lrrrr", 2),
-        )
-        for change_, got in reference["steerability"].items():
-            if "reason" in got:
-                add(f"steerability ({change_}): n/a ({got['reason']})")
-            else:
-                add(
-                    f"prompt-level steerability, {change_} {got['from']:g} → {got['to']:g}: recall "
-                    f"{got['recall']:.2f}, precision {got['precision']:.2f}, F1 {got['f1']:.2f} "
-                    f"({reference['queries']} query-cost pairs)"
-                )
-    context = published.protocol_rows("interactive")
-    shown = [r for r in context if r["setting"] in ("ambiguous", "unambiguous")]
-    if shown:
-        sources = ", ".join(dict.fromkeys(f"{r['source']} ({r['dataset']})" for r in shown))
-        add(f"{NOT_COMPARABLE}, context only, in scorecard.md: {sources}", only="terminal")
-        rows = tuple(
-            (
-                f"{r['source']} ({r['dataset']})",
-                _row_label(r),
-                r["setting"],
-                *(f"{r[m]:g}" for m in ("reward", "episode_f1", "clarify_rate", "multi_answer_rate")),
-            )
-            for r in shown
-        )
-        add(
-            f"published rows, context only ({NOT_COMPARABLE}: other items, another policy model)",
-            Table(
-                ("source", "method / model", "queries", "Reward", "F1", "% Clar.", "% MA"), rows, "lllrrrr", 2
-            ),
-            only="markdown",
-        )
-        steer = [r for r in context if r["setting"] == "steerability"]
-        if steer:
-            parts = [f"{c}_{m}" for c in ("alpha", "beta") for m in ("recall", "precision", "f1")]
-            rows = tuple(
-                (f"{r['source']} ({r['dataset']})", _row_label(r), *(f"{r[p]:g}" for p in parts))
-                for r in steer
-            )
-            head = ("source", "method / model", *(p.replace("_", " ") for p in parts))
-            add(
-                f"published steerability, context only ({NOT_COMPARABLE})",
-                Table(head, rows, "ll" + "r" * len(parts), 2),
-                only="markdown",
-            )
-    return out
-
-
 def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> Notes:
     if only == "terminal":
         lines = [f"gate FAILED: {s}" for s in card.shortfalls]
         if card.gates_deferred:
             lines.append(f"gates deferred: {card.gates_deferred}")
-        return _notes(lines, only=only)
+        return note_lines(lines, only=only)
     lines = [f"FAILED: {s}" for s in card.shortfalls] or [
         f"deferred: {card.gates_deferred}" if card.gates_deferred else "passed"
     ]
     unanswered = sum(s.errors + s.missing for s in card.suites)
     if unanswered:
         lines.append(f"{unanswered} item(s) errored or missing: their tests fail, and so does the run")
-    return _notes(lines, only=only)
+    return note_lines(lines, only=only)
 
 
 # ---- the comparison with a base run (report/compare.py)
@@ -661,7 +497,7 @@ def _compared_suite(comparison: Comparison, suite: str) -> list[Block]:
         Para(f"{suite}: {n} items in both runs", 1, only="terminal"),
         Table(("metric", "n", *_CHANGE_HEAD), shown, "lrrrrllrr", only="terminal"),
         Table(("slice", "metric", "n", *_CHANGE_HEAD), table, "llrrrrllrr", only="markdown"),
-        _notes(
+        note_lines(
             [f"not compared: {', '.join(labels)} ({reason})" for reason, labels in skipped.items()],
             1,
             "terminal",
@@ -669,7 +505,7 @@ def _compared_suite(comparison: Comparison, suite: str) -> list[Block]:
     ]
     notes = one_sided(rows)
     if notes:
-        blocks.append(_notes(notes, 1))
+        blocks.append(note_lines(notes, 1))
     worse = [r for r in comparison.regressions if r.suite == suite]
     if worse:
         brief: list[Note] = []

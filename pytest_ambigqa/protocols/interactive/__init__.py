@@ -1,7 +1,7 @@
 """The interactive clarification protocol (``protocol.py``): episodes (``episodes.py``),
 simulated users (``users.py``), one episode played (``play.py``), its result
-(``scoring.py``) and the scorecard section (``section.py``: action sequences, costs,
-reference policies, steerability).
+(``scoring.py``), the scorecard section (``section.py``: action sequences, costs,
+reference policies, steerability) and that section as the report shows it (``view.py``).
 
 Berant, Chen, Fisch et al. 2025, "Learning Steerable Clarification Policies with
 Collaborative Self-play": an episode puts one gold interpretation i of a query q to a
@@ -13,14 +13,13 @@ metrics are in ``metrics/interactive.py``; steerability follows Appendix D.
 """
 
 from .episodes import COST_GRID, SPLITS, Episode, cost_text, episodes, parse_costs, sequence
-from .play import ACTION_KEY, PLANS, play
+from .play import PLANS, play
 from .protocol import Interactive
 from .scoring import split_of
 from .section import optimal_sequences, section, steerability
 from .users import LLMUser, OfflineUser, User, ignores, leaks
 
 __all__ = [
-    "ACTION_KEY",
     "COST_GRID",
     "PLANS",
     "SPLITS",

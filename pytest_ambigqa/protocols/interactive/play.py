@@ -13,9 +13,6 @@ from ...schema import AmbigItem
 from .episodes import ACTIONS, Episode, sequence
 from .users import OfflineUser, User, ignores, leaks
 
-ACTION_KEY = "ambigqa.action"  # a turn's action, stored in its answer's metadata
-
-
 # The forced-action reference policies (Tables 2 and 3): the action allowed at each turn.
 PLANS: dict[str, tuple[str, ...]] = {
     "ANSWER": ("answer",),

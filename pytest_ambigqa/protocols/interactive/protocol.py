@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ... import options
 from ...errors import SystemFailure
+from ...evaluate import ACTION_KEY
 from ...metrics.interactive import METRIC_NAMES
 from ...models.chat import ChatClient
 from ...models.usage import Usage
 from ...options import refuse
 from ...schema import AmbigItem, Answer, ItemResult, Status
 from ..base import Protocol
+from . import view
 from .config import InteractiveConfig
 from .episodes import COST_GRID, SPLITS, Episode, episodes
-from .play import ACTION_KEY, PLANS, play, summed
+from .play import PLANS, play, summed
 from .scoring import failed_result, scored_result, split_of, unscored_result
 from .section import section
 from .users import LLMUser, OfflineUser, User
@@ -26,8 +28,13 @@ if TYPE_CHECKING:
     import pytest
 
     from ...evaluate import Evaluator
+    from ...judge import Judge
+    from ...report.blocks import Block
+    from ...report.scorecard import SuiteCard
     from ...store.pool import Scoring
     from ...systems import System
+
+TURN_INPUTS = ("history", "alpha", "beta", "actions")  # what of a turn shapes its answer: part of its key
 
 
 class Interactive(Protocol):
@@ -38,6 +45,10 @@ class Interactive(Protocol):
     judges_suites = False  # the judge model, if any, plays the user
     own_options = ("--ambig-costs", "--ambig-clarifications", "--ambig-user", "--ambig-steerability")
     config_keys = ("costs", "clarifications", "user", "steerability")
+    unit = "episodes"
+    slice_heading = "queries"  # ambiguous and unambiguous ones
+    papers_column = False  # the rows published under it are other datasets': context in its section
+    has_section = True
     single_shot_options = ("--ambig-reader", "--ambig-retrieval-report", "--ambig-judge-samples")
 
     @classmethod
@@ -85,15 +96,14 @@ class Interactive(Protocol):
         return own.user == "llm"  # the judge model plays the user; nothing is judged
 
     @classmethod
-    def configured(cls, own: InteractiveConfig, judge: Any) -> Protocol:
-        """The episodes' protocol, with its user: offline, or the judge's model, cache and
-        limits speaking as the user."""
+    def configured(cls, own: InteractiveConfig, judge: Judge | None) -> Protocol:
+        """The simulated user is offline, or the judge model speaking as the user (its
+        model, cache and limits)."""
         user: User = OfflineUser()
         if own.user == "llm":
-            assert judge is not None  # check_options requires --ambig-judge
-            user = LLMUser(
-                ChatClient(dataclasses.replace(judge.client.settings, role="user"), judge.client.cache)
-            )
+            assert judge is not None  # the options require --ambig-judge
+            client = judge.client
+            user = LLMUser(ChatClient(dataclasses.replace(client.settings, role="user"), client.cache))
         return cls(own.costs, own.clarifications, own.user, own.steerability, user)
 
     def expand(self, items: tuple[AmbigItem, ...]) -> tuple[AmbigItem, ...]:
@@ -124,7 +134,7 @@ class Interactive(Protocol):
             f"interactive clarification (Berant et al. 2025): {self.user_name} user, at most "
             f"{self.clarifications} clarification(s), alpha/beta {costs}; inputs as in {inputs.label}"
         )
-        return dataclasses.replace(inputs, name="interactive", label=label, reads_as=None)
+        return dataclasses.replace(inputs, name=self.name, label=label, reads_as=None)
 
     def ask(
         self, evaluator: Evaluator, item: AmbigItem, system: System, extras: dict[str, Any], evidence: Any
@@ -148,7 +158,7 @@ class Interactive(Protocol):
                 "beta": beta,
                 "actions": list(allowed),
             }
-            asked = evaluator.answer(item, system, turn, allowed)
+            asked = evaluator.answer(item, system, turn, allowed, TURN_INPUTS)
             cached.append(asked.cached)
             answer = asked.answer
             if answer is None:
@@ -207,9 +217,54 @@ class Interactive(Protocol):
     ) -> ItemResult:
         return failed_result(item, status, error, duration)
 
-    def slices(self, suite: Any, results: Sequence[ItemResult]) -> list[tuple[str, list[ItemResult]]]:
-        parts = [(s, [r for r in results if split_of(r) == s]) for s in SPLITS]
-        return [(s, part) for s, part in parts if part]
+    def slice_of(self, result: ItemResult) -> str | None:
+        return split_of(result)
+
+    def slice_names(self, suite: Any) -> tuple[str, ...]:
+        return SPLITS
 
     def section(self, results: Sequence[ItemResult], steered: bool) -> dict[str, Any] | None:
         return section(results, steered)
+
+    def blocks(self, section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block]:
+        return view.blocks(section, context)
+
+    def shortfalls(self, card: SuiteCard, max_unscored_rate: float | None) -> list[str]:
+        """Episodes the user spoiled or could not finish: a user model that finished none
+        fails the run, as a dead judge does; ``--ambig-max-unscored-rate`` bounds the rest."""
+        if card.section is None or not card.items:
+            return []
+        reasons = card.section["unscored"]
+        unscored = sum(reasons.values())
+        answered = card.items - card.errors - card.missing
+        failed = {r: n for r, n in reasons.items() if r.startswith("the simulated user failed")}
+        if answered and sum(failed.values()) == answered:
+            return [f"{card.name}: the simulated user finished no episode: {next(iter(failed))}"]
+        if max_unscored_rate is not None and unscored / card.items > max_unscored_rate:
+            top = next(iter(reasons))
+            return [
+                f"{card.name}: {unscored} of {card.items} episodes unscored ({unscored / card.items:.0%}) "
+                f"> {max_unscored_rate:g}: {top}"
+            ]
+        return []
+
+    def gold_item(self, result: ItemResult, items: Mapping[str, AmbigItem]) -> AmbigItem | None:
+        """The episode's item, asking the episode's question."""
+        episode = result.details.get("episode")
+        if not episode or episode.get("item") not in items:
+            return items.get(result.key)
+        question = episode.get("question") or ""
+        return dataclasses.replace(items[episode["item"]], id=result.item_id, question=question)
+
+    def detail(self, result: ItemResult) -> str | None:
+        """The episode: its query, the reading the user has in mind, the costs, the actions."""
+        episode = result.details.get("episode")
+        if not episode:
+            return None
+        query = (
+            f"ambiguous query, reading {episode['interpretation'] + 1}"
+            if episode["ambiguous"]
+            else "unambiguous query"
+        )
+        actions = f" · actions {result.details['sequence']}" if result.details.get("sequence") else ""
+        return f"episode: {query} · alpha {episode['alpha']:g} · beta {episode['beta']:g}{actions}"

@@ -1,0 +1,98 @@
+"""The interactive section as the report shows it (``Protocol.blocks``): action sequences,
+the costs (Figure 6), the reference policies and oracle (Tables 2-3), steerability (Table 4),
+and the papers' rows as context (in scorecard.md; the terminal names them)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ...metrics import METRICS
+from ...report.blocks import NOT_COMPARABLE, Block, Caption, Gap, Only, Table, fixed, row_label
+
+
+def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block]:
+    """``section`` as ``section.py`` built it; ``context``: the rows published under this
+    protocol (Berant et al. 2025's, on other datasets), never compared with the run."""
+    out: list[Block] = []
+
+    def add(title: str, table: Table | None = None, only: Only = None) -> None:
+        if only != "markdown":
+            out.append(Gap())
+        out.extend([Caption(title, only=only), replace(table or Table((), (), ""), only=only)])
+
+    sequences = section["sequences"]
+    names = list(dict.fromkeys(s for counts in sequences.values() for s in counts))
+    if names:
+        rows = tuple((split, *(str(c.get(s, 0)) for s in names)) for split, c in sequences.items())
+        add("action sequences (scored episodes)", Table(("queries", *names), rows, "l" + "r" * len(names), 2))
+    metrics = ("reward", "episode_f1", "clarify_rate", "multi_answer_rate", "answer_words")
+    costs = []
+    for row in section["costs"]:
+        costs.append(
+            (f"{row['alpha']:g}", f"{row['beta']:g}", f"{row['scored']}/{row['episodes']}")
+            + tuple(fixed(None if row[m] is None else row[m] * METRICS[m].factor) for m in metrics)
+        )
+    head = ("alpha", "beta", "episodes", *(METRICS[m].label for m in metrics))
+    add("by cost pair (corpus-level steerability)", Table(head, tuple(costs), "rrr" + "r" * len(metrics), 2))
+    for reason, n in section["unscored"].items():
+        add(f"unscored: {n} episode(s): {reason}")
+    reference = section["reference"]
+    if "reason" in reference:
+        add(f"reference policies, oracle and steerability: n/a ({reference['reason']})")
+    else:
+        policies = []
+        for plan, splits in reference["policies"].items():
+            cells = []
+            for split in ("ambiguous", "unambiguous"):
+                got = splits.get(split, {})
+                cells += [fixed(got.get("reward")), fixed(got.get("f1"))]
+            policies.append((plan, *cells))
+        head = ("policy", "ambig. reward", "ambig. F1", "unambig. reward", "unambig. F1")
+        add(
+            "forced-action policies of this system, and the hindsight-best oracle",
+            Table(head, tuple(policies), "lrrrr", 2),
+        )
+        for change_, got in reference["steerability"].items():
+            if "reason" in got:
+                add(f"steerability ({change_}): n/a ({got['reason']})")
+            else:
+                add(
+                    f"prompt-level steerability, {change_} {got['from']:g} → {got['to']:g}: recall "
+                    f"{got['recall']:.2f}, precision {got['precision']:.2f}, F1 {got['f1']:.2f} "
+                    f"({reference['queries']} query-cost pairs)"
+                )
+    shown = [r for r in context if r["setting"] in ("ambiguous", "unambiguous")]
+    if shown:
+        sources = ", ".join(dict.fromkeys(f"{r['source']} ({r['dataset']})" for r in shown))
+        add(f"{NOT_COMPARABLE}, context only, in scorecard.md: {sources}", only="terminal")
+        rows = tuple(
+            (
+                f"{r['source']} ({r['dataset']})",
+                row_label(r),
+                r["setting"],
+                *(f"{r[m]:g}" for m in ("reward", "episode_f1", "clarify_rate", "multi_answer_rate")),
+            )
+            for r in shown
+        )
+        add(
+            f"published rows, context only ({NOT_COMPARABLE}: other items, another policy model)",
+            Table(
+                ("source", "method / model", "queries", "Reward", "F1", "% Clar.", "% MA"), rows, "lllrrrr", 2
+            ),
+            only="markdown",
+        )
+        steer = [r for r in context if r["setting"] == "steerability"]
+        if steer:
+            parts = [f"{c}_{m}" for c in ("alpha", "beta") for m in ("recall", "precision", "f1")]
+            rows = tuple(
+                (f"{r['source']} ({r['dataset']})", row_label(r), *(f"{r[p]:g}" for p in parts))
+                for r in steer
+            )
+            head = ("source", "method / model", *(p.replace("_", " ") for p in parts))
+            add(
+                f"published steerability, context only ({NOT_COMPARABLE})",
+                Table(head, rows, "ll" + "r" * len(parts), 2),
+                only="markdown",
+            )
+    return out
