@@ -1,12 +1,13 @@
 """Every metric the plugin can report, by the one name used in options and reports.
 
-Each module of this package declares its metrics (``SPECS``, next to the functions that
-compute them); they are registered here in this order, and plugins add more
-(``pytest_ambigqa_metrics``).
+Each module of this package that declares metrics (``SPECS``, next to the functions that
+compute them) is registered here, found by name (so a new module is one file); plugins add
+more (``pytest_ambigqa_metrics``), after these.
 """
 
 from __future__ import annotations
 
+import pkgutil
 from importlib import import_module
 
 from ..registry import Registry
@@ -15,11 +16,10 @@ from .spec import AGGREGATIONS, MetricSpec, Scored, Scorer
 __all__ = ["AGGREGATIONS", "METRICS", "NOT_CONFIGURED", "MetricSpec", "Scored", "Scorer"]
 
 METRICS: Registry[MetricSpec] = Registry("metric")
-for _module in ("coverage", "rouge", "qa", "judged", "self_report", "conditional", "text", "interactive"):
-    for _spec in import_module(f"{__name__}.{_module}").SPECS:
-        METRICS.register(_spec.name, _spec)
-
 NOT_CONFIGURED = {
     "reader": "no reader configured (--ambig-reader)",
     "judge": "no judge configured (--ambig-judge)",
 }
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    for _spec in getattr(import_module(f"{__name__}.{_module}"), "SPECS", ()):
+        METRICS.register(_spec.name, _spec)
