@@ -1,5 +1,6 @@
 """One item, end to end, with no pytest inside: the inputs its suite's protocol gives, the
-system's answer (stored, claimed across xdist workers, rate-limited), and its scores.
+system's answer (stored, claimed across xdist workers, rate-limited), and its scores; what
+it needs of the run is a small :class:`Context`, not the run.
 
 :meth:`Evaluator.prepare` is the pool's first stage (ask the system) and returns its second
 (score the answer), so a run with ``--ambig-concurrency`` scores while it asks.
@@ -11,7 +12,8 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import RetrieverUnavailable, SystemFailure
@@ -26,7 +28,11 @@ from .suites import SUITES
 from .systems import System
 
 if TYPE_CHECKING:
-    from .session.run import Run
+    from .protocols.base import Protocol
+    from .retrieval import Retriever
+    from .retrieval.config import RetrievalConfig
+    from .retrieval.corpus import Corpus
+    from .suites import Scorers
 
 ACTION_KEY = "ambigqa.action"  # a turn's action, stored in its answer's metadata
 
@@ -43,10 +49,30 @@ class Asked(NamedTuple):
     calls: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class Context:
+    """What evaluating an item needs of its run (``Run.context`` makes it): how it scores,
+    which protocol, the evidence, and how answers are asked and stored."""
+
+    scorers: Scorers
+    protocol: Protocol
+    corpus: Corpus
+    retriever: Callable[[], Retriever | None]  # opened on first use; raises RetrieverUnavailable
+    searchable: bool  # a system that declares ``retriever`` gets one
+    retrieval: RetrievalConfig
+    settings: Mapping[str, str]  # each suite's setting: part of what shapes an answer
+    run_id: str
+    replaying: bool  # --ambig-rescore: the saved answers, no system asked
+    claims: bool  # several processes of one run may ask for an item: claim it first
+    resume: bool
+    timeout: float | None
+    rate: float | None
+
+
 class Evaluator:
-    def __init__(self, run: Run, store: SharedStore) -> None:
-        self.run = run
-        self.cfg = run.cfg
+    def __init__(self, context: Context, store: SharedStore) -> None:
+        self.context = context
+        self.scorers = context.scorers
         self.store = store
         self._lock = threading.Lock()
         self.unreadable = 0  # stored rows this process could not read back, and asked again
@@ -56,7 +82,7 @@ class Evaluator:
 
     def prepare(self, item: AmbigItem, system: System) -> Scoring:
         """Ask the system (the pool's first stage); what is returned scores the answer (its second)."""
-        run, suite = self.run, SUITES[item.suite]
+        run, suite = self.context, SUITES[item.suite]
         extras = suite.inputs(item, run.scorers)
 
         def failed(reason: str) -> ItemResult:
@@ -66,8 +92,8 @@ class Evaluator:
             if "retriever" in system.inputs and "retriever" not in extras and run.searchable:
                 extras["retriever"] = run.retriever()
             evidence = None
-            if self.cfg.retrieval.report:
-                evidence = evidence_recall(item, run.corpus, run.retriever(), self.cfg.retrieval.top_k)
+            if run.retrieval.report:
+                evidence = evidence_recall(item, run.corpus, run.retriever(), run.retrieval.top_k)
         except RetrieverUnavailable as exc:
             unopened = failed(str(exc))
             return lambda: unopened
@@ -84,7 +110,7 @@ class Evaluator:
         duration = time.perf_counter() - started
         answer = asked.answer
         if answer is None:
-            unanswered = suite.failed_result(item, self.run.scorers, "error", asked.error, duration)
+            unanswered = suite.failed_result(item, self.scorers, "error", asked.error, duration)
             details = unanswered.details | ({"calls": asked.calls} if asked.calls else {})
             return lambda: dataclasses.replace(
                 unanswered, evidence=evidence, cached=asked.cached, trace=asked.trace, details=details
@@ -94,7 +120,7 @@ class Evaluator:
     def _score(
         self, item: AmbigItem, answer: Answer, duration: float, evidence: Any, cached: bool
     ) -> ItemResult:
-        suite, scorers = SUITES[item.suite], self.run.scorers
+        suite, scorers = SUITES[item.suite], self.scorers
         try:
             scored = suite.score(item, answer, scorers)
         except Exception as exc:  # noqa: BLE001 - a scorer bug: this item says so, the run goes on
@@ -133,15 +159,15 @@ class Evaluator:
         protocol's episode (``System.turn``), whose action the answer's metadata carries under
         ``ACTION_KEY`` (stored with it); ``keyed``: the ``extras`` that shape the answer beyond
         the run's inputs (a turn's history, costs and actions), part of its key."""
-        cfg, run_id = self.cfg, self.run.run_id
-        if self.run.rescore is not None:  # saved answers, no system at all
+        cfg, run_id = self.context, self.context.run_id
+        if cfg.replaying:  # saved answers, no system at all
             return _outcome(lambda: system.answer(item, cfg.timeout, extras))._replace(cached=True)
         fingerprint = self._config_fingerprint(system)
         if keyed:
             fingerprint += json.dumps({k: extras[k] for k in keyed}, sort_keys=True)
         key = answer_key(system.label, fingerprint, item)
         # Only the pools of xdist workers (several processes, one run) can race for an item: claim it.
-        pools = cfg.concurrency > 1 and self.run.in_worker
+        pools = cfg.claims
         unreadable = False  # a stored row that cannot be read back counts as absent
         while pools or cfg.resume:
             stored = self.store.run(lambda store: store.done(key, run_id, cfg.resume))
@@ -176,7 +202,7 @@ class Evaluator:
 
     def _config_fingerprint(self, system: System) -> str:
         """What, besides the item and the system, shapes an answer: the inputs this run gives."""
-        cfg = self.cfg
+        cfg = self.context
         settings = dict(cfg.settings)  # the built-in suites' two under the keys stored answers have
         parts: dict[str, Any] = {
             "setting": settings.pop("condambigqa"),
@@ -187,7 +213,7 @@ class Evaluator:
             retrieval = cfg.retrieval
             parts |= {
                 "retriever": retrieval.retriever,
-                "corpus": self.run.corpus.sha256,
+                "corpus": cfg.corpus.sha256,
                 "embedder": retrieval.embedder,
             }
         return json.dumps(parts, sort_keys=True)

@@ -27,6 +27,7 @@ from ..errors import (
     ScorecardError,
     UsageError,
 )
+from ..evaluate import Context
 from ..judge import Judge
 from ..metrics import METRICS
 from ..metrics.profiles import PROFILES
@@ -138,6 +139,25 @@ class Run:
                     f"{where}, but none of its {name} answers is for an item of {loaded.source} "
                     "(the saved run read other data: give it with --ambig-data)"
                 )
+
+    def context(self) -> Context:
+        """What evaluating an item needs of this run (the evaluator gets nothing else)."""
+        cfg = self.cfg
+        return Context(
+            scorers=self.scorers,
+            protocol=self.protocol,
+            corpus=self.corpus,
+            retriever=self.retriever,
+            searchable=self.searchable,
+            retrieval=cfg.retrieval,
+            settings=cfg.settings,
+            run_id=self.run_id,
+            replaying=self.rescore is not None,
+            claims=cfg.concurrency > 1 and self.in_worker,
+            resume=cfg.resume,
+            timeout=cfg.timeout,
+            rate=cfg.rate,
+        )
 
     # -- models -------------------------------------------------------------------------
 

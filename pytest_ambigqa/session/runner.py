@@ -33,7 +33,7 @@ class Runner:
     def __init__(self, run: Run) -> None:
         self.run = run
         self.store = SharedStore(run.cache_dir)
-        self.evaluator = Evaluator(run, self.store)
+        self.evaluator = Evaluator(run.context(), self.store)
         self._systems: dict[int, tuple[Any, System]] = {}
         self._pool: Prefetcher | None = None
         self._warming: threading.Thread | None = None

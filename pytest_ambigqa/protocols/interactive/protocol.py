@@ -207,7 +207,7 @@ class Interactive(Protocol):
         else:
             if final is not None and len(calls) > 1:  # the cost line counts every turn, forced ones too
                 final = dataclasses.replace(final, metadata={**final.metadata, "llm": summed(calls)})
-            result = scored_result(item, evaluator.run.scorers.keep(outcome.scores()), final, duration)
+            result = scored_result(item, evaluator.scorers.keep(outcome.scores()), final, duration)
         used = usage.to_dict() if usage.requests or usage.cached else None  # the LLM user's calls
         done = dataclasses.replace(result, details=details, evidence=evidence, cached=any(cached), usage=used)
         return lambda: done
