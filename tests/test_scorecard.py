@@ -179,3 +179,27 @@ def test_model_calls_read_only_what_reference_systems_recorded(metadatas):
     assert summary["items"] == len(valid)
     assert summary["calls_per_item"] == pytest.approx(sum(v["calls"] for v in valid) / len(valid))
     assert summary["latency_median"] == pytest.approx(statistics.median(v["latency"] for v in valid))
+
+
+def test_a_slice_of_failed_items_says_n_a_where_its_suite_does():
+    """A metric the system does not report (is_ambiguous) is n/a for the suite; a slice whose
+    items all errored must not print the errors' zeros as 0.0 there (issue 26, item 6)."""
+    from pytest_ambigqa.report.scorecard import build
+
+    loaded = SUITES["march"].load(None, LoadOptions())
+    scorers = Scorers(metrics=frozenset({"str_em", "ambiguity_detected"}))
+    results = {}
+    for item in loaded.items:
+        if item.ambiguity_type == "syntactic":
+            results[item.key] = SUITES["march"].failed_result(item, scorers, "error", "boom")
+        else:
+            results[item.key] = ItemResult(
+                "march", item.id, "ok", item.ambiguity_type, scores={"str_em": 1.0},
+                unscored={"ambiguity_detected": "the system does not report is_ambiguous"},
+            )  # fmt: skip
+    card = build([loaded], results, None, scorers, 0, system={}, config={}, versions={}).suites[0]
+    assert card.metrics["ambiguity_detected"].mean is None
+    syntactic = next(s for s in card.slices if s.name == "syntactic")
+    assert syntactic.metrics["ambiguity_detected"].mean is None
+    assert syntactic.metrics["ambiguity_detected"].reason == "the system does not report is_ambiguous"
+    assert syntactic.metrics["str_em"].mean == 0.0  # a correctness metric the system reports: 0

@@ -377,6 +377,7 @@ def build(
                 summarize_evidence(part_name, part, seed, name, part_name)
                 for part_name, part in [("all", suite_results), *parts]
             ]
+        summaries = _summaries(metrics, suite_results, seed, name)
         cards.append(
             SuiteCard(
                 name=name,
@@ -388,9 +389,9 @@ def build(
                 items=len(suite_results),
                 errors=sum(r.status == "error" for r in suite_results),
                 missing=sum(r.status == "missing" for r in suite_results),
-                metrics=_summaries(metrics, suite_results, seed, name),
+                metrics=summaries,
                 slices=[
-                    Slice(kind, len(part), _summaries(metrics, part, seed, name, kind))
+                    Slice(kind, len(part), _summaries(metrics, part, seed, name, kind, within=summaries))
                     for kind, part in parts
                 ],
                 evidence=evidence,
@@ -423,10 +424,23 @@ def build(
     )
 
 
-def _summaries(metrics: Sequence[str], results: Sequence[ItemResult], seed: int, *scope: str) -> dict:
-    """Every metric of a suite over ``results``, in order, each computed once."""
+def _summaries(
+    metrics: Sequence[str],
+    results: Sequence[ItemResult],
+    seed: int,
+    *scope: str,
+    within: Mapping[str, MetricSummary] | None = None,
+) -> dict:
+    """Every metric of a suite over ``results``, in order, each computed once. ``within``:
+    the whole suite's summaries, for a slice of it: a metric n/a for the suite (the system
+    never reports what it reads) is n/a in every slice too, with the suite's reason, even
+    where the slice holds only failed items whose zeros would otherwise make a 0.0."""
     done: dict[str, MetricSummary] = {}
     for metric in metrics:
+        whole = (within or {}).get(metric)
+        if whole is not None and whole.mean is None:
+            done[metric] = MetricSummary(metric, 0, len(results), whole.reason, None, None, None)
+            continue
         done[metric] = summarize(metric, results, seed, *scope, known=done)
     return done
 
