@@ -29,8 +29,7 @@ from .metrics.profiles import PROFILES
 from .output import safe_output
 from .protocols import suite_metrics
 from .report import compare, gates, pipeline, terminal
-from .report.compare import parse_margins
-from .report.gates import parse_thresholds
+from .report.gates import parse_margins, parse_thresholds
 from .report.gold import reload
 from .report.saved import read_card, read_scorecard
 from .report.scorecard import Scorecard, build

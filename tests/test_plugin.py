@@ -503,6 +503,55 @@ def test_fail_under_on_a_fraction_is_an_error(pytester):
     )
 
 
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--ambig-suite=condambigqa", "--ambig-fail-under=citation=50"],
+            "ERROR: --ambig-fail-under: citation=50 is outside Cited-fragment precision (no judge)'s printed "
+            "scale [0, 1]: no run could pass it; did you mean citation=0.5 (50% of the scale)?",
+        ),
+        (
+            ["--ambig-suite=march", "--ambig-fail-under=march:judge=60"],
+            "ERROR: --ambig-fail-under: march:judge=60 is outside LLM judge's printed scale [0, 5]: no run "
+            "could pass it; did you mean march:judge=3 (60% of the scale)?",
+        ),
+        (
+            ["--ambig-suite=asqa", "--ambig-fail-under=dr=120"],
+            "ERROR: --ambig-fail-under: dr=120 is outside DR's printed scale [0, 100]: no run could pass it",
+        ),
+        (
+            ["--ambig-suite=asqa", "--ambig-fail-under=str_em=-5"],
+            "ERROR: --ambig-fail-under: str_em=-5 is outside STR-EM's printed scale [0, 100]: every run "
+            "passes it",
+        ),
+        (
+            ["--ambig-suite=condambigqa", "--ambig-baseline=b.json", "--ambig-fail-if-worse=citation:5"],
+            "ERROR: --ambig-fail-if-worse: citation:5 is wider than Cited-fragment precision (no judge)'s "
+            "printed scale [0, 1]: no change could cross it; did you mean citation:0.05 (5% of the scale)?",
+        ),
+    ],
+)
+def test_a_threshold_off_the_printed_scale_is_an_error(pytester, args, message):
+    """Every metric's printed scale, not only the percentages' (issue 26, item 5)."""
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message.replace("[", "[[]")])
+
+
+def test_thresholds_on_the_printed_scale_are_taken(pytester):
+    """A count has no scale to be off (Length), a reward no floor; 0-5 judge scores take 0.5."""
+    result = pytester.runpytest(
+        "--ambig-suite=march", "--ambig-limit=1", "--ambig-fail-under=length=5,judge=0.5,str_em=0"
+    )
+    assert result.ret != pytest.ExitCode.USAGE_ERROR, result.stderr.str()
+    result = pytester.runpytest(
+        "--ambig-suite=march", "--ambig-limit=1", "--ambig-protocol=interactive", "--ambig-costs=0:0.1",
+        "--ambig-fail-under=reward=-500",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+
 def test_options_without_a_suite_say_so(pytester):
     result = pytester.runpytest("--ambig-system=oracle", "--ambig-limit=3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

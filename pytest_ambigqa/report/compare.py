@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from ..metrics import METRICS
-from ..options import number, refuse
 from ..protocols import protocol_of
 from ..readback import finite
 from ..schema import ItemResult
@@ -401,29 +400,3 @@ def worse(comparison: Comparison, margins: Sequence[Margin]) -> list[str]:
 def _apart(value: float, limit: float) -> int:
     """Decimals enough (2 to 6) that ``value`` and ``limit`` do not print alike."""
     return next((d for d in range(2, 7) if f"{value:.{d}f}" != f"{limit:.{d}f}"), 6)
-
-
-def parse_margins(
-    option: str, text: str | None, suites: tuple[str, ...], metrics_of: Callable[[str], Sequence[str]]
-) -> tuple[Margin, ...]:
-    """``[SUITE:]METRIC:MARGIN,...``: the margins of a non-inferiority gate, printed scale."""
-    out = []
-    for part in filter(None, (p.strip() for p in (text or "").split(","))):
-        scope, sep, raw = part.rpartition(":")
-        named, _, metric = scope.rpartition(":")
-        suite, metric = named.strip().lower() or None, metric.strip()
-        if not sep or not metric or not raw.strip():
-            refuse(f"{option}: expected [SUITE:]METRIC:MARGIN, got '{part}'")
-        if suite is not None and suite not in suites:
-            refuse(f"{option}: suite '{suite}' is not in this run ({', '.join(suites)})")
-        candidates = [suite] if suite else list(suites)
-        valid = sorted({m for s in candidates for m in metrics_of(s)})
-        if metric not in valid:
-            refuse(
-                f"{option}: unknown metric '{metric}' for {', '.join(candidates)} (valid: {', '.join(valid)})"
-            )
-        spec = METRICS[metric]
-        if spec.higher_is_better is None or spec.aggregation == "sum":
-            refuse(f"{option}: {metric} ({spec.label}) has no better direction to be worse in")
-        out.append(Margin(suite, metric, number(option, raw.strip(), low=0)))
-    return tuple(out)

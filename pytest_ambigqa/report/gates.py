@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import options
-from ..metrics import METRICS, NOT_CONFIGURED
+from ..metrics import METRICS, NOT_CONFIGURED, printed_range
 from ..options import number, pairs, refuse
 from ..protocols import protocol_of
 from ..readback import finite
-from .compare import Margin, parse_margins
+from .compare import Margin
 from .scorecard import SuiteCard
 
 
@@ -152,6 +153,67 @@ def parse_thresholds(
     return tuple(out)
 
 
+def on_printed_scale(option: str, metric: str, value: float, given: str, *, width: bool = False) -> None:
+    """Refuse a suite threshold ``given`` (``width``: a margin of change) that cannot mean
+    what it says on the metric's printed scale, suggesting what it likely meant: a fraction
+    for a percentage (``str_em=0.3``), a percentage of a 0-1 or 0-5 score (``citation=50``);
+    or anything beyond the scale, which no run can reach, or every run does."""
+    spec, scale = METRICS[metric], printed_range(metric)
+    if not width and spec.factor == 100 and 0 < value <= 1:
+        refuse(
+            f"{option}: {given} is on the printed 0-100 scale (a percentage); "
+            f"did you mean {metric}={value * 100:g}?"
+        )
+    if scale is None:  # a count or a total: any value can be meant
+        return
+    low, high = scale
+    where = f"{spec.label}'s printed scale [{low:g}, {high:g}]"
+    if width:
+        if value <= high - low:
+            return
+        problem = f"is wider than {where}: no change could cross it"
+    elif low <= value <= high:
+        return
+    else:
+        verdict = "no run could pass it" if value > high else "every run passes it"
+        problem = f"is outside {where}: {verdict}"
+    guess = ""
+    span = high - low
+    if math.isfinite(span) and span < 100 and 1 < value <= 100:  # a percentage of a 0-1 or 0-5 score
+        sep = ":" if width else "="
+        meant = value / 100 * span + (0 if width else low)
+        guess = f"; did you mean {given.rpartition(sep)[0]}{sep}{meant:g} ({value:g}% of the scale)?"
+    refuse(f"{option}: {given} {problem}{guess}")
+
+
+def parse_margins(
+    option: str, text: str | None, suites: tuple[str, ...], metrics_of: Callable[[str], Sequence[str]]
+) -> tuple[Margin, ...]:
+    """``[SUITE:]METRIC:MARGIN,...``: the margins of a non-inferiority gate, printed scale."""
+    out = []
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        scope, sep, raw = part.rpartition(":")
+        named, _, metric = scope.rpartition(":")
+        suite, metric = named.strip().lower() or None, metric.strip()
+        if not sep or not metric or not raw.strip():
+            refuse(f"{option}: expected [SUITE:]METRIC:MARGIN, got '{part}'")
+        if suite is not None and suite not in suites:
+            refuse(f"{option}: suite '{suite}' is not in this run ({', '.join(suites)})")
+        candidates = [suite] if suite else list(suites)
+        valid = sorted({m for s in candidates for m in metrics_of(s)})
+        if metric not in valid:
+            refuse(
+                f"{option}: unknown metric '{metric}' for {', '.join(candidates)} (valid: {', '.join(valid)})"
+            )
+        spec = METRICS[metric]
+        if spec.higher_is_better is None or spec.aggregation == "sum":
+            refuse(f"{option}: {metric} ({spec.label}) has no better direction to be worse in")
+        margin = Margin(suite, metric, number(option, raw.strip(), low=0))
+        on_printed_scale(option, metric, margin.margin, str(margin), width=True)
+        out.append(margin)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class GateConfig:
     """What fails a run or an item: thresholds on suite scores and on each item, the rates of
@@ -187,11 +249,7 @@ class GateConfig:
 
         fail_under = thresholds("--ambig-fail-under", False)
         for t in fail_under:
-            if METRICS[t.metric].factor == 100 and 0 < t.value <= 1:
-                refuse(
-                    f"--ambig-fail-under: {t} is on the printed 0-100 scale (a percentage); "
-                    f"did you mean {t.metric}={t.value * 100:g}?"
-                )
+            on_printed_scale("--ambig-fail-under", t.metric, t.value, str(t))
         baseline = options.value(config, "--ambig-baseline")
         margins = parse_margins(
             "--ambig-fail-if-worse", options.value(config, "--ambig-fail-if-worse"), suites, metrics_of

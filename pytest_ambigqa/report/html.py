@@ -29,7 +29,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..metrics import METRICS
+from ..metrics import METRICS, printed_range
 from ..metrics.coverage import found
 from ..metrics.profiles import PROFILES, ScorerProfile
 from ..metrics.text import Normalized
@@ -126,14 +126,10 @@ def _metric_info(names: set[str]) -> dict[str, Any]:
 
 
 def _scale(metric: str) -> tuple[float, float] | None:
-    """The metric's range on the printed scale, for the plots' axes: its items' range, or for
-    a suite-level metric (ROUGE-Lsum's mid, DR) the range of what it is made from; None for
-    counts and totals (the axis then spans the values)."""
-    spec = METRICS[metric]
-    if spec.item_range is not None:
-        low, high = (bound * spec.factor for bound in spec.item_range)
-        return (low, high) if math.isfinite(low) and math.isfinite(high) else None  # a reward has no floor
-    return _scale(spec.of[0]) if spec.of else None
+    """The metric's range on the printed scale, for the plots' axes; None for counts and
+    totals, or a range without a floor (a reward): the axis then spans the values."""
+    scale = printed_range(metric)
+    return scale if scale is not None and all(map(math.isfinite, scale)) else None
 
 
 def _papers(card: SuiteCard, setting: str) -> dict[str, Any]:
