@@ -28,7 +28,7 @@ from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import safe_output
 from .protocols import suite_metrics
-from .report import compare, gates, pipeline, terminal
+from .report import compare, gates, pipeline, terminal, view
 from .report.gates import parse_margins, parse_thresholds
 from .report.gold import reload
 from .report.saved import read_card, read_scorecard
@@ -163,6 +163,7 @@ def merge(paths: list[Path], out: Path) -> int:
         baseline=baseline,
         margins=margins,
         baseline_path=Path(config["baseline"]) if baseline is not None else None,
+        item_min=item_min,
     )
     if unmet:
         card = dataclasses.replace(card, shortfalls=[*card.shortfalls, unmet])
@@ -213,17 +214,21 @@ def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text
         "--fail-if-worse", margins_text, suites, partial(suite_metrics, protocol=protocol)
     )
     comparison = compare.compare(base, new, int(new.config.get("seed") or 0), base_path)
-    shortfalls = compare.worse(comparison, margins)
+    checks = compare.worse(comparison, margins)
+    shortfalls = [c.failure for c in checks if c.failure]
     gold, absent = reload(new)
     card = dataclasses.replace(
         new,
         comparison=comparison,
         shortfalls=[*new.shortfalls, *shortfalls],
+        checks=[*new.checks, *checks],
         config={**new.config, "fail_if_worse": [str(m) for m in margins]},
         gold=gold,
         gold_absent=absent,
     )
     print(safe_output("\n".join(terminal.comparison(comparison)).lstrip("\n")))
+    for line in terminal.lines(view.checks(checks, "terminal")):
+        print(safe_output(line))
     for line in shortfalls:
         print(safe_output(f"gate FAILED: {line}"))
     problems = pipeline.write_reports(card, out) if out is not None else []

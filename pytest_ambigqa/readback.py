@@ -180,8 +180,21 @@ def _models() -> dict[str, Any]:
         label: str
         inputs: list[str] = []
 
+    class Check(Model):
+        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a Check
+        gate: str
+        suite: str
+        statistic: str
+        metric: str | None
+        value: number | None
+        bound: number
+        higher: bool
+        passed: bool
+        failure: str | None = None
+
     class Gates(Model):
         shortfalls: list[str]
+        checks: list[Check] = []
         deferred: str | None = None
 
     class Card(Model):

@@ -68,7 +68,7 @@ def test_identical_runs_show_no_change(march):
             continue
         assert row.diff == 0 and (row.low, row.high) == (0.0, 0.0) and row.p == 1.0
     assert result.regressions == [] and result.only_base == [] and result.only_new == []
-    assert compare.worse(result, [compare.Margin(None, "str_em", 0.0)]) == []
+    assert all(c.passed for c in compare.worse(result, [compare.Margin(None, "str_em", 0.0)]))
 
 
 def test_items_in_one_run_are_listed_not_dropped(march):
@@ -138,20 +138,20 @@ def test_the_gate_rejects_non_inferiority_in_the_metrics_direction(better, chang
     row = compare.Row("s", "all", metric, 9, 50, 50 + changes, changes, changes - 1, changes + 1, "permutation",
                       0.01, 0.02, 0, 0, 9)  # fmt: skip
     result = compare.Comparison({}, [row], [], [], [])
-    lines = compare.worse(result, [compare.Margin(None, metric, 2)])
-    assert bool(lines) is fails
+    (check,) = compare.worse(result, [compare.Margin(None, metric, 2)])
+    assert check.passed is not fails and check.bound == -2
     if fails:
-        assert "worse than the base run" in lines[0] and "margin 2" in lines[0]
+        assert "worse than the base run" in check.failure and "margin 2" in check.failure
 
 
 def test_the_gate_line_never_prints_its_bound_like_the_margin():
     row = compare.Row(
         "s", "all", "str_em", 9, 50, 30, -20, -39.76, -19.0812, "permutation", 0.01, 0.02, 0, 0, 9
     )
-    (line,) = compare.worse(
+    (check,) = compare.worse(
         compare.Comparison({}, [row], [], [], []), [compare.Margin(None, "str_em", 19.08)]
     )
-    assert "95% CI [-39.760, -19.081], beyond the margin 19.08" in line
+    assert "95% CI [-39.760, -19.081], beyond the margin 19.08" in check.failure
 
 
 def test_rows_say_which_items_one_run_left_unscored(march):
@@ -169,8 +169,8 @@ def test_rows_say_which_items_one_run_left_unscored(march):
 def test_a_metric_without_a_comparison_cannot_pass_the_gate(march):
     scores = {i: {"str_em": 0.5, "str_hit": 0.0, "length": 1.0} for i in ids(march)}
     result = compare.compare(card_of(march, scores), card_of(march, scores), seed=0)
-    lines = compare.worse(result, [compare.Margin(None, "disambig_f1", 1)])
-    assert lines and "disambig_f1" in lines[0]
+    (check,) = compare.worse(result, [compare.Margin(None, "disambig_f1", 1)])
+    assert not check.passed and "disambig_f1" in check.failure
 
 
 def test_pooled_units_compare_as_the_scorecard_pools_them():

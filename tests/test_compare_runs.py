@@ -54,7 +54,7 @@ def test_a_run_against_its_baseline(runs, pytester):
             "compared with the base run (*base/scorecard.json): system mysys:answer, 13 items",
             "*STR-EM*100.0*-*",
             "*regressions (6, worst first):",
-            "gate FAILED: march str_em (STR-EM) worse than the base run: change -*, beyond the margin 1",
+            "gate FAILED: march str_em (STR-EM) worse than the base run: change -*, beyond the margin 1;*",
         ]
     )
     comparison = card(pytester, "new")["comparison"]
@@ -76,6 +76,62 @@ def test_a_run_against_its_baseline(runs, pytester):
     assert runs("xdist", "-n", "2", "--ambig-baseline=base/scorecard.json", worse=WORSE).ret == 0
     assert card(pytester, "xdist")["comparison"]["rows"] == comparison["rows"]
 
+
+
+def test_the_gate_line_says_which_statistic_decided(runs, pytester):
+    """The interval decides, not the (Holm-corrected) p beside it, and the line says so and
+    why they differ (issue 26, item 3)."""
+    result = runs(
+        "new", "--ambig-baseline=base/scorecard.json", "--ambig-fail-if-worse=str_em:1", worse=WORSE
+    )
+    line = next(x for x in result.stdout.lines if x.startswith("gate FAILED: march str_em"))
+    rows = card(pytester, "new")["comparison"]["rows"]
+    em = next(r for r in rows if r["metric"] == "str_em" and r["slice"] == "all")
+    tests = sum(r["p"] is not None for r in rows)
+    assert (
+        "decided by that interval (paired bootstrap, unadjusted: a non-inferiority check of this metric "
+        f"alone), not by the row's p {em['p']:.3f} (Holm {em['p_holm']:.3f}), which test a change of 0 "
+        f"across the {tests} rows shown"
+    ) in line
+
+
+def test_every_gate_evaluated_is_listed_passed_ones_too(runs, pytester):
+    """Value, bound, margin and result of each gate, in the terminal, scorecard.md,
+    scorecard.json and report.html (issue 26, item 4)."""
+    result = runs(
+        "new",
+        "--ambig-baseline=base/scorecard.json",
+        "--ambig-fail-if-worse=str_em:80",
+        "--ambig-fail-under=str_em=30,str_hit=99",
+        "--ambig-max-error-rate=0.2",
+        worse="sem-01",
+    )
+    assert result.ret == 1  # STR-Hit 92.3 < 99
+    result.stdout.fnmatch_lines(
+        [
+            "gates: 4 evaluated, 1 failed (margin: how far the value lies inside its bound)",
+            "  suite*gate*statistic*value*bound*margin*result",
+            "  march*--ambig-fail-under=str_em=30*STR-EM mean*92.3*≥ 30*+62.3*passed",
+            "  march*--ambig-fail-under=str_hit=99*STR-Hit mean*92.3*≥ 99*-6.7*FAILED",
+            "  march*--ambig-max-error-rate=0.2*errored or missing items, share*0*≤ 0.2*+0.2*passed",
+            "  march*--ambig-fail-if-worse=str_em:80*change, the better end of its 95% CI*≥ -80*passed",
+            "gate FAILED: march str_hit (STR-Hit) mean 92.31 < 99",
+        ]
+    )
+    checks = card(pytester, "new")["gates"]["checks"]
+    assert [(c["gate"], c["passed"]) for c in checks] == [
+        ("--ambig-fail-under=str_em=30", True),
+        ("--ambig-fail-under=str_hit=99", False),
+        ("--ambig-max-error-rate=0.2", True),
+        ("--ambig-fail-if-worse=str_em:80", True),
+    ]
+    markdown = (pytester.path / "new" / "scorecard.md").read_text()
+    assert "| march | --ambig-fail-under=str\\_em=30 | STR-EM mean | 92.3 | ≥ 30 | +62.3 | passed |" in markdown
+    page = (pytester.path / "new" / "report.html").read_text()
+    data = json.loads(page.split('id="ambigqa-data">')[1].split("</script>")[0])
+    assert data["gates"]["checks"]["rows"][0] == [
+        "march", "--ambig-fail-under=str_em=30", "STR-EM mean", "92.3", "≥ 30", "+62.3", "passed"
+    ]  # fmt: skip
 
 def test_compare_command_gives_the_runs_comparison(runs, pytester, monkeypatch, capsys):
     runs("new", "--ambig-baseline=base/scorecard.json", worse=WORSE)

@@ -146,13 +146,13 @@ def test_a_run_refuses_a_scorecard_with_nan_before_any_item(runs, tmp_path, how)
 def test_a_gate_on_a_statistic_that_is_not_finite_fails():
     summary = MetricSummary("str_em", 13, 0, None, math.nan, math.nan, math.nan)
     card = SuiteCard("march", "MARCH", "x", "0", True, 13, 13, 0, 0, {"str_em": summary})
-    assert gates.shortfalls([card], [gates.Threshold(None, "str_em", 10)], "mean", None) == [
+    assert gates.evaluate([card], [gates.Threshold(None, "str_em", 10)], "mean", None)[1] == [
         "march str_em (STR-EM) mean is nan, not a finite number: cannot meet 10"
     ]
     assert gates.item_shortfalls({"str_em": math.nan}, "march", [gates.Threshold(None, "str_em", 0.5)])
     row = Row("march", "all", "str_em", 13, 1, 1, math.nan, math.nan, math.nan, "mcnemar", 1, 1, 0, 0, 0)
-    lines = worse(Comparison({}, [row], [], [], []), [Margin(None, "str_em", 1)])
-    assert len(lines) == 1 and "not a finite number" in lines[0]
+    (check,) = worse(Comparison({}, [row], [], [], []), [Margin(None, "str_em", 1)])
+    assert not check.passed and "not a finite number" in check.failure
 
 
 def test_a_metric_that_returns_nan_is_unscored_not_a_number():

@@ -30,7 +30,7 @@ from ..protocols import protocol_of
 from ..readback import finite
 from ..schema import ItemResult
 from . import paired
-from .scorecard import Scorecard, SuiteCard
+from .scorecard import Check, Scorecard, SuiteCard
 from .stats import stable_seed
 
 REGRESSIONS_SHOWN = 10  # in the terminal and scorecard.md; scorecard.json and report.html hold all
@@ -363,38 +363,67 @@ class Margin:
         return f"{self.suite + ':' if self.suite else ''}{self.metric}:{self.margin:g}"
 
 
-def worse(comparison: Comparison, margins: Sequence[Margin]) -> list[str]:
-    """One line per metric whose non-inferiority is rejected: the 95% interval of the change,
-    taken in the metric's better direction, lies wholly below -margin."""
-    lines = []
+def worse(comparison: Comparison, margins: Sequence[Margin]) -> list[Check]:
+    """The non-inferiority gate of each margin, one check per suite that reports its metric:
+    it fails when the 95% interval of the change, taken in the metric's better direction,
+    lies wholly below -margin.
+
+    The interval decides, unadjusted, and not the p values printed beside it: the gate asks
+    of one metric named in advance whether the run is worse by more than the margin, while a
+    row's p (and Holm's p, corrected across every row shown: all metrics of all slices) tests
+    whether the change is 0 at all. They answer different questions and can disagree: an
+    interval wholly below -margin beside a Holm p of 1.000 (40 tests), or a significant drop
+    within the margin. Correcting the gate for the rows shown would weaken it with every
+    metric the suite happens to report; each line says which statistic decided.
+    """
+    checks = []
+    tests = sum(r.p is not None for r in comparison.rows)
     for m in margins:
         rows = [
             r
             for r in comparison.rows
             if r.metric == m.metric and r.slice == "all" and (m.suite is None or r.suite == m.suite)
         ]
+        gate = f"--ambig-fail-if-worse={m}"
+        statistic = "change, the better end of its 95% CI (paired bootstrap, unadjusted)"
         if not rows:
-            lines.append(f"fail-if-worse {m}: no suite of both runs reports {m.metric}")
+            absent = f"fail-if-worse {m}: no suite of both runs reports {m.metric}"
+            suite = m.suite or ""
+            checks.append(Check(gate, suite, statistic, m.metric, None, -m.margin, True, False, absent))
         for r in rows:
             label = METRICS[r.metric].label
+            bound: float | None = None
+            failure: str | None = None
             if r.low is None or r.high is None:
-                lines.append(f"{r.suite} {r.metric} ({label}): not compared ({r.reason}), cannot show {m}")
-                continue
-            if not all(map(finite, (r.diff, r.low, r.high))):
-                lines.append(
+                failure = f"{r.suite} {r.metric} ({label}): not compared ({r.reason}), cannot show {m}"
+            elif not all(map(finite, (r.diff, r.low, r.high))):
+                failure = (
                     f"{r.suite} {r.metric} ({label}): the change or its interval is not a finite number "
                     f"({r.diff}, [{r.low}, {r.high}]), cannot show {m}"
                 )
-                continue
-            direction = sign(r.metric)
-            bound = r.high if direction > 0 else -r.low  # the best case of the change
-            if bound < -m.margin:
-                d = _apart(bound, -m.margin)
-                lines.append(
-                    f"{r.suite} {r.metric} ({label}) worse than the base run: change {r.diff:+.{d}f}, "
-                    f"95% CI [{r.low:.{d}f}, {r.high:.{d}f}], beyond the margin {m.margin:g}"
-                )
-    return lines
+            else:
+                bound = r.high if sign(r.metric) > 0 else -r.low  # the best case of the change
+                if bound < -m.margin:
+                    d = _apart(bound, -m.margin)
+                    p, holm = p_text(r.p) or "n/a", p_text(r.p_holm) or "n/a"
+                    failure = (
+                        f"{r.suite} {r.metric} ({label}) worse than the base run: change {r.diff:+.{d}f}, "
+                        f"95% CI [{r.low:.{d}f}, {r.high:.{d}f}], beyond the margin {m.margin:g}; decided by "
+                        f"that interval (paired bootstrap, unadjusted: a non-inferiority check of this "
+                        f"metric alone), not by the row's p {p} (Holm {holm}), which test a change of 0 "
+                        f"across the {tests} rows shown"
+                    )
+            checks.append(
+                Check(gate, r.suite, statistic, r.metric, bound, -m.margin, True, failure is None, failure)
+            )
+    return checks
+
+
+def p_text(value: float | None) -> str:
+    """A p value as every report prints it ('' for none)."""
+    if value is None:
+        return ""
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def _apart(value: float, limit: float) -> int:

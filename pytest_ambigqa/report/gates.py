@@ -13,8 +13,9 @@ from ..metrics import METRICS, NOT_CONFIGURED, printed_range
 from ..options import number, pairs, refuse
 from ..protocols import protocol_of
 from ..readback import finite
+from ..schema import ItemResult
 from .compare import Margin
-from .scorecard import SuiteCard
+from .scorecard import Check, SuiteCard
 
 
 @dataclass(frozen=True)
@@ -30,55 +31,102 @@ class Threshold:
         return f"{scope}{self.metric}={self.value:g}"
 
 
-def shortfalls(
+def evaluate(
     cards: Sequence[SuiteCard],
     fail_under: Sequence[Threshold],
     gate: str,
     max_error_rate: float | None,
     max_unscored_rate: float | None = None,
-) -> list[str]:
-    """One line per failed gate, naming suite, metric, score and threshold."""
-    lines = []
+    item_min: Sequence[Threshold] = (),
+    results: Sequence[ItemResult] = (),
+) -> tuple[list[Check], list[str]]:
+    """Every gate the options set, evaluated (each with its value, bound and margin), and one
+    line per failure, naming suite, metric, score and threshold: those of the checks, and
+    those no option sets (a configured model that scored nothing, the protocol's own)."""
+    checks: list[Check] = []
+    lines: list[str] = []
+
+    def check(c: Check) -> None:
+        checks.append(c)
+        if c.failure:
+            lines.append(c.failure)
+
     for card in cards:
         lines += _scored_nothing(card) + protocol_of(card.protocol.name).shortfalls(card, max_unscored_rate)
         for t in fail_under:
             if (t.suite and t.suite != card.name) or t.metric not in card.metrics:
                 continue
-            s = card.metrics[t.metric]
-            label = METRICS[t.metric].label
-            if s.mean is None:
-                lines.append(f"{card.name} {t.metric}: n/a ({s.reason}), cannot meet {t.value:g}")
-                continue
-            value, what = (s.low, "lower 95% CI") if gate == "lower-ci" else (s.mean, "mean")
-            if value is None:  # a total or the official bootstrap mid: a number without an interval
-                value, what = s.mean, "value (no interval)"
-            if not finite(value):
-                lines.append(f"{card.name} {t.metric} ({label}) {what} is {value}, not a finite number: "
-                             f"cannot meet {t.value:g}")  # fmt: skip
-                continue
-            if value < t.value:
-                lines.append(f"{card.name} {t.metric} ({label}) {what} {value:.2f} < {t.value:g}")
+            check(_fail_under(card, t, gate))
         if max_unscored_rate is not None and card.items:
-            # Metrics a configured model could not score, grouped when they share a cause.
-            groups: dict[tuple[int, str | None], list[str]] = {}
-            for metric, s in card.metrics.items():
-                unconfigured = s.n == 0 and s.reason in NOT_CONFIGURED.values()
-                measured = METRICS[metric].needs and not unconfigured and metric not in card.outside
-                if measured and s.unscored / card.items > max_unscored_rate:
-                    groups.setdefault((s.unscored, s.reason), []).append(metric)
-            for (unscored, reason), metrics in groups.items():
-                lines.append(
-                    f"{card.name} {', '.join(metrics)}: {unscored} of {card.items} items unscored "
-                    f"({unscored / card.items:.0%}) > {max_unscored_rate:g}: {reason}"
-                )
+            for c in _unscored(card, max_unscored_rate):
+                check(c)
         if max_error_rate is not None and card.items:
             rate = (card.errors + card.missing) / card.items
+            failure = None
             if rate > max_error_rate:
-                lines.append(
+                failure = (
                     f"{card.name} error rate {rate:.1%} ({card.errors} errors, {card.missing} missing "
                     f"of {card.items}) > {max_error_rate:g}"
                 )
-    return lines
+            entry, statistic = f"--ambig-max-error-rate={max_error_rate:g}", "errored or missing items, share"
+            check(Check(entry, card.name, statistic, None, rate, max_error_rate, False, not failure, failure))
+        for t in item_min:
+            if t.suite in (None, card.name) and t.metric in card.metrics:
+                mine = [r for r in results if r.suite == card.name and t.metric in r.scores]
+                below = len([r for r in mine if item_shortfalls(r.scores, card.name, (t,))])
+                statistic = f"items with {METRICS[t.metric].label} below {t.value:g}, of {len(mine)}"
+                checks.append(  # each such item's test fails: that is its failure line
+                    Check(f"--ambig-item-min={t}", card.name, statistic, None, below, 0, False, not below)
+                )
+    return checks, lines
+
+
+def _fail_under(card: SuiteCard, t: Threshold, gate: str) -> Check:
+    s = card.metrics[t.metric]
+    label = METRICS[t.metric].label
+    value, what = (s.low, "lower 95% CI") if gate == "lower-ci" else (s.mean, "mean")
+    if s.mean is not None and value is None:  # a total or the official bootstrap mid: no interval
+        value, what = s.mean, "value (no interval)"
+    failure: str | None = None
+    if s.mean is None or value is None:
+        failure = f"{card.name} {t.metric}: n/a ({s.reason}), cannot meet {t.value:g}"
+    elif not finite(value):
+        failure = (
+            f"{card.name} {t.metric} ({label}) {what} is {value}, not a finite number: "
+            f"cannot meet {t.value:g}"
+        )
+    elif value < t.value:
+        failure = f"{card.name} {t.metric} ({label}) {what} {value:.2f} < {t.value:g}"
+    shown = value if s.mean is not None and finite(value) else None
+    entry = f"--ambig-fail-under={t}"
+    return Check(entry, card.name, f"{label} {what}", t.metric, shown, t.value, True, not failure, failure)
+
+
+def _unscored(card: SuiteCard, max_unscored_rate: float) -> list[Check]:
+    """Metrics a configured model could not score: one check per group of metrics that
+    share a count and a cause."""
+    groups: dict[tuple[int, str | None], list[str]] = {}
+    for metric, s in card.metrics.items():
+        unconfigured = s.n == 0 and s.reason in NOT_CONFIGURED.values()
+        measured = METRICS[metric].needs and not unconfigured and metric not in card.outside
+        if measured:
+            groups.setdefault((s.unscored, s.reason), []).append(metric)
+    checks = []
+    for (unscored, reason), metrics in groups.items():
+        rate = unscored / card.items
+        failure = None
+        if rate > max_unscored_rate:
+            failure = (
+                f"{card.name} {', '.join(metrics)}: {unscored} of {card.items} items unscored "
+                f"({rate:.0%}) > {max_unscored_rate:g}: {reason}"
+            )
+        labels = ", ".join(METRICS[m].label for m in metrics)
+        entry = f"--ambig-max-unscored-rate={max_unscored_rate:g}"
+        statistic = f"unscored items, share ({labels})"
+        checks.append(
+            Check(entry, card.name, statistic, None, rate, max_unscored_rate, False, not failure, failure)
+        )
+    return checks
 
 
 def item_shortfalls(scores: dict[str, float], suite: str, item_min: Sequence[Threshold]) -> list[str]:

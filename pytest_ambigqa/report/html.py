@@ -283,6 +283,7 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
         "judge": card.judge,
         "gates": {
             "shortfalls": card.shortfalls,
+            "checks": {"head": view.CHECK_HEAD, "rows": [view.check(c) for c in card.checks]},
             "deferred": card.gates_deferred,
             "unanswered": (
                 f"{unanswered} item{'' if unanswered == 1 else 's'} errored or missing: "

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..output import write_text
 from ..schema import safe_str
 from . import compare, gates
-from .scorecard import Scorecard
+from .scorecard import Check, Scorecard
 from .writers import WRITERS
 
 
@@ -24,18 +24,26 @@ def gated(
     baseline: Scorecard | None = None,
     margins: Sequence[compare.Margin] = (),
     baseline_path: Path | None = None,
+    item_min: Sequence[gates.Threshold] = (),
 ) -> Scorecard:
-    """The scorecard with its comparison with ``baseline`` and its gate failures (none when
-    the gates are ``deferred``: why)."""
+    """The scorecard with its comparison with ``baseline``, every gate evaluated and its
+    failures (none when the gates are ``deferred``: why)."""
     comparison = None
     if baseline is not None:
         comparison = compare.compare(baseline, card, int(card.config.get("seed") or 0), baseline_path)
-    shortfalls = []
+    checks: list[Check] = []
+    shortfalls: list[str] = []
     if not deferred:
-        shortfalls = gates.shortfalls(card.suites, fail_under, gate, max_error_rate, max_unscored_rate)
+        checks, shortfalls = gates.evaluate(
+            card.suites, fail_under, gate, max_error_rate, max_unscored_rate, item_min, card.results
+        )
         if comparison is not None:
-            shortfalls += compare.worse(comparison, margins)
-    return dataclasses.replace(card, shortfalls=shortfalls, gates_deferred=deferred, comparison=comparison)
+            worse = compare.worse(comparison, margins)
+            checks += worse
+            shortfalls += [c.failure for c in worse if c.failure]
+    return dataclasses.replace(
+        card, shortfalls=shortfalls, checks=checks, gates_deferred=deferred, comparison=comparison
+    )
 
 
 def write_reports(card: Scorecard, directory: Path, duration: float | None = None) -> list[str]:

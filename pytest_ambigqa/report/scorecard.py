@@ -98,6 +98,29 @@ class SuiteCard:
 
 
 @dataclass(frozen=True)
+class Check:
+    """One gate as it was evaluated, passed or not (report/gates.py evaluates them): every
+    gate a run sets is listed with what it compared, so a green run shows how close it came."""
+
+    gate: str  # the option and its entry: "--ambig-fail-under=march:str_em=30"
+    suite: str
+    statistic: str  # what was compared with the bound: "STR-EM mean", "error rate", ...
+    metric: str | None  # whose printed scale value and bound are on (None: a rate or a count)
+    value: float | None  # None: nothing to compare (n/a, not a finite number)
+    bound: float
+    higher: bool  # it passes when value >= bound (else when value <= bound)
+    passed: bool
+    failure: str | None = None  # the gate FAILED line
+
+    @property
+    def margin(self) -> float | None:
+        """How far the value lies on the passing side of the bound (negative: failed by)."""
+        if self.value is None:
+            return None
+        return self.value - self.bound if self.higher else self.bound - self.value
+
+
+@dataclass(frozen=True)
 class Scorecard:
     system: dict[str, Any]
     config: dict[str, Any]
@@ -107,6 +130,7 @@ class Scorecard:
     retrieval: dict[str, Any] | None = None  # retriever, k and corpus of the evidence report
     judge: dict[str, Any] | None = None  # model, templates, usage and cost of the judge
     shortfalls: list[str] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)  # every gate evaluated, passed or not
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
     comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
     # The items as the data file has them (question, gold), by key, for report.html's
@@ -130,6 +154,7 @@ class Scorecard:
             retrieval=data.get("retrieval"),
             judge=data.get("judge"),
             shortfalls=list(data["gates"]["shortfalls"]),
+            checks=[Check(**c) for c in data["gates"].get("checks", ())],
             gates_deferred=data["gates"].get("deferred"),
         )
 
@@ -168,6 +193,7 @@ class Scorecard:
             "gates": {
                 "passed": not self.shortfalls,
                 "shortfalls": list(self.shortfalls),
+                "checks": [asdict(c) for c in self.checks],
                 "deferred": self.gates_deferred,
             },
             "comparison": self.comparison.to_json() if self.comparison is not None else None,

@@ -32,8 +32,8 @@ from .blocks import (
     note_lines,
     row_label,
 )
-from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row
-from .scorecard import MetricSummary, Scorecard, SuiteCard
+from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text
+from .scorecard import Check, MetricSummary, Scorecard, SuiteCard
 
 # ---- numbers, formatted once
 
@@ -80,12 +80,6 @@ def item_value(value: float, metric: str) -> float:
     return value * spec.factor if spec is not None else value
 
 
-def _p_value(value: float | None) -> str:
-    if value is None:
-        return ""
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
-
-
 def change(row: Row) -> list[str]:
     """base, new, change, its interval, test p, Holm p, W/T/L of one compared row."""
     if row.diff is None:
@@ -98,8 +92,8 @@ def change(row: Row) -> list[str]:
         num(row.new, row.metric),
         f"{row.diff:+.{digits}f}",
         f"[{row.low:+.{digits}f}, {row.high:+.{digits}f}]",
-        f"{_p_value(row.p)} ({test})",
-        _p_value(row.p_holm),
+        f"{p_text(row.p)} ({test})",
+        p_text(row.p_holm),
         wtl,
     ]
 
@@ -187,7 +181,7 @@ def scorecard(card: Scorecard) -> list[Block]:
     if card.comparison is not None:
         blocks += comparison(card.comparison)
     blocks.append(Gap())
-    blocks += [Heading("Gates", 2), _gates(card, "terminal"), _gates(card, "markdown")]
+    blocks += [Heading("Gates", 2), *_gates(card, "terminal"), *_gates(card, "markdown")]
     return blocks
 
 
@@ -437,19 +431,49 @@ def _published_table(suite: SuiteCard, rows: list[dict[str, Any]], setting: str)
     ]
 
 
-def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> Notes:
+CHECK_HEAD = ("suite", "gate", "statistic", "value", "bound", "margin", "result")
+
+
+def check(c: Check) -> tuple[str, ...]:
+    """One evaluated gate's cells: its value against its bound on the metric's printed scale,
+    and the margin, how far it lies on the passing side (negative: failed by that much)."""
+    if c.metric is not None:
+        value, digits = num(c.value, c.metric), _decimals(c.metric)
+    else:  # a rate or a count of items
+        value, digits = ("n/a" if c.value is None else f"{c.value:.3g}"), None
+    margin = c.margin
+    shown = "" if margin is None else f"{margin:+.{digits}f}" if digits is not None else f"{margin:+.3g}"
+    bound = f"{'≥' if c.higher else '≤'} {c.bound:g}"
+    return (c.suite, c.gate, c.statistic, value, bound, shown, "passed" if c.passed else "FAILED")
+
+
+def checks(evaluated: list[Check], only: Literal["terminal", "markdown"]) -> list[Block]:
+    """Every gate evaluated, passed or not, as a table (nothing when no gate was set)."""
+    if not evaluated:
+        return []
+    failed = sum(not c.passed for c in evaluated)
+    margin = "margin: how far the value lies inside its bound"
+    title = f"gates: {len(evaluated)} evaluated, {failed} failed ({margin})"
+    return [
+        Caption(title, 0, only=only),
+        Table(CHECK_HEAD, tuple(check(c) for c in evaluated), "lllrlrl", only=only),
+    ]
+
+
+def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> list[Block]:
+    table = checks(card.checks, only)
     if only == "terminal":
         lines = [f"gate FAILED: {s}" for s in card.shortfalls]
         if card.gates_deferred:
             lines.append(f"gates deferred: {card.gates_deferred}")
-        return note_lines(lines, only=only)
+        return [*table, note_lines(lines, only=only)]
     lines = [f"FAILED: {s}" for s in card.shortfalls] or [
         f"deferred: {card.gates_deferred}" if card.gates_deferred else "passed"
     ]
     unanswered = sum(s.errors + s.missing for s in card.suites)
     if unanswered:
         lines.append(f"{unanswered} item(s) errored or missing: their tests fail, and so does the run")
-    return note_lines(lines, only=only)
+    return [*table, note_lines(lines, only=only)]
 
 
 # ---- the comparison with a base run (report/compare.py)

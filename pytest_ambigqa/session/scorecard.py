@@ -124,6 +124,7 @@ class ScorecardPlugin:
             baseline=self.baseline,
             margins=cfg.gates.fail_if_worse,
             baseline_path=cfg.gates.baseline,
+            item_min=cfg.gates.item_min,
         )
         if cfg.report_dir is not None:
             problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)

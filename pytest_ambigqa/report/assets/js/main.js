@@ -9,6 +9,17 @@
     try { return decodeURIComponent(wanted[1]); } catch (e) { return null; }
   }
 
+  // Every gate evaluated, passed or not: value, bound and margin (how far inside the bound).
+  function checks(table) {
+    const { el } = ns.dom;
+    const numeric = new Set(["value", "margin"]);
+    return el("details", { id: "checks", open: table.rows.some((r) => r[r.length - 1] !== "passed") },
+      el("summary", { text: table.rows.length + " gate(s) evaluated: value, bound and margin (how far the value lies inside its bound)" }),
+      el("table", {}, el("tr", {}, table.head.map((h) => el("th", { class: numeric.has(h) ? "num" : null, text: h }))),
+        table.rows.map((r) => el("tr", { class: r[r.length - 1] === "passed" ? "pass" : "fail" },
+          r.map((cell, n) => el("td", { class: numeric.has(table.head[n]) ? "num" : null, text: cell }))))));
+  }
+
   function header(page) {
     const { el } = ns.dom;
     const data = page.data;
@@ -26,6 +37,7 @@
       head.appendChild(el("div", { class: "gate pass", id: "gates", text: "Gates passed" }));
     }
     if (gates.unanswered) head.appendChild(el("div", { class: "gate fail", id: "unanswered", text: gates.unanswered }));
+    if (gates.checks.rows.length) head.appendChild(checks(gates.checks));
     return head;
   }
 
