@@ -214,6 +214,10 @@ def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text
         "--fail-if-worse", margins_text, suites, partial(suite_metrics, protocol=protocol)
     )
     comparison = compare.compare(base, new, int(new.config.get("seed") or 0), base_path)
+    if not comparison.base["suites"]:
+        raise UsageError(
+            f"{new_path} and {base_path} have no suite to compare: {'; '.join(comparison.notes)}"
+        )
     checks = compare.worse(comparison, margins)
     shortfalls = [c.failure for c in checks if c.failure]
     gold, absent = reload(new)

@@ -49,8 +49,8 @@ def card_of(
         None,
         Scorers(metrics=frozenset({"str_em", "str_hit", "length"})),
         0,
-        system={"label": kw.get("label", "sys"), "inputs": []},
-        config={"seed": 0, "suites": ["march"]},
+        system={"label": kw.get("label", "sys"), "inputs": kw.get("inputs", [])},
+        config={"seed": 0, "suites": ["march"], **kw.get("config", {})},
         versions={},
     )
 
@@ -278,3 +278,38 @@ def test_a_metric_n_a_in_a_run_is_no_regression(march):
     assert result.row("march", "str_hit").reason.startswith("n/a in this run")
     (regression,) = result.regressions
     assert regression.drops == {"str_em": (1.0, 0.0)} and regression.new_status == "error"
+
+
+@pytest.mark.parametrize(
+    ("key", "base", "new", "said"),
+    [
+        ("settings", {"march": "open-retrieval"}, {"march": "oracle-evidence"}, "the suites' settings"),
+        ("judge", "gpt-4o-mini", "qwen3:8b", "the judge model (--ambig-judge): gpt-4o-mini in the base run"),
+        ("reader", None, "roberta", "the reader (--ambig-reader): none in the base run, roberta in this one"),
+        ("llm_model", "a", "b", "the model of the llm: system (--ambig-llm-model)"),
+        (
+            "metrics",
+            ["str_em"],
+            None,
+            "the metrics computed (--ambig-metrics): str_em in the base run, every",
+        ),
+        ("costs", [[0, 0.1]], [[2, 0.7]], "the interactive costs (--ambig-costs)"),
+        ("seed", 0, 1, "the seed (--ambig-seed: the --ambig-limit sample"),
+        ("retriever", "bm25", "dense", "the retriever (--ambig-retriever): bm25 in the base run"),
+        ("profile", "alce", "asqa", "the scorer profile (--ambig-scorer-profile): alce in the base run"),
+    ],
+)
+def test_every_difference_that_can_move_the_numbers_is_said(march, key, base, new, said):
+    """Issue 26, item 2: data, corpus, retriever, scorer profile, protocol and settings,
+    metrics, models."""
+    scores = {i: {"str_em": 0.5, "str_hit": 0.0, "length": 1.0} for i in ids(march)}
+    result = compare.compare(
+        card_of(march, scores, config={key: base}, inputs=["question", "retriever"]),
+        card_of(march, scores, config={key: new}, inputs=["question", "retriever"]),
+        seed=0,
+    )
+    assert any(said in note for note in result.notes), result.notes
+    same = compare.compare(
+        card_of(march, scores, config={key: base}), card_of(march, scores, config={key: base}), 0
+    )
+    assert same.notes == []

@@ -51,7 +51,7 @@ def test_a_run_against_its_baseline(runs, pytester):
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "compared with the base run (*base/scorecard.json): system mysys:answer, 13 items",
+            "compared with the base run (*base/scorecard.json): system mysys:answer, 13 items in 1 suite compared",
             "*STR-EM*100.0*-*",
             "*regressions (6, worst first):",
             "gate FAILED: march str_em (STR-EM) worse than the base run: change -*, beyond the margin 1;*",
@@ -75,7 +75,6 @@ def test_a_run_against_its_baseline(runs, pytester):
     # Under xdist the controller compares the same results: the same rows.
     assert runs("xdist", "-n", "2", "--ambig-baseline=base/scorecard.json", worse=WORSE).ret == 0
     assert card(pytester, "xdist")["comparison"]["rows"] == comparison["rows"]
-
 
 
 def test_the_gate_line_says_which_statistic_decided(runs, pytester):
@@ -126,12 +125,52 @@ def test_every_gate_evaluated_is_listed_passed_ones_too(runs, pytester):
         ("--ambig-fail-if-worse=str_em:80", True),
     ]
     markdown = (pytester.path / "new" / "scorecard.md").read_text()
-    assert "| march | --ambig-fail-under=str\\_em=30 | STR-EM mean | 92.3 | ≥ 30 | +62.3 | passed |" in markdown
+    assert (
+        "| march | --ambig-fail-under=str\\_em=30 | STR-EM mean | 92.3 | ≥ 30 | +62.3 | passed |" in markdown
+    )
     page = (pytester.path / "new" / "report.html").read_text()
     data = json.loads(page.split('id="ambigqa-data">')[1].split("</script>")[0])
     assert data["gates"]["checks"]["rows"][0] == [
         "march", "--ambig-fail-under=str_em=30", "STR-EM mean", "92.3", "≥ 30", "+62.3", "passed"
     ]  # fmt: skip
+
+
+def test_compare_says_what_it_left_out_and_what_differs(pytester, capsys):
+    """MARCH alone against MARCH with CondAmbigQA pooled into the retriever's corpus: the
+    suite one run has is named, the header counts only what is compared, and the corpus
+    difference (which moves the same system's scores) is said (issue 26, item 2)."""
+    for report, suites in (("alone", "march"), ("pooled", "march,condambigqa")):
+        result = pytester.runpytest(
+            f"--ambig-suite={suites}", "--ambig-system=lexical", f"--ambig-report={report}"
+        )
+        assert result.ret == 0
+    capsys.readouterr()
+    assert cli(["compare", "alone/scorecard.json", "pooled/scorecard.json"]) == 0
+    out = capsys.readouterr().out
+    assert "system lexical baseline (pytest_ambigqa.baselines:lexical), 13 items in 1 suite compared" in out
+    assert "condambigqa: in this run only (10 items), not compared" in out
+    assert "the retrieval corpus differs: suites: march (" in out and "suites: march, condambigqa (" in out
+    assert cli(["compare", "pooled/scorecard.json", "alone/scorecard.json"]) == 0
+    out = capsys.readouterr().out
+    assert ", 13 items in 1 suite compared (of 23 in the base run)" in out
+    assert "condambigqa: in the base run only (10 items), not compared" in out
+    # A gate on a suite that could not be compared fails, saying why; nothing to compare is refused.
+    assert (
+        cli(["compare", "alone/scorecard.json", "pooled/scorecard.json", "--fail-if-worse=citation:0.1"]) == 1
+    )
+    out = capsys.readouterr().out
+    assert (
+        "gate FAILED: condambigqa citation (Cited-fragment precision (no judge)): not compared (in this run only), "
+        "cannot show citation:0.1; gate other suites alone with SUITE:citation:0.1"
+    ) in out
+    assert pytester.runpytest("--ambig-suite=asqa", "--ambig-system=lexical", "--ambig-report=asqa").ret == 0
+    capsys.readouterr()
+    assert cli(["compare", "alone/scorecard.json", "asqa/scorecard.json"]) == 2
+    assert (
+        "have no suite to compare: asqa: in this run only (10 items), not compared; march: in the base run only"
+        in (capsys.readouterr().err)
+    )
+
 
 def test_compare_command_gives_the_runs_comparison(runs, pytester, monkeypatch, capsys):
     runs("new", "--ambig-baseline=base/scorecard.json", worse=WORSE)

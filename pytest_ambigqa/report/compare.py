@@ -83,6 +83,8 @@ class Comparison:
     only_new: list[str]
     regressions: list[Regression]
     notes: list[str] = field(default_factory=list)  # suites not compared and why, data that differs
+    # Suites of this run not compared: why, and the metrics each reports (a gate on them fails)
+    left_out: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict, repr=False)
     base_results: dict[str, ItemResult] = field(default_factory=dict, repr=False)  # for the report
 
     def to_json(self) -> dict[str, Any]:
@@ -107,35 +109,46 @@ def sign(metric: str) -> int:
 
 def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None) -> Comparison:
     """``new`` against ``base`` (read from ``path``): every suite of ``new`` that ``base`` ran
-    under the same protocol."""
+    under the same protocol. Nothing is left out unsaid: a suite in one run only, or under
+    another protocol, is named in the notes, and so is every difference of configuration
+    that can move the numbers (:func:`differences`)."""
     by_key = {r.key: r for r in base.results}
     new_keys = {r.key for r in new.results}
     base_suites = {s.name: s for s in base.suites}
+    new_suites = {s.name for s in new.suites}
     rows: list[Row] = []
     regressions: list[Regression] = []
     notes: list[str] = []
-    compared: set[str] = set()
+    compared: list[str] = []
+    left_out: dict[str, tuple[str, tuple[str, ...]]] = {}
     for card in new.suites:
         other = base_suites.get(card.name)
+        why = None
         if other is None:
-            notes.append(f"{card.name}: not in the base run")
-            continue
-        if other.protocol.name != card.protocol.name:
+            why = "in this run only"
+            notes.append(f"{card.name}: {why} ({card.items} items), not compared")
+        elif other.protocol.name != card.protocol.name:
+            why = "the runs' protocols differ"
             notes.append(
                 f"{card.name}: not compared: the base run's protocol is {other.protocol.label}; this "
                 f"run's, {card.protocol.label}"
             )
+        if why is not None:
+            left_out[card.name] = (why, tuple(card.metrics))
             continue
-        compared.add(card.name)
+        assert other is not None
+        compared.append(card.name)
         if other.sha256 != card.sha256:
             notes.append(f"{card.name}: the runs read different data files; items are aligned by id")
-        if other.profile != card.profile:
-            notes.append(
-                f"{card.name}: scored under different scorer profiles ({other.profile}; {card.profile})"
-            )
         pairs = [(by_key[r.key], r) for r in new.results if r.suite == card.name and r.key in by_key]
         rows += _suite_rows(card, other, pairs, seed)
         regressions += _regressions(card, other, pairs)
+    notes += [
+        f"{s.name}: in the base run only ({s.items} items), not compared"
+        for s in base.suites
+        if s.name not in new_suites
+    ]
+    notes += differences(base, new, compared)
     p_holm = paired.holm([r.p for r in rows])
     rows = [_with(r, p_holm=p) for r, p in zip(rows, p_holm, strict=True)]
     only_base = [r.key for r in base.results if r.suite in compared and r.key not in new_keys]
@@ -144,7 +157,9 @@ def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None
         base={
             "scorecard": str(path) if path else None,
             "system": base.system.get("label"),
-            "items": len(base.results),
+            "items": sum(r.suite in compared for r in base.results),
+            "items_in_run": len(base.results),
+            "suites": compared,
             "config": {k: base.config.get(k) for k in ("suites", "seed", "protocol", "limit", "shard")},
         },
         rows=rows,
@@ -153,7 +168,99 @@ def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None
         regressions=regressions,
         notes=notes,
         base_results={k: by_key[k] for k in by_key if k in new_keys},
+        left_out=left_out,
     )
+
+
+# What in a run's configuration can move its numbers, as the notes name it.
+MOVES = {
+    "settings": "the suites' settings (--ambig-setting)",
+    "protocol": "the protocol (--ambig-protocol)",
+    "costs": "the interactive costs (--ambig-costs)",
+    "clarifications": "the clarifying questions allowed (--ambig-clarifications)",
+    "user": "the simulated user (--ambig-user)",
+    "steerability": "the forced-action policies (--ambig-steerability)",
+    "profile": "the scorer profile (--ambig-scorer-profile)",
+    "metrics": "the metrics computed (--ambig-metrics)",
+    "reader": "the reader (--ambig-reader)",
+    "judge": "the judge model (--ambig-judge)",
+    "judge_base_url": "the judge's server (--ambig-judge-base-url)",
+    "judge_samples": "the judge's samples (--ambig-judge-samples)",
+    "llm_model": "the model of the llm: system (--ambig-llm-model)",
+    "llm_base_url": "the llm: system's server (--ambig-llm-base-url)",
+    "seed": "the seed (--ambig-seed: the --ambig-limit sample, the models' seed)",
+    "timeout": "the system's timeout (--ambig-timeout)",
+    "split": "the ASQA split (--ambig-split)",
+    "march_fields": "how MARCH's fields are read (--ambig-march-fields)",
+    "limit": "the item sample (--ambig-limit)",
+    "device_used": "where the local models ran (a GPU's logits may differ in the last bits)",
+}
+# What only matters when a system searched: the retriever and what it searched.
+RETRIEVAL_MOVES = {
+    "retriever": "the retriever (--ambig-retriever)",
+    "embedder": "the dense embedder (--ambig-embedder)",
+}
+
+
+def differences(base: Scorecard, new: Scorecard, compared: Sequence[str]) -> list[str]:
+    """Every difference between the runs' configurations that can move the numbers, in
+    words: the protocol and settings, the scorer profile, the metrics computed, the models,
+    the retriever and its corpus (the same system moved 11.5 points on MARCH when the other
+    suites' passages were pooled into its corpus), the package's version. The comparison
+    goes on (a difference may be the point of it), and says each."""
+    lines = []
+    keys = dict(MOVES)
+    searched = any("retriever" in (card.system.get("inputs") or ()) for card in (base, new))
+    if searched:
+        keys |= RETRIEVAL_MOVES
+    profiled = any(s.profile for card in (base, new) for s in card.suites if s.name in compared)
+    for key, what in keys.items():
+        if key == "profile" and not profiled:
+            continue
+        before, after = base.config.get(key), new.config.get(key)
+        if before != after:
+            lines.append(
+                f"{what}: {_setting(key, before)} in the base run, {_setting(key, after)} in this one"
+            )
+    if searched:
+        before, after = _corpus(base), _corpus(new)
+        if before[0] != after[0]:
+            lines.append(
+                f"the retrieval corpus differs: {before[1]} in the base run, {after[1]} in this one: "
+                "what the system finds, and every score after it, can move"
+            )
+    version = "pytest-ambigqa"
+    if (
+        base.versions.get(version)
+        and new.versions.get(version)
+        and base.versions[version] != new.versions[version]
+    ):
+        lines.append(
+            f"{version} {base.versions[version]} scored the base run, {new.versions[version]} this one: "
+            "a metric's implementation may differ"
+        )
+    return [f"configuration differs: {line}" for line in lines]
+
+
+def _setting(key: str, value: Any) -> str:
+    if value is None:
+        return "every metric" if key == "metrics" else "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    return str(value)
+
+
+def _corpus(card: Scorecard) -> tuple[Any, str]:
+    """What a run's retriever searched: (its identity, how to name it). The session records
+    the corpus's fingerprint; an older scorecard is named by the option or the suites pooled."""
+    recorded = card.config.get("retrieval_corpus")
+    if isinstance(recorded, dict) and recorded.get("sha256"):
+        sha = recorded["sha256"]
+        return sha, f"{recorded.get('source')} ({recorded.get('passages')} passages, sha256 {sha[:12]})"
+    source = card.config.get("corpus") or "suites: " + ", ".join(card.config.get("suites") or ())
+    return source, source
 
 
 def _with(row: Row, **changes: Any) -> Row:
@@ -386,7 +493,14 @@ def worse(comparison: Comparison, margins: Sequence[Margin]) -> list[Check]:
         ]
         gate = f"--ambig-fail-if-worse={m}"
         statistic = "change, the better end of its 95% CI (paired bootstrap, unadjusted)"
-        if not rows:
+        for suite, (why, metrics) in comparison.left_out.items():
+            if m.metric in metrics and m.suite in (None, suite):
+                unmet = (
+                    f"{suite} {m.metric} ({METRICS[m.metric].label}): not compared ({why}), cannot show {m}"
+                    + ("" if m.suite else f"; gate other suites alone with SUITE:{m}")
+                )
+                checks.append(Check(gate, suite, statistic, m.metric, None, -m.margin, True, False, unmet))
+        if not rows and not any(c.gate == gate for c in checks):
             absent = f"fail-if-worse {m}: no suite of both runs reports {m.metric}"
             suite = m.suite or ""
             checks.append(Check(gate, suite, statistic, m.metric, None, -m.margin, True, False, absent))

@@ -448,7 +448,7 @@ def _comparison(comparison: Comparison, config: dict[str, Any]) -> dict[str, Any
     where = f"({base['scorecard']}) " if base.get("scorecard") else ""
     return {
         "intro": (
-            f"Compared with the base run {where}of {base.get('system')}, {base.get('items')} items, "
+            f"Compared with the base run {where}of {base.get('system')}, {view.compared_items(base)}, "
             "paired by item. Change = this run − base, with a seeded paired bootstrap 95% interval "
             "(items resampled within their type); p: exact McNemar for 0/1 metrics, else a sign-flip "
             "permutation test; Holm-corrected across every test shown. W/T/L: items better / same / "

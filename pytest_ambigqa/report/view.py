@@ -479,12 +479,25 @@ def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> list[Block
 # ---- the comparison with a base run (report/compare.py)
 
 
+def compared_items(base: dict[str, Any]) -> str:
+    """How many of the base run's items the comparison covers, and in how many suites: the
+    count of what is compared, never of what was left out."""
+    suites = base.get("suites")
+    if suites is None:  # a comparison recorded before suites were counted
+        return f"{base.get('items')} items"
+    text = f"{base.get('items')} items in {len(suites)} suite{'' if len(suites) == 1 else 's'} compared"
+    every = base.get("items_in_run")
+    return text + (
+        f" (of {every} in the base run)" if every is not None and every != base.get("items") else ""
+    )
+
+
 def comparison(comparison: Comparison) -> list[Block]:
     base = comparison.base
     tests = sum(r.p is not None for r in comparison.rows)
     where = f" ({base['scorecard']})" if base.get("scorecard") else ""
     head = [
-        Note(f"compared with the base run{where}: system {base.get('system')}, {base.get('items')} items"),
+        Note(f"compared with the base run{where}: system {base.get('system')}, {compared_items(base)}"),
         Note(
             "paired by item; change = new - base with a seeded paired bootstrap 95% CI (stratified by "
             "type); p: exact McNemar for 0/1 metrics, else a sign-flip permutation test; Holm-corrected "

@@ -294,6 +294,16 @@ class Run:
                     )
             return self._retriever
 
+    def corpus_used(self) -> dict[str, Any]:
+        """What a retriever searched, by fingerprint, so that a comparison can tell two
+        corpora apart (report/compare.py); nothing when no retriever was offered."""
+        if not self.searchable:
+            return {}
+        corpus = self.corpus
+        return {
+            "retrieval_corpus": {"source": corpus.source, "passages": len(corpus), "sha256": corpus.sha256}
+        }
+
     def retrieval_info(self) -> dict[str, Any] | None:
         if not self.cfg.retrieval.report:
             return None

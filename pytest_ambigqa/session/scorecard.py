@@ -102,7 +102,7 @@ class ScorecardPlugin:
             run.scorers,
             cfg.seed,
             system=system,
-            config=cfg.to_dict() | run.device_used(),
+            config=cfg.to_dict() | run.device_used() | run.corpus_used(),
             versions=_versions(),
             retrieval=run.retrieval_info(),
             judge=run.judge.describe() if run.judge else None,
