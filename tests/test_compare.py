@@ -245,6 +245,36 @@ def test_drill_down_hits_are_the_ones_str_em_counted(profile, hits):
     assert len(gold["spans"]) == sum(hits)
 
 
+def test_citations_through_the_retriever_are_matched_to_the_items_gold_passages(march):
+    """A retriever cites a passage by its corpus id (``march/sem-01/p2``), the item's gold by
+    its own id (``p2``): the same passage, gold, and not listed again as "gold, not cited"; a
+    passage the corpus keeps once under another item's id is matched by content (issue 26,
+    item 1)."""
+    import dataclasses
+
+    from pytest_ambigqa.report.html import PassageIds, _gold
+
+    item = march.items[0]  # sem-01: gold p1, p2 (first reading), p3, p4 (second)
+    twin = dataclasses.replace(
+        march.items[1], id="twin", passages=(dataclasses.replace(item.passages[2], id="q9"),)
+    )  # its q9 is sem-01's p3, word for word: the corpus keeps it as march/sem-01/p3
+    answer = Answer("x", citations=("march/sem-01/p2", "p1", "march/sem-02/p1", "elsewhere/x"))
+    gold = _gold(item, "x", answer, None, PassageIds([item, twin, *march.items[1:]]))
+    assert [(c["id"], c["gold"], c.get("as")) for c in gold["citations"]] == [
+        ("march/sem-01/p2", True, "p2"),
+        ("p1", True, None),
+        ("march/sem-02/p1", False, None),
+        ("elsewhere/x", False, None),
+    ]
+    assert [c["id"] for c in gold["uncited"]] == ["p3", "p4"]
+    deduplicated = _gold(
+        twin, "x", Answer("x", citations=("march/sem-01/p3",)), None, PassageIds([item, twin])
+    )
+    assert deduplicated["citations"] == [
+        {"id": "march/sem-01/p3", "title": item.passages[2].title, "gold": False, "as": "q9"}
+    ]
+
+
 def test_highlights_count_utf16_units_in_the_answer_the_page_shows(monkeypatch):
     """The page's script indexes strings in UTF-16 units and shows answers scrubbed of keys:
     the spans are counted in what it shows."""

@@ -12,14 +12,15 @@ import dataclasses
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_ambigqa.report import html
-from pytest_ambigqa.report.scorecard import build
+from pytest_ambigqa.report import html, view
+from pytest_ambigqa.report.scorecard import Scorecard, build
 from pytest_ambigqa.schema import Answer, ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 
@@ -39,7 +40,15 @@ EVIL = "</script><script>window.__pwned = 1</script>"
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, Path]:
     """report.html of the oracle (the base) and of SYSTEM compared with it."""
-    root = _base_and_new(tmp_path_factory.mktemp("reports"), "mysys", SYSTEM, "march", "-p", "no:randomly")
+    root = _base_and_new(
+        tmp_path_factory.mktemp("reports"),
+        "mysys",
+        SYSTEM,
+        "march",
+        "-p",
+        "no:randomly",
+        "--ambig-max-error-rate=0.5",
+    )
     return {"base": root / "base" / "report.html", "new": root / "new" / "report.html"}
 
 
@@ -85,6 +94,22 @@ def test_the_overview_renders(open_page, reports):
     assert page.locator('#overview tr[data-metric="str_em"] svg circle').count() == 1
     assert page.locator("#overview .multiple").count() >= 3  # small multiples per ambiguity type
     assert page.locator("#gates").text_content() == "Gates passed"
+    # Every gate evaluated, passed ones too, with its value, bound and margin (issue 26, item 4)
+    cells = page.locator("#checks tr").nth(1).locator("td").all_text_contents()
+    assert cells == [
+        "march",
+        "--ambig-max-error-rate=0.5",
+        "errored or missing items, share",
+        "0",
+        "≤ 0.5",
+        "+0.5",
+        "passed",
+    ]
+    # The terminal's lines on the published rows, n/c and why, on the page too (issue 26, item 7)
+    card = Scorecard.from_json(json.loads((reports["base"].parent / "scorecard.json").read_text()))
+    lines = view.published_lines(card.suites[0], view.published_rows(card.suites[0]))
+    assert lines and page.locator("#overview .published").all_text_contents() == lines
+    assert lines[0].startswith("n/c: MARCH (Park et al., 2025), Table 3, 27 rows: this run is an upper bound")
     page.screenshot("overview")
     clean(page)
 
@@ -100,8 +125,27 @@ def test_an_item_opens_its_drill_down(open_page, reports):
     assert readings.count() == 2 and readings.locator(".badge.hit").count() == 2
     assert detail.locator("#answer-text mark").count() >= 2  # the gold answers it found
     assert "Base run" in detail.text_content()
+    # A reading's colour names the reading, never hit or miss: no mark is green or red, the
+    # legend says so, and the two answers are labelled (issue 26, item 7)
+    colours = detail.locator("mark").evaluate_all("ms => ms.map(m => getComputedStyle(m).backgroundColor)")
+    badges = detail.locator(".badge.hit, .badge.miss").evaluate_all(
+        "bs => bs.map(b => getComputedStyle(b).backgroundColor)"
+    )
+    assert colours and not set(colours) & set(badges)
+    assert all(not _green_or_red(c) for c in colours), colours
+    assert "one colour per reading" in detail.locator("#highlight-legend").text_content()
+    assert detail.locator(".side .label").all_text_contents() == ["base run", "this run"]
     page.screenshot("item")
     clean(page)
+
+
+def _green_or_red(css: str) -> bool:
+    """A colour whose hue reads as hit (green) or miss (red)."""
+    import colorsys
+
+    r, g, b = (int(x) / 255 for x in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
+    hue, _, saturation = colorsys.rgb_to_hls(r, g, b)
+    return saturation > 0.2 and (hue * 360 < 20 or hue * 360 > 330 or 75 < hue * 360 < 165)
 
 
 def count(page) -> str:
@@ -171,6 +215,8 @@ def test_the_comparison_shows_changes_and_regressions(open_page, reports):
     assert notes and page.locator("#comparison .one-sided").all_text_contents() == notes
     drops = regressions.filter(has_text="march-syn-01").locator(".meta").text_content().removeprefix(" · ")
     assert f"march-syn-01: {drops.replace('→', '->')}" in unescaped
+    labels = regressions.filter(has_text="march-syn-01").locator(".side .label").all_text_contents()
+    assert labels == ["base run", "this run"]
     page.click('#comparison .regression[data-key="march-syn-01"] button')
     assert page.locator("#detail h2").text_content() == "march-syn-01"
     assert page.locator("#detail del").count() >= 1 and page.locator("#detail ins").count() >= 1
@@ -221,6 +267,13 @@ def test_ten_thousand_items_stay_light(open_page, ten_thousand):
     assert count(page) == f"{len(found)} of 10000 items"
     page.click(f'.row[data-key="{found[0]}"]')
     assert page.locator("#detail h2").text_content() == found[0]
+    # An item opened from the address is shown in its place in the list (issue 26, item 7)
+    page.goto(page.url.split("#")[0] + "#item=" + keys[7000])
+    row = page.locator(f'.row[data-key="{keys[7000]}"]')
+    assert page.locator("#detail h2").text_content() == keys[7000] and row.count() == 1
+    box, shown = page.locator("#list").bounding_box(), row.bounding_box()
+    assert box["y"] <= shown["y"] and shown["y"] + shown["height"] <= box["y"] + box["height"]
+    assert "selected" in row.get_attribute("class")
     clean(page)
 
 
@@ -240,6 +293,16 @@ def test_an_episode_shows_its_transcript(open_page, tmp_path):
     turns = page.locator("#transcript .turn")
     assert turns.count() >= 2 and turns.first.text_content().startswith("user (query):")
     assert "episode:" in page.locator("#detail").text_content()
+    # The whole key, its episode suffix included, and an episode's scores printed as the
+    # scorecard prints them (issue 26, item 7)
+    key = page.locator(".row .key").first
+    full = json.loads((tmp_path / "out" / "scorecard.json").read_text())["items"][0]
+    assert key.text_content() == f"{full['suite']}-{full['item_id']}" and re.search(
+        r"-a0-b0\.1$", full["item_id"]
+    )
+    assert key.evaluate("k => k.scrollWidth <= k.clientWidth")
+    reward = page.locator('#scores tr:has(td:text-is("Reward")) td').nth(1).text_content()
+    assert re.fullmatch(r"-?\d+\.\d", reward), reward
     clean(page)
 
 
@@ -301,4 +364,36 @@ def test_the_address_opens_an_item_and_a_malformed_one_is_ignored(open_page, hos
     key = f"{first['suite']}-{first['item_id']}"
     page.goto(url + "#item=" + key)  # the address changed in an open page
     assert page.locator("#detail h2").text_content() == key and page.locator("#items").is_visible()
+    clean(page)
+
+
+def test_a_gold_passage_cited_through_the_retriever_is_gold(open_page, tmp_path):
+    """The lexical baseline cites what the retriever found by corpus id (march/sem-01/p2): a
+    gold passage is gold, named as the item's own, and not listed again as uncited (issue
+    26, item 1)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--ambig-suite=march",
+         "--ambig-system=lexical", "--ambig-report=out"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (tmp_path / "out" / "report.html").is_file(), run.stdout[-2000:]
+    items = {i.id: i for i in SUITES["march"].load(None, LoadOptions()).items}
+    chosen = None
+    for record in json.loads((tmp_path / "out" / "scorecard.json").read_text())["items"]:
+        gold = {p for i in items[record["item_id"]].interpretations for p in i.passage_ids}
+        own = [c for c in record["answer"]["citations"] if c.rpartition("/")[2] in gold]
+        if own and all(c.startswith(f"march/{record['item_id']}/") for c in own):
+            chosen = (record["item_id"], own[0], gold)
+            break
+    assert chosen, "the lexical baseline cited no gold passage of its own item"
+    item_id, cited, gold = chosen
+    page = open_page(tmp_path / "out" / "report.html")
+    page.goto(page.url + f"#item=march-{item_id}")
+    line = page.locator("#citations li").filter(has_text=cited)
+    assert line.locator(".badge").text_content() == "gold"
+    assert f"(this item's {cited.rpartition('/')[2]})" in line.text_content()
+    uncited = (
+        page.locator("#citations li").filter(has_text="gold, not cited").locator(".id").all_text_contents()
+    )
+    assert cited.rpartition("/")[2] not in uncited and set(uncited) <= gold
     clean(page)

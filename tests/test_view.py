@@ -65,3 +65,13 @@ def test_numbers_are_formatted_once_by_metric():
     assert view.num(None, "str_em") == "n/a"
     assert view.num(0.0625, "cover_em") == "0.062"  # Python's rounding: a tie to the even digit
     assert view.item_value(0.5, "str_em") == 50.0
+
+
+def test_decimals_follow_the_printed_scale_episode_scores_too():
+    """Three decimals for a 0-1 or 0-5 score, one for percentages, rewards and counts: an
+    episode's reward and words print as the protocol's own tables print them (issue 26, item 7)."""
+    assert view.num(-9.0812, "reward") == "-9.1"
+    assert view.num(11.3333, "answer_words") == "11.3"
+    assert view.num(2.4, "answer_count") == "2.4"
+    assert view.num(3.1234, "judge") == "3.123"
+    assert view.num(50.14, "length") == "50.1"

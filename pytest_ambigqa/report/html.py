@@ -24,7 +24,7 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -35,6 +35,7 @@ from ..metrics.profiles import PROFILES, ScorerProfile
 from ..metrics.text import Normalized
 from ..output import json_text, safe_output
 from ..protocols import Protocol, protocol_of
+from ..retrieval.corpus import content_key
 from ..schema import AmbigItem, ItemResult
 from . import published, view
 from .compare import Comparison, sign
@@ -224,6 +225,7 @@ def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
         "notes": list(card.protocol.notes),
         "warnings": card.data_warnings,
         "metrics": [_summary(s, papers.get(s.metric)) for s in card.metrics.values()],
+        "published": view.published_lines(card, view.published_rows(card)),
         "problems": problems,
         "by": f"By {protocol_of(card.protocol.name).slice_heading}" if card.slices else None,
         "multiples": multiples,
@@ -265,6 +267,7 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
     reasons: dict[str, int] = {}  # why metrics are unscored: a few strings, each written once
     # An errored item's 0 on a metric its run cannot report (n/a) is no score to show.
     na = {s.name: {m for m, v in s.metrics.items() if v.mean is None} for s in card.suites}
+    ids = PassageIds(card.gold.values())
     for r in card.results:
         if not na.get(r.suite, set()).isdisjoint(r.scores):
             r = dataclasses.replace(r, scores={m: v for m, v in r.scores.items() if m not in na[r.suite]})
@@ -272,7 +275,7 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
         gold, absent = card.gold.get(r.key), card.gold_absent.get(r.suite)
         way = ways.get(r.suite) or protocol_of(None)
         items.append(_item(r, gold, base, r.key in regressed, primary, way))
-        details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite), way))
+        details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite), way, ids))
     names = {m for s in card.suites for m in s.metrics} | {m for r in card.results for m in r.scores}
     unanswered = sum(s.errors + s.missing for s in card.suites)
     return {
@@ -363,6 +366,7 @@ def _detail(
     reasons: dict[str, int],
     profile: ScorerProfile | None,
     way: Protocol,
+    ids: PassageIds | None = None,
 ) -> dict[str, Any]:
     """Everything the drill-down shows; what is empty is left out, and the reasons a metric is
     unscored are indices into the payload's ``reasons``. ``profile``: the official scorer the
@@ -396,7 +400,7 @@ def _detail(
     if gold is None:
         out["gold_absent"] = absent or "the question and gold readings were not recorded for this item"
     else:
-        out["gold"] = _gold(gold, text, r.answer, profile)
+        out["gold"] = _gold(gold, text, r.answer, profile, ids)
     if base is not None:
         out["base"] = {
             "status": base.status,
@@ -477,11 +481,15 @@ def _comparison(comparison: Comparison, config: dict[str, Any]) -> dict[str, Any
     }
 
 
-def _gold(item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None) -> dict[str, Any]:
+def _gold(
+    item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None, ids: PassageIds | None = None
+) -> dict[str, Any]:
     """Each reading hit or missed as STR-EM counted it: in the text the suite's scorer read
     (ALCE's: the first line, citation marks out), highlighted where the answer has it. A suite
     scored without STR-EM (CondAmbigQA, an interactive run: no profile) marks no hits: what
-    counts there is the judge's or the reader's, not the presence of the gold text."""
+    counts there is the judge's or the reader's, not the presence of the gold text. A citation
+    is gold when it names a gold passage of the item, by its own id or its corpus id (``ids``),
+    and a gold passage it names is not listed again as uncited."""
     interpretations = []
     spans: list[tuple[int, int, int]] = []
     marks = None
@@ -504,17 +512,51 @@ def _gold(item: AmbigItem, text: str, answer: Any, profile: ScorerProfile | None
     cited = list(answer.citations) if answer is not None else []
     if answer is not None:
         cited += [c for i in answer.interpretations for c in i.citations]
-    cited = list(dict.fromkeys(cited))
     gold_ids = {p for i in item.interpretations for p in i.passage_ids}
     titles = {p.id: p.title for p in item.passages}
+    citations, named = [], set()
+    for c in dict.fromkeys(cited):
+        own = ids.local(item, c) if ids is not None else (c if c in titles else None)
+        named.add(own)
+        shown = {"id": c, "title": titles.get(own or c), "gold": own in gold_ids}
+        citations.append(shown | ({"as": own} if own is not None and own != c else {}))
     return {
         "question": item.question,
         "type": item.ambiguity_type,
         "interpretations": interpretations,
         "spans": sorted(set(spans)),
-        "citations": [{"id": c, "title": titles.get(c), "gold": c in gold_ids} for c in cited],
-        "uncited": [{"id": p, "title": titles.get(p)} for p in sorted(gold_ids) if p not in cited],
+        "citations": citations,
+        "uncited": [{"id": p, "title": titles.get(p)} for p in sorted(gold_ids) if p not in named],
     }
+
+
+class PassageIds:
+    """Which of an item's passages a cited id names: its own id (``p2``), the id the
+    retriever's corpus gave it (``march/sem-01/p2``, retrieval/corpus.py), or, for a passage
+    the corpus keeps once under the id of its first occurrence in another item, that id
+    (matched by content, over the items at hand; built on the first such citation)."""
+
+    def __init__(self, items: Iterable[AmbigItem]) -> None:
+        self._items = items
+        self._contents: dict[str, str] | None = None
+
+    def local(self, item: AmbigItem, cited: str) -> str | None:
+        own = {p.id: p for p in item.passages}
+        if cited in own:
+            return cited
+        prefix = f"{item.suite}/{item.id}/"
+        if cited.startswith(prefix) and cited[len(prefix) :] in own:
+            return cited[len(prefix) :]
+        if self._contents is None:
+            self._contents = {
+                f"{i.suite}/{i.id}/{p.id}": content_key(p.title, p.text)
+                for i in self._items
+                for p in i.passages
+            }
+        key = self._contents.get(cited)
+        return (
+            next((p.id for p in item.passages if content_key(p.title, p.text) == key), None) if key else None
+        )
 
 
 class Highlights:

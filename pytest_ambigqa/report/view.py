@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..metrics import METRICS
+from ..metrics import METRICS, printed_range
 from ..protocols import protocol_of
 from ..suites import SUITES
 from . import published
@@ -39,12 +39,16 @@ from .scorecard import Check, MetricSummary, Scorecard, SuiteCard
 
 
 def _decimals(metric: str) -> int | None:
-    """Percentages and lengths with one decimal, 0-1 and 0-5 scores with three, totals as
-    they are (None)."""
-    spec = METRICS.get(metric)  # evidence recall is a percentage without a metric entry
-    if spec is not None and spec.aggregation == "sum":
+    """Three decimals for a score on a 0-1 or 0-5 scale, one for the rest (percentages,
+    rewards, counts and lengths; evidence recall, a percentage without a metric entry);
+    totals as they are (None)."""
+    spec = METRICS.get(metric)
+    if spec is None:
+        return 1
+    if spec.aggregation == "sum":
         return None
-    return 3 if spec is not None and spec.factor == 1 and metric != "length" else 1
+    scale = printed_range(metric)
+    return 3 if scale is not None and scale[1] - scale[0] <= 5 else 1
 
 
 def num(value: float | None, metric: str) -> str:
@@ -128,7 +132,7 @@ def headline(suite: str) -> str:
     return known.headline_setting if known is not None else "all"
 
 
-def _published_rows(suite: SuiteCard) -> list[dict[str, Any]]:
+def published_rows(suite: SuiteCard) -> list[dict[str, Any]]:
     """The suite's published rows beside this run, where its protocol puts them there (the
     interactive protocol's are context, in its section)."""
     if not protocol_of(suite.protocol.name).papers_column:
@@ -155,7 +159,7 @@ def _paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:
     return text
 
 
-def _published_lines(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[str]:
+def published_lines(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[str]:
     """Which published rows the "papers" column draws on, and why the others are not comparable."""
     lines = []
     by_source: dict[str, list[dict[str, Any]]] = {}
@@ -276,7 +280,7 @@ def _judge(card: Scorecard) -> list[Note]:
 def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
     way = protocol_of(suite.protocol.name)
     setting = headline(suite.name)
-    rows = _published_rows(suite)
+    rows = published_rows(suite)
     origin = ", bundled sample (not the benchmark)" if suite.is_sample else ""
     source = f"{suite.title}: {suite.items} {way.unit}{origin}"
     errors = f"errors {suite.errors}, missing {suite.missing}"
@@ -309,7 +313,7 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
             for metric, s in suite.metrics.items()
         ]
         blocks.append(Table(head, tuple(table), "lrlrl", only=only))
-    blocks.append(note_lines(_published_lines(suite, rows), 1))
+    blocks.append(note_lines(published_lines(suite, rows), 1))
     if suite.slices:
         blocks += _slices(suite, rows, way.unit, way.slice_heading)
     variance = note_lines(_variance_lines(suite), 1)

@@ -35,3 +35,13 @@ test("the address names an item, and a malformed one names none", () => {
   assert.strictEqual(main.itemFromHash("#other"), null);
   assert.strictEqual(main.itemFromHash(""), null);
 });
+
+test("the list scrolls an item opened from the address into view, and only when it is out of view", () => {
+  const { list } = require(root + "list.js");
+  assert.strictEqual(list.reveal(3, 0, 300), null); // rows 0-9 are in view
+  assert.strictEqual(list.reveal(9, 0, 300), null);
+  assert.strictEqual(list.reveal(10, 0, 300), 165); // centred: 10 * 30 - (300 - 30) / 2
+  assert.strictEqual(list.reveal(9999, 0, 600), 9999 * 30 - 285);
+  assert.strictEqual(list.reveal(2, 3000, 300), 0); // above the view: back up, never below 0
+  assert.strictEqual(list.reveal(-1, 0, 300), null); // filtered out: stay
+});

@@ -42,7 +42,7 @@
         const n = index.get(r.key);
         const d = n === undefined ? null : page.detailOf(n);
         if (d && d.base) {
-          box.appendChild(el("div", { class: "side" }, el("div", { text: d.base.text || "(no answer)" }), el("div", { text: d.answer ? d.answer.text : "(no answer)" })));
+          box.appendChild(ns.detail.sideBySide(d.base.text || "(no answer)", d.answer ? d.answer.text : "(no answer)"));
         }
         box.appendChild(ns.detail.wordDiff(r.diff));
         out.appendChild(box);

@@ -20,7 +20,7 @@
     let at = 0;
     for (const [start, end, reading] of mergeSpans(spans)) {
       if (start > at) box.appendChild(document.createTextNode(text.slice(at, start)));
-      box.appendChild(el("mark", { class: "r" + (reading % 6), title: "gold answer of reading " + (reading + 1), text: text.slice(start, end) }));
+      box.appendChild(el("mark", { class: "r" + (reading % 6), dataset: { reading: reading + 1 }, title: "gold answer of reading " + (reading + 1), text: text.slice(start, end) }));
       at = end;
     }
     if (at < text.length) box.appendChild(document.createTextNode(text.slice(at)));
@@ -34,6 +34,13 @@
       box.appendChild(document.createTextNode(" "));
     }
     return box;
+  }
+  // Two answers side by side, each box labelled: the base run's and this run's.
+  function sideBySide(base, now) {
+    const { el } = ns.dom;
+    return el("div", { class: "side" },
+      el("div", {}, el("div", { class: "label", text: "base run" }), el("div", { class: "text", text: base })),
+      el("div", {}, el("div", { class: "label", text: "this run" }), el("div", { class: "text", text: now })));
   }
   function ids(list) {
     const { el } = ns.dom;
@@ -62,13 +69,18 @@
         ol.appendChild(el("li", { dataset: { hit: state || "" } },
           state ? el("span", { class: "badge " + state, text: state }) : null, " ",
           el("span", { text: g.question || g.condition || "" }),
-          g.answers.length ? el("span", { class: "meta" }, " → ", el("mark", { class: "r" + (n % 6), text: g.answers.join(" | ") })) : null,
+          g.answers.length ? el("span", { class: "meta" }, " → ", el("mark", { class: "r" + (n % 6), dataset: { reading: n + 1 }, text: g.answers.join(" | ") })) : null,
           g.passages.length ? el("span", { class: "meta" }, " · passages ", ids(g.passages)) : null));
       });
       out.push(ol);
     }
     out.push(el("h3", { text: "Answer" }));
     if (d.answer) {
+      if (d.gold && d.gold.spans.length) {
+        out.push(el("p", { class: "meta", id: "highlight-legend", text: "Marked: the gold answers STR-EM found in the answer, " +
+          "one colour per reading, numbered as the readings above. A colour names a reading; whether the reading " +
+          "was hit or missed is its badge above." }));
+      }
       out.push(highlighted(d.answer.text, d.gold ? d.gold.spans : []));
       const a = d.answer;
       const flags = [
@@ -93,7 +105,9 @@
       const ul = el("ul", { id: "citations" });
       for (const c of d.gold.citations) {
         ul.appendChild(el("li", {}, el("span", { class: "badge " + (c.gold ? "hit" : "miss"), text: c.gold ? "gold" : "not gold" }),
-          " ", el("span", { class: "id", text: ns.format.visible(c.id) }), c.title ? el("span", { text: " · " + c.title }) : null));
+          " ", el("span", { class: "id", text: ns.format.visible(c.id) }),
+          c.as ? el("span", { class: "meta" }, " (this item's ", el("span", { class: "id", text: ns.format.visible(c.as) }), ")") : null,
+          c.title ? el("span", { text: " · " + c.title }) : null));
       }
       for (const c of d.gold.uncited) {
         ul.appendChild(el("li", {}, el("span", { class: "badge", text: "gold, not cited" }), " ",
@@ -129,13 +143,13 @@
     }
     if (d.base) {
       out.push(el("h3", { text: "Base run" }));
-      out.push(el("div", { class: "side" }, el("div", { text: d.base.text === null || d.base.text === undefined ? "(no answer: " + (d.base.error || d.base.status) + ")" : d.base.text }),
-        el("div", { text: d.answer ? d.answer.text : "(no answer)" })));
+      out.push(sideBySide(d.base.text === null || d.base.text === undefined ? "(no answer: " + (d.base.error || d.base.status) + ")" : d.base.text,
+        d.answer ? d.answer.text : "(no answer)"));
       const diff = page.diffs.get(it.key);
       if (diff) out.push(el("p", { class: "meta", text: "word diff, base → this run:" }), wordDiff(diff));
     }
     return out;
   }
-  ns.detail = { mergeSpans, highlighted, wordDiff, itemDetail };
+  ns.detail = { mergeSpans, highlighted, wordDiff, sideBySide, itemDetail };
 })(globalThis.ambigqa = globalThis.ambigqa || {});
 if (typeof module !== "undefined") module.exports = globalThis.ambigqa;

@@ -4,6 +4,13 @@
   "use strict";
   const ROW = 30; // px, as --row in report.css
 
+  // Where the list must scroll for its ``n``th row to be in view (it is centred), or null
+  // when it already is: an item opened from the address or another tab is shown in its place.
+  function reveal(n, scrollTop, height) {
+    if (n < 0 || (n * ROW >= scrollTop && (n + 1) * ROW <= scrollTop + height)) return null;
+    return Math.max(0, Math.round(n * ROW - (height - ROW) / 2));
+  }
+
   function items(page) {
     const { el } = ns.dom;
     const ITEMS = page.items;
@@ -69,8 +76,22 @@
         }
         this.spacer.replaceChildren(...rows);
       },
+      // Every filter back to its default: the whole list, in file order.
+      reset() {
+        for (const c of Object.values(controls)) {
+          if (c.type === "checkbox") c.checked = false;
+          else if (c.tagName === "SELECT") c.selectedIndex = 0;
+          else if (c.tagName === "INPUT") c.value = "";
+        }
+        this.refilter();
+      },
+      // Show item i: the filters make way for an item they hide (one opened from the
+      // address or another tab), and the list scrolls to it.
       open(i) {
+        if (this.order.indexOf(i) < 0) this.reset();
         this.selected = i;
+        const top = this.box.clientHeight ? reveal(this.order.indexOf(i), this.box.scrollTop, this.box.clientHeight) : null;
+        if (top !== null) this.box.scrollTop = top;
         this.draw();
         this.detail.replaceChildren(...ns.detail.itemDetail(page, i));
         this.detail.scrollTop = 0;
@@ -96,6 +117,7 @@
     page.list = list;
     return out;
   }
+  items.reveal = reveal;
   ns.list = items;
 })(globalThis.ambigqa = globalThis.ambigqa || {});
 if (typeof module !== "undefined") module.exports = globalThis.ambigqa;

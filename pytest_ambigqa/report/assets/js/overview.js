@@ -31,6 +31,8 @@
       part.appendChild(table);
       part.appendChild(el("div", { class: "meta", text: "dot and line: this run's score and 95% interval; band: the " +
         "published range of the same protocol (grey: not comparable with this run, say why on hover)" }));
+      // Which published rows the "papers" column draws on, and why the others are not comparable (n/c).
+      for (const line of suite.published) part.appendChild(el("div", { class: "meta published", text: line }));
       if (suite.problems.length) {
         part.appendChild(el("h3", { text: "Errors, unscored and missing" }));
         part.appendChild(el("ul", { class: "problems" }, suite.problems.map((p) => el("li", { text: p }))));
