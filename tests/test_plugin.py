@@ -435,7 +435,7 @@ def test_error_rate_gate_and_item_min(pytester):
         ),
         (
             ["--ambig-suite=march", "--ambig-system=answer"],
-            "ERROR: --ambig-system: 'answer' is not module:attr, an http(s) URL, or one of oracle, lexical, retrieval",
+            "ERROR: --ambig-system: 'answer' is not module:attr, an http(s) URL, llm:<method>, or one of oracle, lexical, retrieval",
         ),
         (
             ["--ambig-suite=march", "--ambig-gate=median"],

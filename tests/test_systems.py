@@ -125,6 +125,27 @@ def test_from_object_rejects_unusable_callables():
     assert optional.inputs == ("question", "retriever") and not optional.requires_retriever
 
 
+
+def test_a_signature_that_cannot_be_served_fails_once_at_load(tmp_path):
+    """``def f(query, docs)``: the question goes to ``query``, but nothing can fill ``docs``;
+    one clear error at load, not one per item (issue 26, item 8). The forms of
+    --ambig-system, ``llm:`` included, are named when a spec is none of them."""
+    (tmp_path / "docs_mod.py").write_text("def f(query, docs):\n    return query\n")
+    with pytest.raises(UsageError) as refused:
+        load_system("docs_mod:f", tmp_path)
+    assert str(refused.value) == (
+        "--ambig-system: the system 'docs_mod:f' needs 'docs', which the plugin cannot give: it passes "
+        "the question (as `question`, or as the first positional argument) and, by name, passages, "
+        "retriever, item, conditions, history, alpha, beta, actions; rename it (passages?) or give it "
+        "a default"
+    )
+    with pytest.raises(TypeError, match="needs 'extra', which the plugin cannot give"):
+        from_object(lambda question, *, extra: "x")
+    assert from_object(lambda query, docs=None, *args: "x").inputs == ("question",)
+    with pytest.raises(UsageError) as unknown:
+        load_system("not-a-spec", tmp_path)
+    assert "llm:<method>" in str(unknown.value)
+
 def test_load_system_builtins_and_modules(tmp_path):
     assert load_system("oracle", tmp_path).label == "oracle baseline (pytest_ambigqa.baselines:oracle)"
     (tmp_path / "my_qa_mod.py").write_text(

@@ -117,6 +117,11 @@ def input_for(item: AmbigItem, name: str, extras: Mapping[str, Any]) -> Any:
     raise AssertionError(name)
 
 
+# What systems written for other harnesses call the inputs this one gives.
+_RENAMES = {"docs": "passages", "documents": "passages", "contexts": "passages", "ctxs": "passages",
+            "context": "passages", "query": "question", "example": "item", "sample": "item"}  # fmt: skip
+
+
 def from_object(obj: Any, label: str | None = None) -> System:
     """Wrap a callable (or a class, instantiated once) as a :class:`System`."""
     if isinstance(obj, System):
@@ -148,6 +153,20 @@ def from_object(obj: Any, label: str | None = None) -> System:
     question_positional = "question" not in params and not accepts_any
     if question_positional and not free:
         raise TypeError(f"the system '{name}' takes no 'question' argument")
+    served = set(INPUTS) | ({free[0]} if question_positional else set())
+    unserved = [
+        p.name
+        for p in params.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.default is p.empty and p.name not in served
+    ]
+    if unserved:  # every call would fail the same way: say it once, at load
+        hints = sorted({_RENAMES[n] for n in unserved if n in _RENAMES})
+        hint = f" ({', '.join(hints)}?)" if hints else ""
+        raise TypeError(
+            f"the system '{name}' needs {', '.join(map(repr, unserved))}, which the plugin cannot give: it "
+            "passes the question (as `question`, or as the first positional argument) and, by name, "
+            f"{', '.join(INPUTS[1:])}; rename it{hint} or give it a default"
+        )
     if "question" not in declared:
         declared.insert(0, "question")
 

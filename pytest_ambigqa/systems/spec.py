@@ -33,7 +33,8 @@ def load_system(spec: str, search_dir: Path, llm: Callable[[], Any] | None = Non
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(
-            f"--ambig-system: '{spec}' is not module:attr, an http(s) URL, or one of {', '.join(BUILTIN)}"
+            f"--ambig-system: '{spec}' is not module:attr, an http(s) URL, llm:<method>, or one of "
+            f"{', '.join(BUILTIN)}"
         )
     module = _import(module_name, search_dir)
     obj: Any = module
