@@ -7,6 +7,7 @@ nothing.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,6 +23,25 @@ if TYPE_CHECKING:
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.register(_QuietAsyncio(), "ambigqa-asyncio")
+
+
+class _QuietAsyncio:
+    """pytest-asyncio, which deepeval brings with the ``judge`` and ``all`` extras, warns at
+    the start of every run of a project that has not set ``asyncio_default_fixture_loop_scope``
+    (under ``-n 2`` in every process: three times). Our runs ask nothing of it, so while
+    ``pytest_configure`` runs (pytest resets the warning filters after it) this one warning is
+    ignored in a run that selects a suite. The project's files and ini are left alone, and so
+    is any other run: there the warning is about the project's own use of pytest-asyncio."""
+
+    @pytest.hookimpl(tryfirst=True)  # before pytest-asyncio's pytest_configure warns
+    def pytest_configure(self, config: pytest.Config) -> None:
+        if options.selected(config):
+            warnings.filterwarnings(
+                "ignore",
+                message='The configuration option "asyncio_default_fixture_loop_scope" is unset',
+                category=pytest.PytestDeprecationWarning,
+            )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

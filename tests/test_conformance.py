@@ -124,3 +124,27 @@ def test_sentence_splitter_is_nltks_trained_english_punkt(shared_data, asqa_item
         assert split_sentences(text) == reference.tokenize(text)
         differ += split_sentences(text) != untrained.tokenize(text)
     assert len(texts) == 100 and differ > 0
+
+
+def test_a_clone_without_the_samples_says_how_to_run_the_conformance_tests(tmp_path):
+    """Skipped, not silently: one line at the end of the run says what the skipped tests
+    check and where their samples go, serial and under -n 2 (issue 26, item 8)."""
+    from fixtures.browser import REPOSITORY
+    from fixtures.process import run_pytest
+
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["fixtures.data"]\n')
+    (tmp_path / "test_real.py").write_text(
+        "def test_a(shared_data):\n    pass\n\n\ndef test_b(shared_data):\n    pass\n"
+    )
+    env = {"AMBIGQA_SHARED_DATA": str(tmp_path / "absent"), "PYTHONPATH": str(REPOSITORY)}
+    for extra in ([], ["-n", "2"]):
+        done = run_pytest(tmp_path, *extra, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        line = next(x for x in done.stdout.splitlines() if "on real benchmark samples skipped" in x)
+        assert line.startswith(
+            "2 test(s) on real benchmark samples skipped, the conformance tests with the official scorers "
+            f"among them: real-data samples not found at {tmp_path / 'absent'}"
+        )
+        assert line.endswith(
+            "put them in ../shared/data beside the repository, or set AMBIGQA_SHARED_DATA=DIR"
+        )

@@ -7,6 +7,7 @@ a user gets from ``pip install pytest-ambigqa[judge]``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -179,3 +180,21 @@ def test_deepeval_test_run_still_works(project):
     done = subprocess.run(cmd, cwd=path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert _probes(path) == [{"plugin": True, "imported": True, "worker": False}]
+
+
+def test_an_ambig_run_prints_no_pytest_asyncio_warning(project):
+    """pytest-asyncio, which deepeval brings with it, warns in every run of a project that
+    has not set asyncio_default_fixture_loop_scope: an ambigqa run, serial or under -n 2,
+    does not print it (issue 26, item 8); the user's other runs, and their files, are left
+    as they were."""
+    if importlib.util.find_spec("pytest_asyncio") is None:
+        pytest.skip("pytest-asyncio is not installed here (deepeval brings it)")
+    path, env = project
+    unset = 'The configuration option "asyncio_default_fixture_loop_scope" is unset'
+    for extra in ([], ["-n", "2"]):
+        done = _pytest(path, env, *extra, "--ambig-suite=march", "--ambig-system=lexical", "--ambig-limit=2")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "asyncio-" in done.stdout and unset not in done.stdout + done.stderr
+    idle = _pytest(path, env, "test_probe.py")
+    assert unset in idle.stdout + idle.stderr  # not our run: pytest-asyncio says what it says
+    assert not [p for p in ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg") if (path / p).exists()]
