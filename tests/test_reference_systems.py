@@ -49,12 +49,36 @@ def test_every_method_answers_every_sample_and_says_what_it_cost(pytester, chat_
     assert calls["method"] == method and calls["model"] == "scripted-m" and calls["items"] == ITEMS
     assert calls["cost"] > 0 and calls["prompt_tokens_per_item"] > 0
     result.stdout.fnmatch_lines(
-        [f"  model calls (llm:{method}, scripted-m): * per item (0.0 from llm.sqlite), * tokens in *cost $*"]
+        [
+            f"  model calls (llm:{method}, scripted-m): per item * calls (0.0 from llm.sqlite), * tokens in *, $*"
+        ]
     )
     assert card["system"]["label"].startswith(f"llm:{method} (scripted-m at http://127.0.0.1:")
     for path in pytester.path.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_the_cost_line_says_per_item_and_in_all_alike(pytester, chat_server):
+    """Tokens and dollars per item, then tokens and dollars in all: never a per-item token
+    count beside a run-total cost (issue 26, item 8)."""
+    result, card = run(pytester, chat_server, "naive-rag", suites="march")
+    calls = card["system"]["model_calls"]
+    n = calls["items"]
+    line = next(x for x in result.stdout.lines if "model calls (llm:naive-rag" in x)
+    tokens_in, tokens_out = calls["prompt_tokens_per_item"], calls["completion_tokens_per_item"]
+    assert (
+        f"per item {calls['calls_per_item']:.1f} calls (0.0 from llm.sqlite), {tokens_in:,.0f} tokens in / "
+        f"{tokens_out:,.0f} out, ${calls['cost'] / n:.4f}; in all {calls['calls_per_item'] * n:,.0f} calls, "
+        f"{tokens_in * n:,.0f} tokens in / {tokens_out * n:,.0f} out, ${calls['cost']:.4f}; latency "
+    ) in line
+    assert line.endswith(f"over {n} answered items")
+    unpriced, _ = ambig_run(
+        pytester, "--ambig-suite=march", "--ambig-system=llm:naive-rag", "--ambig-llm-model=scripted-m",
+        f"--ambig-llm-base-url={chat_server.url}", "--ambig-cache-dir=cache", "--ambig-limit=2", report="unpriced",
+    )  # fmt: skip
+    line = next(x for x in unpriced.stdout.lines if "model calls (llm:naive-rag" in x)
+    assert "; cost: no prices given (--ambig-llm-price); latency" in line and "$" not in line
 
 
 def test_closed_book_and_cot_read_no_passages(pytester, chat_server):

@@ -210,24 +210,39 @@ def _system(card: Scorecard) -> list[Note]:
         )
     calls = system.get("model_calls")
     if calls:
-        priced = (card.config.get("llm_price") or None) is not None
-        cost = f"${calls['cost']:.4f}" if priced else "no prices given (--ambig-llm-price)"
-        tokens_in, tokens_out = calls["prompt_tokens_per_item"], calls["completion_tokens_per_item"]
-        notes.append(
-            Note(
-                f"model calls (llm:{calls['method']}, {calls['model']}): {calls['calls_per_item']:.1f} "
-                f"per item ({calls.get('cached_per_item', 0):.1f} from llm.sqlite), {tokens_in:,.0f} tokens "
-                f"in / {tokens_out:,.0f} out per item, cost {cost}; "
-                f"latency {calls['latency_mean']:.2f} s mean, {calls['latency_median']:.2f} s median, "
-                f"over {_counted(calls)}",
-                1,
-            )
-        )
+        notes.append(Note(_model_calls(calls, (card.config.get("llm_price") or None) is not None), 1))
     stored = sum(r.cached for r in card.results)
     if stored:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)
         notes.append(Note(f"answers: {stored} from the response store, {asked} asked now", 1))
     return notes
+
+
+def _model_calls(calls: dict[str, Any], priced: bool) -> str:
+    """What an ``llm:`` system's calls cost, per item and in all, each said alike: calls,
+    tokens and dollars per item, then the same in all (never a per-item token count beside a
+    run-total cost); the latency per item; the items it is over."""
+    n = calls["items"]
+    tokens_in, tokens_out = calls["prompt_tokens_per_item"], calls["completion_tokens_per_item"]
+    per_item = (
+        f"{calls['calls_per_item']:.1f} calls ({calls.get('cached_per_item', 0):.1f} from llm.sqlite), "
+        f"{tokens_in:,.0f} tokens in / {tokens_out:,.0f} out"
+    )
+    in_all = (
+        f"{calls['calls_per_item'] * n:,.0f} calls, {tokens_in * n:,.0f} tokens in / "
+        f"{tokens_out * n:,.0f} out"
+    )
+    cost = ""
+    if priced:
+        per_item += f", ${calls['cost'] / n:.4f}"
+        in_all += f", ${calls['cost']:.4f}"
+    else:
+        cost = "; cost: no prices given (--ambig-llm-price)"
+    latency = f"latency {calls['latency_mean']:.2f} s mean, {calls['latency_median']:.2f} s median"
+    return (
+        f"model calls (llm:{calls['method']}, {calls['model']}): per item {per_item}; in all {in_all}{cost}; "
+        f"{latency}; over {_counted(calls)}"
+    )
 
 
 def _counted(calls: dict[str, Any]) -> str:
