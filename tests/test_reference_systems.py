@@ -81,6 +81,24 @@ def test_the_cost_line_says_per_item_and_in_all_alike(pytester, chat_server):
     assert "; cost: no prices given (--ambig-llm-price); latency" in line and "$" not in line
 
 
+def test_a_resumed_run_says_which_answers_and_costs_it_reused(pytester, chat_server):
+    """The answers a resumed run took from the response store are counted, and so is that
+    their calls (and cost) were an earlier run's (issue 26, item 8)."""
+    args = ("--ambig-resume", "--ambig-limit=4")
+    first, _ = run(pytester, chat_server, "naive-rag", *args, suites="march")
+    again, card = run(pytester, chat_server, "naive-rag", *args, suites="march")
+    assert card["system"]["model_calls"]["reused"] == 4
+    again.stdout.fnmatch_lines(
+        [
+            "  model calls (llm:naive-rag, scripted-m): *; over 4 answered items, all 4 reused from the "
+            "response store (their calls made, and paid for, by an earlier run)",
+            "  answers: 4 from the response store, 0 asked now",
+        ]
+    )
+    said = [x for x in first.stdout.lines if x.startswith(("  model calls", "  answers:"))]
+    assert len(said) == 1 and "reused" not in said[0]
+
+
 def test_closed_book_and_cot_read_no_passages(pytester, chat_server):
     run(pytester, chat_server, "closed-book", suites="march")
     run(pytester, chat_server, "cot", "--ambig-cache-dir=cache2", suites="march")

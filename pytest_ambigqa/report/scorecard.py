@@ -524,10 +524,11 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
     """What the model calls of an ``llm:<method>`` system cost per item: calls (and how many
     the cache answered), tokens, dollars and latency (MARCH Table 10 compares methods by
     latency), over the answered items (``metadata["llm"]``) and the errored ones, whose calls
-    cost as much (``details["calls"]``, kept from the failure). None when no item records a
+    cost as much (``details["calls"]``, kept from the failure); how many of them a resumed run
+    took from the response store, whose calls an earlier run made. None when no item records a
     reference system's calls."""
     used: list[tuple[Any, ...]] = []
-    errored = 0
+    errored = reused = 0
     for r in results:
         if r.answer is not None:
             llm: Any = r.answer.metadata.get("llm")
@@ -541,6 +542,7 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         except (TypeError, KeyError, ValueError):
             continue  # not a reference system's answer
         errored += r.answer is None
+        reused += r.cached
     if not used:
         return None
     n = len(used)
@@ -553,6 +555,7 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         "model": used[0][1],
         "items": n,
         "errored": errored,
+        "reused": reused,  # answers a resumed run took from the response store: an earlier run's calls
         "calls_per_item": mean(2),
         "cached_per_item": mean(3),
         "prompt_tokens_per_item": mean(4),

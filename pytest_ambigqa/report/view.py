@@ -246,11 +246,20 @@ def _model_calls(calls: dict[str, Any], priced: bool) -> str:
 
 
 def _counted(calls: dict[str, Any]) -> str:
-    """The items a cost line is over: the errored ones' calls cost too (issue 25)."""
-    errored = calls.get("errored", 0)
-    if not errored:
-        return f"{calls['items']} answered items"
-    return f"{calls['items']} items ({calls['items'] - errored} answered, {errored} errored)"
+    """The items a cost line is over: the errored ones' calls cost too (issue 25); those a
+    resumed run reused were an earlier run's calls."""
+    errored, reused, items = calls.get("errored", 0), calls.get("reused", 0), calls["items"]
+    text = (
+        f"{items} answered items"
+        if not errored
+        else f"{items} items ({items - errored} answered, {errored} errored)"
+    )
+    if reused:
+        share = f"all {reused}" if reused == items else str(reused)
+        text += (
+            f", {share} reused from the response store (their calls made, and paid for, by an earlier run)"
+        )
+    return text
 
 
 def _judge(card: Scorecard) -> list[Note]:
