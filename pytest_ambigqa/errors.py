@@ -24,6 +24,8 @@ Unavailable               a model, device or index the run needs
 - ScorerUnavailable       a model-backed scorer (judge, reader)      its metrics unscored, this the reason
 - - ModelUnavailable      the chat model (``models/chat.py``) gave   unscored; an ``llm:`` system's
                           no usable reply                            SystemFailure; a UserFailure
+- - - ModelGivenUp       given up earlier in the run: no call made  the same; an ``llm:`` item says it
+                                                                     made no call
 - RetrieverUnavailable    the retriever cannot be opened             the error of each item needing it
 - DeviceUnavailable       ``--ambig-device`` names an absent GPU     ``session/``: a usage error
 - ModelNotFound           the embedder is not on this machine        ``--ambig-embedder``'s usage error
@@ -110,6 +112,11 @@ class ScorerUnavailable(Unavailable):
 
 class ModelUnavailable(ScorerUnavailable):
     """The chat model (judge, ``llm:`` system or simulated user) gave no usable reply; why."""
+
+
+class ModelGivenUp(ModelUnavailable):
+    """The chat model was given up earlier in the run (a dead server, a refused key): no call
+    was made for this one."""
 
 
 class RetrieverUnavailable(Unavailable):

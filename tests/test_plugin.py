@@ -503,7 +503,6 @@ def test_fail_under_on_a_fraction_is_an_error(pytester):
     )
 
 
-
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -551,6 +550,7 @@ def test_thresholds_on_the_printed_scale_are_taken(pytester):
         "--ambig-fail-under=reward=-500",
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+
 
 def test_options_without_a_suite_say_so(pytester):
     result = pytester.runpytest("--ambig-system=oracle", "--ambig-limit=3")

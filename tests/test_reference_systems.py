@@ -99,6 +99,39 @@ def test_a_resumed_run_says_which_answers_and_costs_it_reused(pytester, chat_ser
     assert len(said) == 1 and "reused" not in said[0]
 
 
+def test_a_dead_model_server_is_one_line_naming_it(pytester):
+    """Nobody listens at the model's URL: the items that tried say so, those after the model
+    was given up say they made no call (never "after 2 attempts"), and one line of the
+    scorecard names the server, its credentials redacted (issue 26, item 8)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket closes
+    pytester.makeconftest(GUARD)
+    result, card = ambig_run(
+        pytester, "--ambig-suite=march", "--ambig-limit=6", "--ambig-system=llm:naive-rag",
+        "--ambig-llm-model=m", f"--ambig-llm-base-url=http://user:hunter2secret@127.0.0.1:{port}/v1",
+        "--ambig-judge-retries=0", "--ambig-cache-dir=cache",
+    )  # fmt: skip
+    result.assert_outcomes(errors=6)
+    errors = [item["error"] for item in card["items"]]
+    assert not any("no call made" in e for e in errors[:3])
+    assert all(e == "llm:naive-rag, step answer: no call made: the model was given up earlier in this run "
+               "(the scorecard's model calls say why)" for e in errors[3:])  # fmt: skip
+    server = f"http://127.0.0.1:{port}/v1"
+    given_up = [x for x in result.stdout.lines if "given up" in x and server in x]
+    assert len(given_up) == 1 and given_up[0].startswith(
+        "  model given up: model unavailable after 1 attempts: "
+    )
+    assert given_up[0].endswith(
+        f"to {server}; no further model calls this run); 3 of the 6 items made no call"
+    )
+    calls = card["system"]["model_calls"]
+    assert (calls["given_up"], calls["calls_per_item"]) == (3, 0.5)  # a step that made no call is no call
+    assert "hunter2secret" not in result.stdout.str() + result.stderr.str()
+
+
 def test_closed_book_and_cot_read_no_passages(pytester, chat_server):
     run(pytester, chat_server, "closed-book", suites="march")
     run(pytester, chat_server, "cot", "--ambig-cache-dir=cache2", suites="march")

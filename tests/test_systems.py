@@ -125,7 +125,6 @@ def test_from_object_rejects_unusable_callables():
     assert optional.inputs == ("question", "retriever") and not optional.requires_retriever
 
 
-
 def test_a_signature_that_cannot_be_served_fails_once_at_load(tmp_path):
     """``def f(query, docs)``: the question goes to ``query``, but nothing can fill ``docs``;
     one clear error at load, not one per item (issue 26, item 8). The forms of
@@ -145,6 +144,7 @@ def test_a_signature_that_cannot_be_served_fails_once_at_load(tmp_path):
     with pytest.raises(UsageError) as unknown:
         load_system("not-a-spec", tmp_path)
     assert "llm:<method>" in str(unknown.value)
+
 
 def test_load_system_builtins_and_modules(tmp_path):
     assert load_system("oracle", tmp_path).label == "oracle baseline (pytest_ambigqa.baselines:oracle)"

@@ -7,13 +7,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pytest_ambigqa.errors import ScorerUnavailable, SystemFailure
+from pytest_ambigqa.errors import ModelGivenUp, ScorerUnavailable, SystemFailure
 from pytest_ambigqa.models.usage import Usage
 from pytest_ambigqa.output import clean, cut
 from pytest_ambigqa.schema import safe_str
 
 Check = Callable[[Any], "str | None"]
 LAST_REPLY = 2000  # characters of the last reply an errored item keeps
+GIVEN_UP = "no call made: the model was given up earlier in this run (the scorecard's model calls say why)"
 
 
 class Model:
@@ -40,6 +41,8 @@ class Episode:
             data, _ = self.model.client.chat_json(
                 [{"role": "system", "content": system}, {"role": "user", "content": user}], check, self.usage
             )
+        except ModelGivenUp as exc:  # no call made: said in short, the scorecard says why once
+            raise self._failure(step, GIVEN_UP, before, started, given_up=str(exc)) from None
         except ScorerUnavailable as exc:
             raise self._failure(step, str(exc), before, started) from None
         except Exception as exc:  # noqa: BLE001 - the client or openai failed in a way of its own: this item
@@ -60,15 +63,22 @@ class Episode:
             }
         )
 
-    def _failure(self, step: str, reason: str, before: dict[str, Any], started: float) -> SystemFailure:
+    def _failure(
+        self, step: str, reason: str, before: dict[str, Any], started: float, given_up: str | None = None
+    ) -> SystemFailure:
         """The item's error, keeping what its calls cost (the failed step's too) and the last
-        reply, cut to ``LAST_REPLY`` characters (issue 25: an errored item keeps its calls)."""
-        self._record(step, before, started)
+        reply, cut to ``LAST_REPLY`` characters (issue 25: an errored item keeps its calls).
+        A step the model was ``given_up`` for made no call and is none; why is kept, once per
+        item, for the scorecard's one line about it (issue 26)."""
+        if given_up is None:
+            self._record(step, before, started)
         reply = self.usage.last_reply
         calls = self.metadata()["llm"] | {
             "method": self.model.method,
             "last_reply": cut(reply, LAST_REPLY) if reply else None,
         }
+        if given_up is not None:
+            calls["given_up"] = given_up
         return SystemFailure(f"llm:{self.model.method}, step {step}: {reason}", calls=calls)
 
     def metadata(self, **intermediate: Any) -> dict[str, Any]:

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelUnavailable
-from ..output import clean, safe_output, sent, sent_url
+from ..errors import ModelGivenUp, ModelUnavailable
+from ..output import clean, redact, safe_output, sent, sent_url
 from .cache import CallCache
 from .usage import Usage
 
@@ -178,7 +178,7 @@ class ChatClient:
     def complete(self, messages: list[dict[str, str]], usage: Usage, *, seed: int | None = None, **params):
         """One chat completion from the server, as a checked plain dict."""
         if self._dead is not None:
-            raise ModelUnavailable(self._dead)
+            raise ModelGivenUp(self._dead)
         with self._slots:
             raw = self._with_retries(self._request(messages, seed, params), usage)
         self._account(raw, usage)
@@ -220,8 +220,8 @@ class ChatClient:
         waited = 0.0
         last: Exception | None = None
         for attempt in range(self.settings.max_retries + 1):
-            if self._dead is not None:
-                raise ModelUnavailable(self._dead)
+            if self._dead is not None:  # given up by another call meanwhile
+                raise (ModelGivenUp if attempt == 0 else ModelUnavailable)(self._dead)
             try:
                 raw = self._post(request)
                 self._failing = 0
@@ -262,7 +262,8 @@ class ChatClient:
             self._failing += 1
             if self._failing >= DEAD_AFTER and self._dead is None:
                 self._dead = (
-                    f"{reason} ({DEAD_AFTER} calls in a row; no further {self.settings.role} calls this run)"
+                    f"{reason} ({DEAD_AFTER} calls in a row to {redact(self.base_url)}; no further "
+                    f"{self.settings.role} calls this run)"
                 )
             return self._dead or reason
 

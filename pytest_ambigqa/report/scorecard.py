@@ -525,10 +525,12 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
     the cache answered), tokens, dollars and latency (MARCH Table 10 compares methods by
     latency), over the answered items (``metadata["llm"]``) and the errored ones, whose calls
     cost as much (``details["calls"]``, kept from the failure); how many of them a resumed run
-    took from the response store, whose calls an earlier run made. None when no item records a
+    took from the response store, whose calls an earlier run made; how many made no call, the
+    model given up before them (a dead server), and why. None when no item records a
     reference system's calls."""
     used: list[tuple[Any, ...]] = []
-    errored = reused = 0
+    errored = reused = given_up = 0
+    why: str | None = None  # why the model was given up, as the first item that made no call says
     for r in results:
         if r.answer is not None:
             llm: Any = r.answer.metadata.get("llm")
@@ -543,6 +545,9 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
             continue  # not a reference system's answer
         errored += r.answer is None
         reused += r.cached
+        if isinstance(llm.get("given_up"), str):
+            given_up += 1
+            why = why or llm["given_up"]
     if not used:
         return None
     n = len(used)
@@ -556,6 +561,8 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         "items": n,
         "errored": errored,
         "reused": reused,  # answers a resumed run took from the response store: an earlier run's calls
+        "given_up": given_up,  # items that made no call: the model was given up before them
+        "given_up_reason": why,
         "calls_per_item": mean(2),
         "cached_per_item": mean(3),
         "prompt_tokens_per_item": mean(4),

@@ -211,6 +211,14 @@ def _system(card: Scorecard) -> list[Note]:
     calls = system.get("model_calls")
     if calls:
         notes.append(Note(_model_calls(calls, (card.config.get("llm_price") or None) is not None), 1))
+        if calls.get("given_up"):  # one line for them all, where each item's test says it in short
+            notes.append(
+                Note(
+                    f"model given up: {calls['given_up_reason']}; {calls['given_up']} of the "
+                    f"{calls['items']} items made no call",
+                    1,
+                )
+            )
     stored = sum(r.cached for r in card.results)
     if stored:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)
