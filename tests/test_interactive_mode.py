@@ -241,9 +241,9 @@ def test_xdist_resume_shards_and_merge_give_the_same_numbers(policies, capsys):
 
 
 def test_gates_read_the_episode_metrics(policies):
-    result, card = run(policies, "answer_first", "--ambig-costs=0:0.1", "--ambig-fail-under=reward=101")
+    result, card = run(policies, "answer_first", "--ambig-costs=0:0.1", "--ambig-fail-under=reward=100")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*gate FAILED: march reward (Reward) mean * < 101*"])
+    result.stdout.fnmatch_lines(["*gate FAILED: march reward (Reward) mean * < 100*"])
     result, _ = run(policies, "answer_first", "--ambig-costs=0:0.1", "--ambig-item-min=episode_f1=1")
     assert result.ret == 1 and result.parseoutcomes()["failed"] > 0
     result = policies.runpytest(
