@@ -397,3 +397,58 @@ def test_a_gold_passage_cited_through_the_retriever_is_gold(open_page, tmp_path)
     )
     assert cited.rpartition("/")[2] not in uncited and set(uncited) <= gold
     clean(page)
+
+
+def test_an_llm_items_trace_shows_each_step_and_what_the_method_made(open_page, tmp_path, chat_server):
+    """report.html's trace of an llm: system: each call with its prompt kind, tokens,
+    latency and cost, the totals, and the method's intermediate outputs; an interactive
+    episode's turns likewise (issue 26, part 10)."""
+    from fixtures.network import GUARD
+
+    (tmp_path / "conftest.py").write_text(GUARD)  # nothing may leave 127.0.0.1
+    common = [
+        "--ambig-suite=march", "--ambig-limit=1", "--ambig-llm-model=scripted-m", "--ambig-llm-price=1,2",
+        f"--ambig-llm-base-url={chat_server.url}",
+    ]  # fmt: skip
+    for report, args in (
+        ("agent", ["--ambig-system=llm:clarion"]),
+        ("episodes", ["--ambig-system=llm:policy", "--ambig-protocol=interactive", "--ambig-costs=0:0.1"]),
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *common, *args, f"--ambig-report={report}"],
+            cwd=tmp_path, capture_output=True, text=True,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    answer = json.loads((tmp_path / "agent" / "scorecard.json").read_text())["items"][0]["answer"]
+    llm = answer["metadata"]["llm"]
+    page = open_page(tmp_path / "agent" / "report.html")
+    page.click("#tab-items")
+    page.locator(".row").first.click()
+    rows = page.locator("#trace tr")
+    assert rows.count() == 1 + len(llm["steps"]) + 1  # the head, a row per call, the totals
+    first = rows.nth(1).locator("td").all_text_contents()
+    step = llm["steps"][0]
+    assert first == ["1", "plan", f"{step['prompt_tokens']:,}", f"{step['completion_tokens']:,}",
+                     f"{step['seconds']:.2f} s", f"${step['cost']:.4f}", ""]  # fmt: skip
+    total = rows.last.locator("td").all_text_contents()
+    assert total[1:4] == [
+        f"{len(llm['steps'])} calls",
+        f"{llm['prompt_tokens']:,}",
+        f"{llm['completion_tokens']:,}",
+    ]
+    assert total[5] == f"${llm['cost']:.4f}"
+    plan = page.locator('#outputs .output[data-name="plan"] li').all_text_contents()
+    assert plan == answer["metadata"]["plan"]
+    assert page.locator('#outputs .output[data-name="searches"] li').count() == len(
+        answer["metadata"]["searches"]
+    )
+    page.locator("#trace").scroll_into_view_if_needed()
+    page.screenshot("trace")
+    clean(page)
+    episode = open_page(tmp_path / "episodes" / "report.html")
+    episode.click("#tab-items")
+    episode.locator(".row").first.click()
+    steps = [r.locator("td").nth(1).text_content() for r in episode.locator("#trace tr").all()[1:-1]]
+    assert steps and all(s.startswith("turn ") for s in steps)
+    assert episode.locator("#transcript .turn").count() >= 2
+    clean(episode)

@@ -59,6 +59,7 @@ class Episode:
                 "seconds": round(time.perf_counter() - started, 4),
                 "prompt_tokens": after["prompt_tokens"] - before["prompt_tokens"],
                 "completion_tokens": after["completion_tokens"] - before["completion_tokens"],
+                "cost": after["cost"] - before["cost"],  # report.html's trace shows each step's
                 "cached": after["cached"] > before["cached"],
             }
         )

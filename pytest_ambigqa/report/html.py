@@ -268,6 +268,7 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
     # An errored item's 0 on a metric its run cannot report (n/a) is no score to show.
     na = {s.name: {m for m, v in s.metrics.items() if v.mean is None} for s in card.suites}
     ids = PassageIds(card.gold.values())
+    priced = bool(card.config.get("llm_price"))
     for r in card.results:
         if not na.get(r.suite, set()).isdisjoint(r.scores):
             r = dataclasses.replace(r, scores={m: v for m, v in r.scores.items() if m not in na[r.suite]})
@@ -275,7 +276,7 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
         gold, absent = card.gold.get(r.key), card.gold_absent.get(r.suite)
         way = ways.get(r.suite) or protocol_of(None)
         items.append(_item(r, gold, base, r.key in regressed, primary, way))
-        details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite), way, ids))
+        details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite), way, ids, priced))
     names = {m for s in card.suites for m in s.metrics} | {m for r in card.results for m in r.scores}
     unanswered = sum(s.errors + s.missing for s in card.suites)
     return {
@@ -353,6 +354,55 @@ def _failed_calls(calls: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"summary": summary, "last_reply": calls.get("last_reply")}
 
 
+TRACE_HEAD = ("#", "step", "tokens in", "tokens out", "latency", "cost", "")
+
+
+def _steps(r: ItemResult, priced: bool) -> dict[str, Any] | None:
+    """The trace of an ``llm:`` system's item (an episode's turns included), as its answer's
+    metadata records it, or its error's calls: each step (its prompt kind), its tokens,
+    latency and cost (blank without --ambig-llm-price, or where the step did not record
+    it), whether the cache answered it, the totals; then the method's intermediate outputs
+    (plan, readings, searches, verdicts, retrieved ids...), each a list of texts. None for a
+    system that records no steps."""
+    if r.answer is not None:
+        metadata = r.answer.metadata
+        llm: Any = metadata.get("llm")
+        outputs = {k: v for k, v in metadata.items() if k not in ("method", "llm")}
+    else:
+        llm, outputs = r.details.get("calls"), {}
+    steps = llm.get("steps") if isinstance(llm, dict) else None
+    if not isinstance(steps, list) or not steps:
+        return None
+
+    def cost(value: Any) -> str:
+        return f"${value:.4f}" if priced and isinstance(value, (int, float)) else ""
+
+    def count(value: Any) -> str:
+        return f"{value:,.0f}" if isinstance(value, (int, float)) else ""
+
+    def seconds(value: Any) -> str:
+        return f"{value:.2f} s" if isinstance(value, (int, float)) else ""
+
+    def row(first: str, what: str, record: dict[str, Any], latency: str, cached: str) -> list[str]:
+        tokens = (count(record.get("prompt_tokens")), count(record.get("completion_tokens")))
+        return [first, what, *tokens, seconds(record.get(latency)), cost(record.get("cost")), cached]
+
+    done = [s for s in steps if isinstance(s, dict)]
+    rows = [
+        row(str(n), str(s.get("step", "")), s, "seconds", "from the cache" if s.get("cached") else "")
+        for n, s in enumerate(done, 1)
+    ]
+    cached = sum(bool(s.get("cached")) for s in done)
+    total = row("", f"{len(rows)} calls", llm, "latency", f"{cached} from the cache" if cached else "")
+    shown = [
+        {"name": name, "items": [v if isinstance(v, str) else json_text(v) for v in value]}
+        if isinstance(value, list)
+        else {"name": name, "items": [value if isinstance(value, str) else json_text(value)]}
+        for name, value in outputs.items()
+    ]
+    return {"head": TRACE_HEAD, "rows": rows, "total": total, "outputs": shown}
+
+
 def _samples(samples: list[float]) -> str:
     spread = max(samples) - min(samples) if len(samples) > 1 else 0
     return ", ".join(f"{v:g}" for v in samples) + (f" (spread {spread:.2f})" if spread else "")
@@ -367,6 +417,7 @@ def _detail(
     profile: ScorerProfile | None,
     way: Protocol,
     ids: PassageIds | None = None,
+    priced: bool = False,
 ) -> dict[str, Any]:
     """Everything the drill-down shows; what is empty is left out, and the reasons a metric is
     unscored are indices into the payload's ``reasons``. ``profile``: the official scorer the
@@ -396,6 +447,7 @@ def _detail(
         "episode": way.detail(r),
         "reader": r.details.get("reader"),
         "calls": _failed_calls(r.details.get("calls")),
+        "steps": _steps(r, priced),
     }
     if gold is None:
         out["gold_absent"] = absent or "the question and gold readings were not recorded for this item"

@@ -47,6 +47,23 @@
     return list.map((c, n) => [n ? ", " : "", el("span", { class: "id", text: ns.format.visible(c) })]);
   }
 
+  // An llm: system's calls step by step (prompt kind, tokens, latency, cost; every number
+  // formatted in Python) with their totals, then the method's intermediate outputs.
+  function trace(steps) {
+    const { el } = ns.dom;
+    const right = (n) => n >= 2 && n <= 5 ? "num" : null;
+    const t = el("table", { id: "trace" }, el("tr", {}, steps.head.map((h, n) => el("th", { class: right(n), text: h }))),
+      steps.rows.map((r) => el("tr", {}, r.map((c, n) => el("td", { class: right(n), text: c })))),
+      el("tr", { class: "total" }, steps.total.map((c, n) => el("td", { class: right(n), text: c }))));
+    const parts = [el("h3", { text: "Trace: the model calls, step by step" }), t];
+    if (steps.outputs.length) {
+      parts.push(el("div", { id: "outputs" }, steps.outputs.map((o) => el("div", { class: "output", dataset: { name: o.name } },
+        el("div", { class: "name", text: o.name }),
+        o.items.length > 1 ? el("ol", {}, o.items.map((x) => el("li", { text: x }))) : el("div", { class: "value", text: o.items[0] || "" })))));
+    }
+    return parts;
+  }
+
   function itemDetail(page, i) {
     const { el } = ns.dom;
     const it = page.items[i];
@@ -126,6 +143,7 @@
         el("td", { class: "num", text: base })));
     }
     out.push(t);
+    if (d.steps) out.push(...trace(d.steps));
     if (d.transcript && d.transcript.length) {
       out.push(el("h3", { text: "Transcript" }));
       const box = el("div", { id: "transcript" });
@@ -150,6 +168,6 @@
     }
     return out;
   }
-  ns.detail = { mergeSpans, highlighted, wordDiff, sideBySide, itemDetail };
+  ns.detail = { mergeSpans, highlighted, wordDiff, sideBySide, trace, itemDetail };
 })(globalThis.ambigqa = globalThis.ambigqa || {});
 if (typeof module !== "undefined") module.exports = globalThis.ambigqa;
