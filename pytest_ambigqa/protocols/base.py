@@ -80,6 +80,16 @@ class Protocol:
         """A test without an answer (an error, or missing from the run)."""
         return suite.failed_result(item, scorers, status, error, duration)
 
+    def settle(self, results: Sequence[ItemResult]) -> list[ItemResult]:
+        """A suite's results as its scorecard reports them, once all are in (the
+        interactive protocol sets a failed episode's reward from the others')."""
+        return list(results)
+
+    def group(self, result: ItemResult) -> str:
+        """What a result weighs as one with others of in a suite's means (the interactive
+        protocol's readings of one query at one cost pair); by default, itself alone."""
+        return result.key
+
     def slices(self, suite: Suite, results: Sequence[ItemResult]) -> list[tuple[str, list[ItemResult]]]:
         """The parts of a suite's results reported apart (MARCH: by ambiguity type)."""
         if not suite.sliced_by_type:

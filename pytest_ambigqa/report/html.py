@@ -230,6 +230,10 @@ def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
         "metrics": [_summary(s, papers.get(s.metric)) for s in card.metrics.values()],
         "problems": problems,
         "by": f"By {'query' if card.interactive is not None else 'ambiguity type'}" if card.slices else None,
+        "tables": [  # the interactive section: its costs, policies with n and errors, oracle
+            {"title": title, "head": list(t.header), "rows": [list(row) for row in t.rows]}
+            for title, t in view.interactive_tables(card)
+        ],
         "multiples": multiples,
         "evidence": [
             {

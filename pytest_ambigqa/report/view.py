@@ -131,9 +131,11 @@ def interval(s: MetricSummary) -> str:
 
 
 def scored(s: MetricSummary) -> str:
-    """Items scored from an answer, of all; the items without one that count as 0 said apart."""
+    """Items scored from an answer, of all; the items without one that count as 0 (or as
+    their metric's ``failed_as``) said apart."""
     text = f"{s.n - s.failed}/{s.n + s.unscored}"
-    return f"{text} +{s.failed} failed as 0" if s.failed else text
+    spec = METRICS.get(s.metric)
+    return f"{text} +{s.failed} failed as {spec.failed_as if spec else '0'}" if s.failed else text
 
 
 def item_value(value: float, metric: str) -> float:
@@ -531,6 +533,12 @@ def _interactive(suite: SuiteCard) -> list[Block]:
     add("by cost pair (corpus-level steerability)", Table(head, tuple(costs), "rrr" + "r" * len(metrics), 2))
     for reason, n in section["unscored"].items():
         add(f"unscored: {n} episode(s): {reason}")
+    ignored = section.get("ignores", {})
+    if ignored:
+        add(
+            f"final answer ignores the assistant's (the paper's training filter, not applied in "
+            f"evaluation): {ignored['episodes']} episode(s), {ignored['forced']} forced play(s)"
+        )
     reference = section["reference"]
     if "reason" in reference:
         add(f"reference policies, oracle and steerability: n/a ({reference['reason']})")
@@ -540,13 +548,33 @@ def _interactive(suite: SuiteCard) -> list[Block]:
             cells = []
             for split in ("ambiguous", "unambiguous"):
                 got = splits.get(split, {})
+                cells += [str(got.get("episodes", 0)), str(got.get("errors", 0))]
                 cells += [_value(got.get("reward")), _value(got.get("f1"))]
             policies.append((plan, *cells))
-        head = ("policy", "ambig. reward", "ambig. F1", "unambig. reward", "unambig. F1")
+        columns = ("n", "errors", "reward", "F1")
+        head = ("policy", *(f"{s} {c}" for s in ("ambig.", "unambig.") for c in columns))
         add(
-            "forced-action policies of this system, and the hindsight-best oracle",
-            Table(head, tuple(policies), "lrrrr", 2),
+            "forced-action policies of this system, and the hindsight-best oracle (same episodes in every "
+            "row; an error counts F1 0 and the worst scored reward of its cost pair)",
+            Table(head, tuple(policies), "l" + "r" * (len(head) - 1), 2),
         )
+        for reason, n in reference.get("left_out", {}).items():
+            add(f"left out of every row: {n} episode(s): {reason}")
+        failed = (
+            suite.errors
+            + suite.missing
+            + sum(
+                got.get("errors", 0)
+                for plan, splits in reference["policies"].items()
+                for got in splits.values()
+            )
+        )
+        if failed:
+            floors = "; ".join(
+                f"alpha {f['alpha']:g}, beta {f['beta']:g}: {f['reward']:.1f}"
+                for f in section["error_rewards"]
+            )
+            add(f"a failed play counts F1 0 and reward {floors}")
         for change_, got in reference["steerability"].items():
             if "reason" in got:
                 add(f"steerability ({change_}): n/a ({got['reason']})")
@@ -591,6 +619,17 @@ def _interactive(suite: SuiteCard) -> list[Block]:
                 only="markdown",
             )
     return out
+
+
+def interactive_tables(suite: SuiteCard) -> list[tuple[str, Table]]:
+    """The interactive section's findings and tables that both outputs show, each with its
+    caption (report.html draws them as they are)."""
+    blocks = [b for b in _interactive(suite) if not isinstance(b, Gap) and b.only is None]
+    return [
+        (caption.text, table)
+        for caption, table in zip(blocks[::2], blocks[1::2], strict=True)
+        if isinstance(caption, Caption) and isinstance(table, Table)
+    ]
 
 
 def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> Notes:

@@ -16,7 +16,7 @@ from ...schema import AmbigItem, Answer, ItemResult, Status
 from ..base import Protocol
 from .episodes import COST_GRID, SPLITS, Episode, episodes
 from .play import ACTION_KEY, PLANS, play, summed
-from .scoring import failed_result, scored_result, split_of, unscored_result
+from .scoring import failed_result, group_of, scored_result, settled, split_of, unscored_result
 from .section import section
 from .users import User
 
@@ -101,9 +101,11 @@ class Interactive(Protocol):
         """Episodes over the suite's inputs (its setting still says what a system is given);
         compared with no published row of the suite."""
         costs = ", ".join(f"{a:g}/{b:g}" for a, b in self.costs)
+        how = f" ({self.user.how})" if self.user is not None else ""
         label = (
-            f"interactive clarification (Berant et al. 2025): {self.user_name} user, at most "
-            f"{self.clarifications} clarification(s), alpha/beta {costs}; inputs as in {inputs.label}"
+            f"interactive clarification (Berant et al. 2025): {self.user_name} user{how}, at most "
+            f"{self.clarifications} clarification(s), alpha/beta {costs}; each query weighs the same; "
+            f"inputs as in {inputs.label}"
         )
         return dataclasses.replace(inputs, name="interactive", label=label, reads_as=None)
 
@@ -156,17 +158,18 @@ class Interactive(Protocol):
         if self.steerability:
             for name, plan in PLANS.items():
                 o, w, e, _ = played(plan, [])
-                forced[name] = (
-                    {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
-                    if o is not None
-                    else {"unscored": w}
-                    if w is not None
-                    else {"error": e}
-                )
+                if o is not None:
+                    forced[name] = {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
+                    if o.ignores:
+                        forced[name]["ignores"] = True
+                else:
+                    forced[name] = {"unscored": w} if w is not None else {"error": e}
         duration = time.perf_counter() - started
         details: dict[str, Any] = {"episode": episode.describe(), "transcript": transcript}
         if outcome is not None:
             details["sequence"] = outcome.sequence
+            if outcome.ignores:
+                details["ignores"] = True
         if forced:
             details["forced"] = forced
         if error is not None:
@@ -186,6 +189,12 @@ class Interactive(Protocol):
         self, suite: Any, item: AmbigItem, scorers: Any, status: Status, error: str, duration: float = 0.0
     ) -> ItemResult:
         return failed_result(item, status, error, duration)
+
+    def settle(self, results: Sequence[ItemResult]) -> list[ItemResult]:
+        return settled(results)
+
+    def group(self, result: ItemResult) -> str:
+        return group_of(result)
 
     def slices(self, suite: Any, results: Sequence[ItemResult]) -> list[tuple[str, list[ItemResult]]]:
         parts = [(s, [r for r in results if split_of(r) == s]) for s in SPLITS]
