@@ -306,6 +306,18 @@ def test_xdist_resume_shards_and_merge_give_the_same_numbers(policies, capsys):
     assert numbers(merged) == numbers(serial)
 
 
+def test_a_comparison_of_two_interactive_runs_weighs_queries_as_the_scorecards_do(policies):
+    _, base = run(policies, "answer_first", f"--ambig-costs={COSTS}", report="base")
+    _, new = run(policies, "clarify", f"--ambig-costs={COSTS}", "--ambig-baseline=base/scorecard.json")
+    rows = {(r["slice"], r["metric"]): r for r in new["comparison"]["rows"]}
+    for metric in ("reward", "episode_f1"):
+        row = rows[("all", metric)]
+        assert row["base"] == pytest.approx(base["suites"][0]["metrics"][metric]["mean"])
+        assert row["new"] == pytest.approx(new["suites"][0]["metrics"][metric]["mean"])
+        for part in new["suites"][0]["slices"]:
+            assert rows[(part["name"], metric)]["new"] == pytest.approx(part["metrics"][metric]["mean"])
+
+
 def test_gates_read_the_episode_metrics(policies):
     result, card = run(policies, "answer_first", "--ambig-costs=0:0.1", "--ambig-fail-under=reward=101")
     assert result.ret == 1
