@@ -94,9 +94,9 @@ class OfflineUser:
 
     name = "offline"
     how = (
-        "replies with the words its reading adds to the question (at most "
-        f"{REPLY_WORDS}, never the whole reading; '{DO_NOT_KNOW}' when it adds none), and keeps "
-        "the part of a multi-answer that best matches its reading"
+        f"replies with the words its reading adds to the question, at most {REPLY_WORDS} and never "
+        f"the whole reading, or '{DO_NOT_KNOW}' when it adds none; keeps the part of a multi-answer "
+        "that best matches its reading"
     )
 
     def bind(self, usage: Usage) -> OfflineUser:
