@@ -74,9 +74,9 @@ def error_rewards(results: Iterable[ItemResult]) -> dict[tuple[float, float], fl
     failed play, the system's own episode or a forced policy's, has F1 0. Words have no upper
     bound, so no fixed value lies below every answer; this one is the lowest of (a) every
     scored reward at the pair in the suite, the system's plays and the forced policies', and
-    (b) what a one-word answer with F1 0 after every clarification the episode allows earns,
-    -alpha x budget - beta. By (a) no scored outcome at the pair is below it, and by (b) it
-    is below every answer of F1 above 0 at no more clarifications, whatever else was scored.
+    (b) what a wrong one-word answer after every clarification the episode allows earns,
+    -alpha x budget - beta. By (a) no scored outcome at the pair is below it; by (b) a crash
+    earns no more than a wrong answer even where little was scored at the pair.
     """
     worst: dict[tuple[float, float], float] = {}
     for r in results:

@@ -48,6 +48,9 @@ DO_NOT_KNOW = "I do not know."  # the paper's user, when its reading says nothin
 REPLY_WORDS = 8  # the most words the offline user says: "a few words", as the paper's user does
 
 
+_EDGES = string.punctuation + "“”‘’«»"  # stripped from the ends of a word the user says
+
+
 def _key(word: str) -> str:
     return "".join(c for c in word.casefold() if c.isalnum())
 
@@ -74,9 +77,6 @@ def disambiguation(meaning: str, question: str) -> str:
     if all(_key(w) in STOPWORDS for w in added):  # nothing added, or nothing that reads
         return DO_NOT_KNOW if not gives_away(DO_NOT_KNOW, meaning) else "?"  # a reading "know": "?"
     return " ".join(added)
-
-
-_EDGES = string.punctuation + "“”‘’«»"
 
 
 def gives_away(reply: str, reading: str) -> bool:
