@@ -32,6 +32,7 @@ METHODS = {
     "condambigqa": conditional.condambigqa,
     "condambigqa-no-conditions": conditional.condambigqa_no_conditions,
     "policy": policy.prompted,  # the interactive protocol's (--ambig-protocol=interactive)
+    "policy-cot": policy.prompted_cot,
     "policy-answer": policy.forced["ANSWER"],
     "policy-clarify": policy.forced["CLARIFY"],
     "policy-multi-answer": policy.forced["MULTI-ANSWER"],

@@ -230,6 +230,10 @@ def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
         "metrics": [_summary(s, papers.get(s.metric)) for s in card.metrics.values()],
         "problems": problems,
         "by": f"By {protocol_of(card.protocol.name).slice_heading}" if card.slices else None,
+        "tables": [  # the protocol's section: e.g. its costs, policies with n and errors, oracle
+            {"title": title, "head": list(t.header), "rows": [list(row) for row in t.rows]}
+            for title, t in (protocol_of(card.protocol.name).tables(card.section) if card.section else [])
+        ],
         "multiples": multiples,
         "evidence": [
             {

@@ -11,7 +11,7 @@ import dataclasses
 import math
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -235,13 +235,16 @@ def summarize(
     seed: int,
     *scope: str,
     known: Mapping[str, MetricSummary] | None = None,
+    group: Callable[[ItemResult], str] | None = None,
 ) -> MetricSummary:
     """One metric over ``results`` by its spec's aggregation (see ``metrics.AGGREGATIONS``).
 
     Errored and missing items carry 0 for correctness metrics; but when no answered item
     could be scored (the system never reports what the metric reads, say), those zeros
     alone make no number: the metric is n/a with the answered items' reason. ``known``:
-    the same results' summaries so far, which a metric built from others reuses.
+    the same results' summaries so far, which a metric built from others reuses. ``group``:
+    what each result weighs as one with (the protocol's): a mean is then the mean of the
+    groups' means, its interval resampling groups.
     """
     spec = METRICS[metric]
     if spec.aggregation == "geometric":
@@ -265,6 +268,14 @@ def summarize(
         return dataclasses.replace(
             _summarize_pooled(metric, scored, unscored, reason, item_seed), failed=failed
         )
+    if group is not None:
+        groups: dict[str, list[float]] = {}
+        for r in scored:
+            groups.setdefault(group(r), []).append(r.scores[metric])
+        if len(groups) < n:
+            means = [math.fsum(v) / len(v) for v in groups.values()]
+            summary = _summary(metric, means, len(means), reason, spec.factor, item_seed, failed)
+            return dataclasses.replace(summary, n=n, unscored=unscored)
     values = [r.scores[metric] for r in scored]
     return _summary(metric, values, len(results), reason, spec.factor, item_seed, failed)
 
@@ -365,9 +376,9 @@ def build(
         protocol = (protocols or {}).get(name, OPEN_RETRIEVAL)
         way = protocol_of(protocol.name)
         episodic = not way.judges_suites
-        suite_results = [
-            results.get(i.key) or way.failed(suite.suite, i, scorers, "missing", MISSING) for i in chosen
-        ]
+        suite_results = way.settle(
+            [results.get(i.key) or way.failed(suite.suite, i, scorers, "missing", MISSING) for i in chosen]
+        )
         ordered.extend(suite_results)
         parts = way.slices(suite.suite, suite_results)
         metrics = scorers.selected(way.metrics(suite.suite))
@@ -388,9 +399,9 @@ def build(
                 items=len(suite_results),
                 errors=sum(r.status == "error" for r in suite_results),
                 missing=sum(r.status == "missing" for r in suite_results),
-                metrics=_summaries(metrics, suite_results, seed, name),
+                metrics=_summaries(metrics, suite_results, seed, name, group=way.group),
                 slices=[
-                    Slice(kind, len(part), _summaries(metrics, part, seed, name, kind))
+                    Slice(kind, len(part), _summaries(metrics, part, seed, name, kind, group=way.group))
                     for kind, part in parts
                 ],
                 evidence=evidence,
@@ -423,11 +434,17 @@ def build(
     )
 
 
-def _summaries(metrics: Sequence[str], results: Sequence[ItemResult], seed: int, *scope: str) -> dict:
+def _summaries(
+    metrics: Sequence[str],
+    results: Sequence[ItemResult],
+    seed: int,
+    *scope: str,
+    group: Callable[[ItemResult], str] | None = None,
+) -> dict:
     """Every metric of a suite over ``results``, in order, each computed once."""
     done: dict[str, MetricSummary] = {}
     for metric in metrics:
-        done[metric] = summarize(metric, results, seed, *scope, known=done)
+        done[metric] = summarize(metric, results, seed, *scope, known=done, group=group)
     return done
 
 

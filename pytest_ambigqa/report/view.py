@@ -69,9 +69,11 @@ def interval(s: MetricSummary) -> str:
 
 
 def scored(s: MetricSummary) -> str:
-    """Items scored from an answer, of all; the items without one that count as 0 said apart."""
+    """Items scored from an answer, of all; the items without one that count as 0 (or as
+    their metric's ``failed_as``) said apart."""
     text = f"{s.n - s.failed}/{s.n + s.unscored}"
-    return f"{text} +{s.failed} failed as 0" if s.failed else text
+    spec = METRICS.get(s.metric)
+    return f"{text} +{s.failed} failed as {spec.failed_as if spec else '0'}" if s.failed else text
 
 
 def item_value(value: float, metric: str) -> float:
