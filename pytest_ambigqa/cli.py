@@ -136,7 +136,6 @@ def merge(paths: list[Path], out: Path) -> int:
         judge=cards[0].get("judge"),
         item_min=item_min,
         protocols=protocols,
-        steered=bool(config.get("steerability")),
     )
     fail_under = parse_thresholds(
         "--ambig-fail-under",

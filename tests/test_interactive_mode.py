@@ -541,3 +541,31 @@ def test_selected_metrics_missing_episodes_and_single_shot_rows_stay_apart(polic
     )
     rescore = policies.runpytest("--ambig-rescore=report/scorecard.json")
     rescore.stderr.fnmatch_lines(["ERROR: --ambig-rescore replays single-shot answers; an interactive*"])
+
+
+def test_an_errored_episode_keeps_the_calls_of_its_turns(pytester, chat_server):
+    """A reference policy whose model never gives a usable reply errors each episode; each
+    keeps what its calls cost and the last reply, and the cost line counts them (issue 25)."""
+    pytester.makeconftest(GUARD)
+    chat_server.faults = ["invalid"] * 10_000
+    result = pytester.runpytest(
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        "--ambig-costs=0:0.1",
+        "--ambig-limit=2",
+        "--ambig-system=llm:policy",
+        "--ambig-llm-model=policy-m",
+        f"--ambig-llm-base-url={chat_server.url}",
+        "--ambig-llm-price=1,2",
+        "--ambig-cache-dir=cache",
+        "--ambig-report=report",
+    )
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text())
+    assert card["items"] and all(item["status"] == "error" for item in card["items"])
+    for item in card["items"]:
+        calls = item["details"]["calls"]
+        assert calls["requests"] >= 1 and calls["cost"] > 0 and calls["last_reply"] == "this is not JSON"
+    assert card["system"]["model_calls"]["errored"] == len(card["items"])
+    result.stdout.fnmatch_lines(
+        [f"*over {len(card['items'])} items (0 answered, {len(card['items'])} errored)"]
+    )

@@ -125,7 +125,7 @@ class Protocol:
         parts = [(name, [r for r in results if self.slice_of(r) == name]) for name in self.slice_names(suite)]
         return [(name, part) for name, part in parts if part]
 
-    def section(self, results: Sequence[ItemResult], steered: bool) -> dict[str, Any] | None:
+    def section(self, results: Sequence[ItemResult]) -> dict[str, Any] | None:
         """The protocol's own part of a suite's scorecard (``has_section``)."""
         return None
 

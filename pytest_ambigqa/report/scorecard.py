@@ -358,12 +358,11 @@ def build(
     judge: dict[str, Any] | None = None,
     item_min: Sequence[Any] = (),
     protocols: Mapping[str, Setup] | None = None,
-    steered: bool = False,
 ) -> Scorecard:
     """``expected`` are the item keys selected for this run (None: every loaded item);
     ``protocols`` how each suite's items were put to the system (default: open retrieval);
     the protocol the setup names says what its tests are, which metrics and slices they are
-    reported with, and its section (``steered``: the interactive forced-action policies ran)."""
+    reported with, and its section."""
     loaded = list(loaded)
     wanted = None if expected is None else set(expected)
     cards: list[SuiteCard] = []
@@ -412,7 +411,7 @@ def build(
                 else None,
                 outside={} if episodic else scorers.keep(suite.suite.outside_setting(scorers)),
                 data_warnings=[] if episodic else _data_warnings(suite.suite, chosen),
-                section=way.section(suite_results, steered),
+                section=way.section(suite_results),
             )
         )
     keys = {r.key for r in ordered}

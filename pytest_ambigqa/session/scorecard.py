@@ -108,7 +108,6 @@ class ScorecardPlugin:
             judge=run.judge.describe() if run.judge else None,
             item_min=cfg.gates.item_min,
             protocols={suite.suite.name: run.setup(suite, system["inputs"]) for suite in run.loaded},
-            steered=getattr(cfg.protocol_options, "steerability", False),
         )
         deferred = None
         if cfg.shard is not None and not cfg.gates.in_shards:

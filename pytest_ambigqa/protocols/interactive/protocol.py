@@ -179,6 +179,8 @@ class Interactive(Protocol):
                 outcome, why, _ = play(base, episode, policy, user, plan, transcript)
                 return outcome, why, None, None
             except SystemFailure as exc:  # a PolicyError too: an action the turn does not allow
+                if exc.calls:  # the failed turn's calls cost too (last, so its last reply is kept)
+                    calls.append(exc.calls)
                 return None, None, str(exc), exc.trace
 
         transcript: list[dict] = []
@@ -205,6 +207,8 @@ class Interactive(Protocol):
         if error is not None:
             result = failed_result(item, "error", error, duration)
             result = dataclasses.replace(result, trace=trace)
+            if calls:  # what the turns that were played cost, the failed one's included
+                details["calls"] = summed(calls)
         elif outcome is None:
             result = unscored_result(item, why or "unscored", duration)
         else:
@@ -218,7 +222,8 @@ class Interactive(Protocol):
     def failed(
         self, suite: Any, item: AmbigItem, scorers: Any, status: Status, error: str, duration: float = 0.0
     ) -> ItemResult:
-        return failed_result(item, status, error, duration)
+        known = self.episodes.get(item.key)
+        return failed_result(item, status, error, duration, known[1] if known else None)
 
     def settle(self, results: Sequence[ItemResult]) -> list[ItemResult]:
         return settled(results)
@@ -232,8 +237,8 @@ class Interactive(Protocol):
     def slice_names(self, suite: Any) -> tuple[str, ...]:
         return SPLITS
 
-    def section(self, results: Sequence[ItemResult], steered: bool) -> dict[str, Any] | None:
-        return section(results, steered)
+    def section(self, results: Sequence[ItemResult]) -> dict[str, Any] | None:
+        return section(results)
 
     def blocks(self, section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block]:
         return view.blocks(section, context)

@@ -9,17 +9,20 @@ from collections.abc import Iterable, Sequence
 
 from ...metrics.interactive import METRIC_NAMES
 from ...schema import AmbigItem, Answer, ItemResult, Status
-from .episodes import cost_text, from_key
+from .episodes import Episode, cost_text, from_key
 
 PRICED = "counted at the worst scored reward of its cost pair when the suite is scored"
 
 
-def failed_result(item: AmbigItem, status: Status, error: str, duration: float = 0.0) -> ItemResult:
+def failed_result(
+    item: AmbigItem, status: Status, error: str, duration: float = 0.0, episode: Episode | None = None
+) -> ItemResult:
     """An episode without a finished answer: F1 counts 0 and its reward is set with the
     suite's (:func:`settled`), so it stays in the denominator; the rates and words are
-    unscored."""
+    unscored. ``episode``: the one the run expanded; a scorecard built or merged from saved
+    results, where an episode never reported, reads it from the key the run gave its test."""
     reason = "system error" if status == "error" else error
-    episode = from_key(item.key, item.question)
+    episode = episode or from_key(item.key, item.question)
     return ItemResult(
         suite=item.suite,
         item_id=item.id,

@@ -243,7 +243,7 @@ def _by_query(results: Sequence[ItemResult]) -> dict[tuple[str, float, float], l
     return out
 
 
-def section(results: Sequence[ItemResult], steered: bool) -> dict[str, Any]:
+def section(results: Sequence[ItemResult]) -> dict[str, Any]:
     """The suite's interactive section: sequences, costs, why episodes are unscored, the
     episodes whose final answer ignores the assistant's (the paper's training filter,
     counted, not applied: ``users.ignores``), the reward a failed play counts at each cost
@@ -266,7 +266,7 @@ def section(results: Sequence[ItemResult], steered: bool) -> dict[str, Any]:
             for (alpha, beta), reward in sorted(error_rewards(results).items())
         ],
     }
-    if steered:
+    if any("forced" in r.details for r in results):  # --ambig-steerability played them
         out["reference"] = _reference(results)
     else:
         out["reference"] = {"reason": "the forced-action policies were not run (--ambig-steerability)"}
