@@ -475,6 +475,8 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
     methods by latency). Items without an answer cost what they cost, but record nothing.
     None when no answer records a reference system's calls (``metadata["llm"]``)."""
     used: list[tuple[Any, ...]] = []
+    structured: set[str] = set()  # how the server took the steps that need structure
+    prose = 0  # answers whose final reply was prose: the long answer alone
     for r in results:
         if r.answer is None:
             continue
@@ -486,6 +488,9 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
             )
         except (TypeError, KeyError, ValueError):
             continue  # not a reference system's answer
+        if isinstance(llm.get("structured_output"), str):
+            structured.add(llm["structured_output"])
+        prose += r.answer.metadata.get("reply") == "prose"
     if not used:
         return None
     n = len(used)
@@ -504,4 +509,6 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         "cost": sum(u[6] for u in used),
         "latency_mean": mean(7),
         "latency_median": statistics.median(u[7] for u in used),
+        "structured_output": sorted(structured),
+        "prose_answers": prose,
     }

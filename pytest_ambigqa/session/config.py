@@ -43,6 +43,8 @@ class RunConfig:
     llm_model: str | None
     llm_base_url: str | None
     llm_price: tuple[float, float] | None
+    llm_temperature: float | None  # None: as each method's paper states
+    llm_max_tokens: int | None  # None: as each method's paper states; 0: no limit
     timeout: float | None
     report_dir: Path | None
     metrics: tuple[str, ...] | None  # --ambig-metrics: None is every metric
@@ -103,6 +105,8 @@ class RunConfig:
             "llm_model": self.llm_model,
             "llm_base_url": redact(self.llm_base_url) if self.llm_base_url else None,
             "llm_price": list(self.llm_price) if self.llm_price else None,
+            "llm_temperature": self.llm_temperature,
+            "llm_max_tokens": self.llm_max_tokens,
             "timeout": self.timeout,
             "metrics": list(self.metrics) if self.metrics is not None else None,
             "fail_under": [str(t) for t in self.fail_under],
@@ -206,6 +210,12 @@ def _protocol(config: pytest.Config, rescore: Path | None, saved: dict[str, Any]
             refuse(f"{', '.join(given)}: only with --ambig-protocol={other.name}")
     PROTOCOLS[name].check_options(config)
     return name
+
+
+def _optional(config: pytest.Config, option: str, kind: type, high: float) -> Any:
+    """A number option with no default of its own (None when not given), from 0 to ``high``."""
+    given = options.value(config, option)
+    return options.number(option, given, kind=kind, low=0, high=high) if given else None
 
 
 def _setting(config: pytest.Config, option: str, saved: dict[str, Any]) -> str:
@@ -319,6 +329,8 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         llm_model=options.value(config, "--ambig-llm-model"),
         llm_base_url=options.value(config, "--ambig-llm-base-url"),
         llm_price=options.price("--ambig-llm-price", options.value(config, "--ambig-llm-price")),
+        llm_temperature=_optional(config, "--ambig-llm-temperature", float, 2),
+        llm_max_tokens=_optional(config, "--ambig-llm-max-tokens", int, 1_000_000),
         timeout=timeout or None,
         report_dir=base / Path(report).expanduser() if report else None,
         metrics=metrics,

@@ -199,6 +199,9 @@ class Run:
             return None
         cfg = self.cfg
         settings = self._client_settings(model, cfg.llm_base_url, cfg.llm_price, cfg.concurrency, "model")
+        settings = dataclasses.replace(
+            settings, temperature=cfg.llm_temperature, max_tokens=cfg.llm_max_tokens
+        )
         return ChatClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE, "model"))
 
     def _reader(self):
