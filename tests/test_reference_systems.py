@@ -509,6 +509,22 @@ def test_a_server_that_answers_in_prose_fails_a_step_that_needs_structure_by_nam
     )
 
 
+def test_clarion_keeps_its_planners_verdict_when_the_final_answer_is_prose(pytester, local_server):
+    def reply(path, body):
+        data = scripted_model(body["messages"][-1]["content"])
+        return 200, completion(data["long_answer"] if "long_answer" in data else json.dumps(data))
+
+    server = local_server(reply)
+    server.url += "/v1"
+    result, card = run(pytester, server, "clarion", suites="march")
+    result.assert_outcomes(passed=len(MARCH_QUESTIONS))
+    for item in card["items"]:
+        answer = item["answer"]
+        assert answer["metadata"]["reply"] == "prose" and answer["interpretations"] == []
+        assert answer["is_ambiguous"] is True and answer["ambiguity_type"] == "semantic"
+        assert answer["citations"] and set(answer["citations"]) <= set(answer["metadata"]["retrieved"])
+
+
 def test_a_json_mode_server_gets_json_mode_after_one_refused_schema(pytester, chat_server):
     chat_server.mode = "json-mode"
     result, card = run(pytester, chat_server, "clarion", suites="march")

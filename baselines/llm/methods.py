@@ -106,7 +106,7 @@ def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str,
     are dropped (and counted in the metadata). A prose reply is the long answer alone, with
     the passages it marks as its citations."""
     if data.get(PROSE):
-        return text_answer(data["long_answer"], passages, {**metadata, "reply": "prose"})
+        return text_answer(data["long_answer"], passages, {**metadata, "reply": "prose"}, data)
     known = {p.id for p in passages}
     dropped = 0
     interpretations = []
@@ -134,10 +134,20 @@ def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str,
     )
 
 
-def text_answer(text: str, passages: list[Passage], metadata: dict[str, Any]) -> Answer:
+def text_answer(
+    text: str, passages: list[Passage], metadata: dict[str, Any], detected: dict[str, Any] | None = None
+) -> Answer:
     """A long answer alone (ReAct's ANSWER action, a prose reply): its citations are the
-    given passages it marks; interpretations and detection are not reported."""
-    return Answer(text=text, citations=cited_in(text, passages), metadata=metadata)
+    given passages it marks; no interpretations, and detection only where an earlier step
+    reported it (``detected``: CLARION's planning agent)."""
+    detected = detected or {}
+    return Answer(
+        text=text,
+        citations=cited_in(text, passages),
+        is_ambiguous=detected.get("ambiguous"),
+        ambiguity_type=ambiguity_type(detected),
+        metadata=metadata,
+    )
 
 
 def answer(episode, step: str, user: str, shape: dict = prompts.ANSWER_FORM) -> dict[str, Any]:
