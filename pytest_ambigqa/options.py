@@ -62,6 +62,16 @@ _OPTIONS = (
         "the server of --ambig-llm-model (default: $OPENAI_BASE_URL, else OpenAI; key: $OPENAI_API_KEY)",
     ),
     Option("--ambig-llm-price", "IN,OUT", "$ per million prompt and completion tokens of --ambig-llm-model"),
+    Option(
+        "--ambig-llm-temperature",
+        "T",
+        "sampling temperature of every llm:<method> call (default: as the method's paper states)",
+    ),
+    Option(
+        "--ambig-llm-max-tokens",
+        "N",
+        "new-token limit of every llm:<method> call, 0 for none (default: as the method's paper states)",
+    ),
     Option("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", "300.0"),
     Option("--ambig-report", "DIR", "write scorecard.json, scorecard.md and report.html into DIR"),
     Option(

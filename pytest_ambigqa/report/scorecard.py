@@ -504,6 +504,8 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
     reference system's calls."""
     used: list[tuple[Any, ...]] = []
     errored = 0
+    structured: set[str] = set()  # how the server took the steps that need structure
+    prose = 0  # answers whose final reply was prose: the long answer alone
     for r in results:
         if r.answer is not None:
             llm: Any = r.answer.metadata.get("llm")
@@ -517,6 +519,9 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         except (TypeError, KeyError, ValueError):
             continue  # not a reference system's answer
         errored += r.answer is None
+        if isinstance(llm.get("structured_output"), str):
+            structured.add(llm["structured_output"])
+        prose += r.answer is not None and r.answer.metadata.get("reply") == "prose"
     if not used:
         return None
     n = len(used)
@@ -536,4 +541,6 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         "cost": sum(u[6] for u in used),
         "latency_mean": mean(7),
         "latency_median": statistics.median(u[7] for u in used),
+        "structured_output": sorted(structured),
+        "prose_answers": prose,
     }

@@ -227,6 +227,14 @@ def _system(card: Scorecard) -> list[Note]:
                 1,
             )
         )
+        modes = ", ".join(calls.get("structured_output") or ()) or "none sent (or all from the cache)"
+        notes.append(
+            Note(
+                f"structured output: {modes}; answers in prose (the long answer alone): "
+                f"{calls.get('prose_answers', 0)} of {calls['items'] - calls.get('errored', 0)} answered",
+                1,
+            )
+        )
     stored = sum(r.cached for r in card.results)
     if stored:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)
