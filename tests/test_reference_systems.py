@@ -522,7 +522,9 @@ def test_a_server_that_answers_in_prose_gives_long_answers_scored_as_such(pytest
     assert formats == ["json_schema", "json_object", *[None] * items]
     assert card["system"]["model_calls"]["structured_output"] == ["prompt"]
     result.stdout.fnmatch_lines(
-        [f"  structured output: prompt; answers in prose (the long answer alone): {items} of {items} answered"]
+        [
+            f"  structured output: prompt; answers in prose (the long answer alone): {items} of {items} answered"
+        ]
     )
 
 
