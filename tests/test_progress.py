@@ -108,10 +108,12 @@ def test_the_running_change_against_the_baseline(pytester):
     )
 
 
-def test_no_line_under_q_nor_into_a_pipe_unless_asked_for(pytester):
+def test_no_line_under_q_without_colour_nor_into_a_pipe_unless_asked_for(pytester):
     pytester.makepyfile(slow=SLOW.replace("0.1", "0.02"))
     options = ["--ambig-suite=march", "--ambig-system=slow:answer", "--ambig-limit=4"]
     code, output = run_in_terminal(pytester.path, *options, "-q")
+    assert code == 0 and not statuses(output) and "4 passed" in output
+    code, output = run_in_terminal(pytester.path, *options, "--color=no")  # no escape codes wanted
     assert code == 0 and not statuses(output) and "4 passed" in output
     code, output = run_in_terminal(pytester.path, *options, "--ambig-progress=off")
     assert code == 0 and not statuses(output)

@@ -17,7 +17,6 @@ times a second: per item there is only counting. ``statusline.py`` draws it.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -52,13 +51,14 @@ def mode(config: pytest.Config) -> str:
 
 
 def shown_by_default(config: pytest.Config, reporter: Any) -> bool:
-    """``auto``: a terminal pytest writes to, at its usual verbosity or more, whose tests do not
-    write to it themselves (``-s``) and which can move its cursor (not TERM=dumb)."""
+    """``auto``: a terminal pytest writes to with its escape codes (not TERM=dumb, NO_COLOR or
+    ``--color=no``), at its usual verbosity or more, whose tests do not write to it themselves
+    (``-s``)."""
     return (
         bool(reporter.isatty())
+        and reporter.hasmarkup
         and config.option.verbose >= 0
         and getattr(config.option, "capture", "fd") not in ("no", "tee-sys")
-        and os.environ.get("TERM") != "dumb"
     )
 
 
@@ -251,7 +251,8 @@ class Progress:
         parts.append(f"ETA {_clock(eta)}" if eta is not None else "ETA --")
         runner = self.run.config.stash.get(RUNNER_KEY, None)
         pools = sum(self._pools.values()) + (runner.in_flight() if runner is not None else 0)
-        parts.append(f"{max(len(self._running), pools)} in flight")
+        in_flight = min(max(len(self._running), pools), total - done)  # a worker's count may be old
+        parts.append(f"{max(in_flight, 0)} in flight")
         spent = self._money()
         if spent:
             parts.append(spent)
@@ -297,12 +298,14 @@ class Progress:
 def _spent(result: ItemResult) -> Spent:
     """The judge's and the system's tokens, then their dollars, on one item (``Usage`` and
     the ``llm:`` systems' calls, as the scorecard's cost lines count them)."""
-    judge = Usage.from_dict(result.usage) if result.usage else Usage()
-    calls = model_calls([result]) or {}
-    system_tokens = calls.get("prompt_tokens_per_item", 0) + calls.get("completion_tokens_per_item", 0)
+    judge = Usage.from_dict(result.usage) if result.usage else None
+    calls = model_calls([result])
     return (
-        (judge.prompt_tokens + judge.completion_tokens, int(system_tokens)),
-        (judge.cost, float(calls.get("cost", 0.0))),
+        (
+            judge.prompt_tokens + judge.completion_tokens if judge else 0,
+            int(calls["prompt_tokens_per_item"] + calls["completion_tokens_per_item"]) if calls else 0,
+        ),
+        (judge.cost if judge else 0.0, float(calls["cost"]) if calls else 0.0),
     )
 
 
