@@ -247,6 +247,14 @@ _OPTIONS = (
         "report recall@k of each interpretation's gold passages, from the original question and "
         "from its clarified question",
     ),
+    Option(
+        "--ambig-progress",
+        "MODE",
+        "one live status line under pytest's output (items, errors, elapsed, ETA, calls in flight, "
+        "each suite's headline metric with its interval, tokens and cost, the change against "
+        "--ambig-baseline): auto draws it on a terminal, not under -q or -s; on or off",
+        choices=("auto", "on", "off"),
+    ),
 )
 OPTIONS: dict[str, Option] = {o.flag: o for o in _OPTIONS}
 

@@ -302,6 +302,13 @@ def _row(
     )  # fmt: skip
 
 
+def running_row(suite: str, metric: str, pairs: list, strata: list, seed: int) -> Row:
+    """``metric`` over all the (base, new) ``pairs`` of one suite so far, as :func:`compare`
+    puts it in its "all" row: live progress shows the change while a run goes on."""
+    scope = (suite, "all", metric)
+    return _row(scope, pairs, strata, stable_seed(seed, "paired", *scope))
+
+
 def _unit_means(columns):
     import numpy as np
 

@@ -87,6 +87,10 @@ class Runner:
         result = self._pool.result(item) if self._pool is not None else None
         return result if result is not None else self.evaluator.evaluate(item, system)
 
+    def in_flight(self) -> int:
+        """Items this process's pool is asking or scoring now (0 without a pool)."""
+        return self._pool.running if self._pool is not None else 0
+
     def _warm(self, ready: threading.Event) -> None:
         """Heavy imports and model loads, once, in one background thread, while the pool's
         first system calls are in flight; the scoring stage waits for ``ready``.
@@ -134,6 +138,8 @@ class Runner:
             props.append(("ambigqa.sequence", safe_output(details.get("sequence") or "")))
             props.append(("ambigqa.transcript", json_text(cut(details["transcript"], JUNIT_TEXT))))
         node.stash[PAYLOAD_KEY] = {"result": text, "system": json_text(self.run.describe(system))}
+        if self._pool is not None:  # live progress counts the calls a worker's pool has in flight
+            node.stash[PAYLOAD_KEY]["in_flight"] = self._pool.running
         # Added at teardown, so only the final report carries them, not all three; a node
         # finalizer runs even after a setup error.
         node.addfinalizer(lambda: node.user_properties.extend(props))

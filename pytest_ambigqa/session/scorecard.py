@@ -8,6 +8,7 @@ import json
 import platform
 import time
 import warnings
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
@@ -24,6 +25,8 @@ from .collection import ITEM_KEY, key_of
 from .run import Run
 from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
 
+# Told of each builtin item's result as it arrives: (result, its test report, the report's payload).
+Listener = Callable[[ItemResult, pytest.TestReport, dict[str, Any]], None]
 _VERSIONED = ("pytest-ambigqa", "pytest", "pytest-xdist", "rouge-score", "nltk", "numpy")
 
 
@@ -37,6 +40,7 @@ class ScorecardPlugin:
         self.scorecard: Scorecard | None = None
         self._unmet: list[str] = []  # gates that cannot be evaluated, reports not written
         self._unreadable = 0  # stored answers that could not be read back (asked again)
+        self.listeners: list[Listener] = []  # live progress (progress.py), when it is drawn
         self.baseline: Scorecard | None = None
         if run.cfg.gates.baseline is not None:  # read before any item runs: a bad file stops the run here
             try:
@@ -64,6 +68,8 @@ class ScorecardPlugin:
             self.results[result.key] = result
             system = json.loads(payload["system"])
             self._used.setdefault(system["label"], system)
+            for listener in self.listeners:
+                listener(result, report, payload)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
