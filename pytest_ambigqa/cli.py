@@ -28,7 +28,7 @@ from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import safe_output
 from .protocols import suite_metrics
-from .report import compare, gates, pipeline, terminal
+from .report import ci, compare, gates, pipeline, terminal
 from .report.compare import parse_margins
 from .report.gates import parse_thresholds
 from .report.gold import reload
@@ -75,7 +75,7 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
         raise UsageError(f"shard {', '.join(missing)} missing: a merge needs every shard of the run")
 
 
-def merge(paths: list[Path], out: Path) -> int:
+def merge(paths: list[Path], out: Path, pr_comment: Path | None = None) -> int:
     cards = [_read(p) for p in paths]
     read = [Scorecard.from_json(card) for card in cards]
     _same(
@@ -155,8 +155,9 @@ def merge(paths: list[Path], out: Path) -> int:
     ]
     baseline, margins, unmet = _baseline(config, tuple(info), protocol)
     gold, absent = reload(card)
+    began = min((c.started for c in read if c.started), default=None)  # the first shard's start
     card = pipeline.gated(
-        dataclasses.replace(card, suites=suites, gold=gold, gold_absent=absent),
+        dataclasses.replace(card, suites=suites, gold=gold, gold_absent=absent, started=began),
         fail_under,
         config["gate"],
         config["max_error_rate"],
@@ -167,7 +168,7 @@ def merge(paths: list[Path], out: Path) -> int:
     )
     if unmet:
         card = dataclasses.replace(card, shortfalls=[*card.shortfalls, unmet])
-    problems = pipeline.write_reports(card, out)
+    problems = pipeline.write_reports(card, out) + ci.publish(card, pr_comment)
     print(safe_output("\n".join(terminal.scorecard(card))))
     failed_items = [
         r.key for r in card.results if r.status != "ok" or gates.item_shortfalls(r.scores, r.suite, item_min)
@@ -202,7 +203,13 @@ def _baseline(
         return None, (), unmet
 
 
-def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text: str | None) -> int:
+def compare_runs(
+    base_path: Path,
+    new_path: Path,
+    out: Path | None,
+    margins_text: str | None,
+    pr_comment: Path | None = None,
+) -> int:
     base, new = _card(base_path), _card(new_path)
     if out is not None:
         for path in (base_path, new_path):
@@ -228,6 +235,7 @@ def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text
     for line in shortfalls:
         print(safe_output(f"gate FAILED: {line}"))
     problems = pipeline.write_reports(card, out) if out is not None else []
+    problems += ci.publish(card, pr_comment)
     for problem in problems:
         print(safe_output(f"pytest-ambigqa compare: {problem}"), file=sys.stderr)
     if out is not None and not problems:
@@ -300,6 +308,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     for sub in (merge_parser, compare_parser):
         sub.add_argument(
+            "--pr-comment",
+            type=Path,
+            metavar="FILE",
+            help="write a short Markdown for a pull-request comment (as --ambig-pr-comment)",
+        )
+        sub.add_argument(
             "-p",
             dest="plugins",
             action="append",
@@ -312,8 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         unload = _load_plugins(args.plugins)
         if args.command == "compare":
-            return compare_runs(args.base, args.new, args.output, args.fail_if_worse)
-        return merge(args.scorecards, args.output)
+            return compare_runs(args.base, args.new, args.output, args.fail_if_worse, args.pr_comment)
+        return merge(args.scorecards, args.output, args.pr_comment)
     except AmbigQAError as exc:  # what the user gave; anything else is our bug, with its traceback
         print(f"pytest-ambigqa {args.command}: {exc}", file=sys.stderr)
         return 2
