@@ -1,13 +1,17 @@
-"""The ``pytest-ambigqa`` command: ``merge`` the shards of a run, ``compare`` two runs.
+"""The ``pytest-ambigqa`` command: ``merge`` the shards of a run, ``compare`` two runs,
+draw the ``history`` of many.
 
     pytest-ambigqa merge shard1/scorecard.json shard2/scorecard.json -o merged
     pytest-ambigqa compare base/scorecard.json new/scorecard.json [-o DIR] [--fail-if-worse M:X]
+    pytest-ambigqa history runs/ [more/scorecard.json ...] -o DIR
 
 ``merge`` puts the shards' per-item results back in file order and rebuilds the scorecard,
 intervals and gates exactly as one run over all items would build them: same numbers, same
 exit code (1 when a gate fails or an item errored, failed its --ambig-item-min or is missing).
 ``compare`` pairs the two runs item by item (report/compare.py); exit 1 when a
-``--fail-if-worse`` margin is crossed.
+``--fail-if-worse`` margin is crossed. ``history`` writes ``history.html`` over every
+scorecard.json named or found below a named directory (report/history.py); one it cannot
+read is named and skipped; none readable is exit 2.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ import pluggy
 from . import hookspecs
 from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
-from .output import safe_output
+from .output import safe_output, write_text
 from .protocols import suite_metrics
-from .report import ci, compare, gates, pipeline, terminal
+from .report import ci, compare, gates, history, pipeline, terminal
 from .report.compare import parse_margins
 from .report.gates import parse_thresholds
 from .report.gold import reload
@@ -243,6 +247,23 @@ def compare_runs(
     return 1 if shortfalls or problems else 0
 
 
+def history_page(paths: list[Path], out: Path) -> int:
+    runs, skipped = history.gather(paths)
+    for s in skipped:
+        print(safe_output(f"pytest-ambigqa history: skipped {s.path}: {s.reason}"), file=sys.stderr)
+    if not runs:
+        raise UsageError(f"no readable scorecard.json in {', '.join(map(str, paths))}")
+    page = out / history.FILENAME
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_text(page, history.render(runs, skipped))
+    except OSError as exc:
+        raise UsageError(f"-o {out}: could not write {history.FILENAME}: {exc}") from None
+    left = f", {len(skipped)} skipped" if skipped else ""
+    print(f"history of {len(runs)} runs written to {page}{left}")
+    return 0
+
+
 def _card(path: Path) -> Scorecard:
     try:
         return read_card(path)
@@ -306,6 +327,25 @@ def main(argv: list[str] | None = None) -> int:
         metavar="[SUITE:]METRIC:MARGIN,...",
         help="exit 1 if the 95%% interval of a change lies wholly below -MARGIN (printed scale)",
     )
+    history_parser = commands.add_parser(
+        "history", help="one page over many runs: trends with intervals, any two runs compared on a click"
+    )
+    history_parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="DIR_OR_FILE",
+        help="scorecard.json files, or directories to search",
+    )
+    history_parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    history_parser.add_argument(
+        "-p",
+        dest="plugins",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a plugin module whose pytest_ambigqa_* hooks add the suites and metrics its runs used",
+    )
     for sub in (merge_parser, compare_parser):
         sub.add_argument(
             "--pr-comment",
@@ -325,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     unload = lambda: None  # noqa: E731
     try:
         unload = _load_plugins(args.plugins)
+        if args.command == "history":
+            return history_page(args.paths, args.output)
         if args.command == "compare":
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse, args.pr_comment)
         return merge(args.scorecards, args.output, args.pr_comment)

@@ -180,13 +180,14 @@ class Scorecard:
         }
 
 
-def started_now() -> str:
-    """The time a run begins, as ``timing.started`` records it (UTC, to the second)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def utc_stamp(seconds: float | None = None) -> str:
+    """A time (now, by default) as ``timing.started`` records when a run began: UTC, to the
+    second, ISO 8601 (``2024-01-02T22:13:20Z``), so that such times sort as strings."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def _started(value: Any) -> str | None:
-    """``timing.started`` read back: a time as :func:`started_now` writes it, else unknown."""
+    """``timing.started`` read back: a time as :func:`utc_stamp` writes it, else unknown."""
     if isinstance(value, str) and _STARTED.fullmatch(value):
         return value
     return None

@@ -21,7 +21,7 @@ from ..errors import AmbigQAWarning, ScorecardError
 from ..output import safe_output
 from ..report import ci, pipeline, terminal
 from ..report.saved import read_card
-from ..report.scorecard import Scorecard, build, started_now
+from ..report.scorecard import Scorecard, build, utc_stamp
 from ..schema import ItemResult
 from ..store import FILE as STORE_FILE
 from .collection import ITEM_KEY, key_of
@@ -38,7 +38,7 @@ class ScorecardPlugin:
         self.expected: set[str] | None = None
         self._used: dict[str, dict[str, Any]] = {}
         self._started = time.time()
-        self._began = started_now()
+        self._began = utc_stamp()
         self.scorecard: Scorecard | None = None
         self._unmet: list[str] = []  # gates that cannot be evaluated, reports not written
         self._unreadable = 0  # stored answers that could not be read back (asked again)
