@@ -242,6 +242,13 @@ _OPTIONS = (
         "below -MARGIN (printed scale), i.e. the run is shown worse than the baseline by more than MARGIN",
     ),
     Option(
+        "--ambig-pr-comment",
+        "FILE",
+        "write a short Markdown for a pull-request comment into FILE: the gates, each suite's scores "
+        "and, with --ambig-baseline, the significant changes and worst regressions; no links; its "
+        "first line is a hidden marker a bot finds the comment by to update it",
+    ),
+    Option(
         "--ambig-retrieval-report",
         None,
         "report recall@k of each interpretation's gold passages, from the original question and "

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -109,6 +111,7 @@ class Scorecard:
     shortfalls: list[str] = field(default_factory=list)
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
     comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
+    started: str | None = None  # when the run began, ISO 8601 UTC: orders runs in a history
     # The items as the data file has them (question, gold), by key, for report.html's
     # drill-down; not written to scorecard.json, which holds results only.
     gold: Mapping[str, AmbigItem] = field(default_factory=dict, repr=False, compare=False)
@@ -131,6 +134,7 @@ class Scorecard:
             judge=data.get("judge"),
             shortfalls=list(data["gates"]["shortfalls"]),
             gates_deferred=data["gates"].get("deferred"),
+            started=_started((data.get("timing") or {}).get("started")),
         )
 
     def to_json(self, duration: float | None = None) -> dict[str, Any]:
@@ -172,8 +176,24 @@ class Scorecard:
             },
             "comparison": self.comparison.to_json() if self.comparison is not None else None,
             "items": [r.to_dict() for r in self.results],
-            "timing": {"duration": duration},
+            "timing": {"duration": duration, "started": self.started},
         }
+
+
+def utc_stamp(seconds: float | None = None) -> str:
+    """A time (now, by default) as ``timing.started`` records when a run began: UTC, to the
+    second, ISO 8601 (``2024-01-02T22:13:20Z``), so that such times sort as strings."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _started(value: Any) -> str | None:
+    """``timing.started`` read back: a time as :func:`utc_stamp` writes it, else unknown."""
+    if isinstance(value, str) and _STARTED.fullmatch(value):
+        return value
+    return None
+
+
+_STARTED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
 def _sections(card: SuiteCard) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Generator
 from typing import Any
 
 import pytest
@@ -151,13 +152,14 @@ class Runner:
             setattr(report, RESULT_ATTRIBUTE, item.stash[PAYLOAD_KEY])
         return report
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    @pytest.hookimpl(wrapper=True)  # before every session end, the scorecard's included
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None]:
         if self._pool is not None:
             self._pool.stop()  # -x, --maxfail, Ctrl-C: nothing new starts; stored answers stay
         if self.run.in_worker:  # what xdist hands the controller when this worker is done
             # workeroutput: set by xdist on its workers only
             session.config.workeroutput[UNREADABLE_OUTPUT] = self.evaluator.unreadable  # type: ignore[attr-defined]
+        return (yield)
 
     def close(self) -> None:
         """At unconfigure (Ctrl-C too): the answers still queued are written. Imports the
