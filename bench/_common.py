@@ -47,28 +47,33 @@ def _copy(record: dict, key: str, i: int) -> dict:
     return record
 
 
-def run_pytest(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+def run_pytest(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, terminal: bool = False
+) -> float:
     """Wall-clock seconds of one pytest process (asserting it succeeded).
 
     Measured as on a user's machine: Python's bytecode cache is left on (this sandbox sets
     PYTHONDONTWRITEBYTECODE=1, which makes pytest re-rewrite every plugin module in every
     process and run); Hypothesis's pytest plugin, there only because our test extra installs
     it, is not loaded, nor is pytest-asyncio's (deepeval's dependency); deepeval's own is kept
-    out by pytest-ambigqa.pth.
+    out by pytest-ambigqa.pth. ``terminal``: its output goes to a pseudo-terminal, as a user's
+    does (without ``-q``), not into a pipe.
     """
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
     quiet = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:asyncio"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", *quiet, "-q", *args],
-        cwd=cwd,
-        env={**environ, **(env or {})},
-        capture_output=True,
-        text=True,
-    )
+    command = [sys.executable, "-m", "pytest", *quiet, *([] if terminal else ["-q"]), *args]
+    environ |= env or {}
+    if terminal:
+        from fixtures.terminal import in_terminal
+
+        code, output = in_terminal(command, cwd, environ)
+    else:
+        proc = subprocess.run(command, cwd=cwd, env=environ, capture_output=True, text=True)
+        code, output = proc.returncode, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     elapsed = time.perf_counter() - started
-    if proc.returncode not in (0, 5):
-        raise SystemExit(f"pytest failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    if code not in (0, 5):
+        raise SystemExit(f"pytest failed ({code}):\n{output[-6000:]}")
     return elapsed
 
 

@@ -8,12 +8,20 @@ properties, the scorecard). Per item is pytest's whole test protocol for the ite
 (``_timing.py``: setup, call, teardown, reports), so start-up and the session's end are
 left out; the runs alternate and the medians of their per-item medians are compared.
 
+The plugin's run is also made with its output on a pseudo-terminal, as a user sees it, with
+the live status line (``--ambig-progress=on``) and without (``off``), in the same rounds:
+their ratio is what the line costs per item, by the median item and by the mean one (the mean
+holds the few items after which the line is drawn again, at most 4 a second, and its statistics
+computed again, at most once a second; the first item, which loads what the run needs, is left
+out of it).
+
     python bench/per_item.py [--items 1000] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import tempfile
 from pathlib import Path
@@ -56,26 +64,42 @@ def main() -> None:
         env = {
             "AMBIGQA_BENCH_TIMES": str(times),
             "AMBIGQA_BENCH_DATA": str(data),
-            "PYTHONPATH": f"{Path(__file__).parent}:{root}",
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(Path(__file__).parent), str(root), os.environ.get("PYTHONPATH")])
+            ),
         }
-        runs = {
-            "bare pytest test": ["-p", "_timing", "test_bare.py"],
-            "pytest-ambigqa": [
-                "-p", "_timing", "--ambig-suite=march", f"--ambig-data={data}",
-                "--ambig-system=bench_system:answer", f"--ambig-cache-dir={root / 'cache'}",
-            ],
-        }  # fmt: skip
+        ours = [
+            "-p", "_timing", "--ambig-suite=march", f"--ambig-data={data}",
+            "--ambig-system=bench_system:answer", f"--ambig-cache-dir={root / 'cache'}",
+        ]  # fmt: skip
+        runs = {  # name: (options, on a terminal)
+            "bare pytest test": (["-p", "_timing", "test_bare.py"], False),
+            "pytest-ambigqa": (ours, False),
+            "terminal, progress off": ([*ours, "--ambig-progress=off"], True),
+            "terminal, progress on": ([*ours, "--ambig-progress=on"], True),
+        }
         per_item: dict[str, list[float]] = {name: [] for name in runs}
-        for _ in range(args.rounds):
-            for name, options in runs.items():
-                run_pytest(options, root, env=env)
-                per_item[name].append(statistics.median(json.loads(times.read_text())) * 1000)
-        bare, ours = (statistics.median(per_item[name]) for name in runs)
+        mean: dict[str, list[float]] = {name: [] for name in runs}
+        for round_ in range(args.rounds):
+            order = list(runs) if round_ % 2 == 0 else list(reversed(runs))  # no place in a round favoured
+            for name in order:
+                options, terminal = runs[name]
+                run_pytest(options, root, env=env, terminal=terminal)
+                timed = json.loads(times.read_text())
+                per_item[name].append(statistics.median(timed) * 1000)
+                mean[name].append(statistics.mean(timed[1:]) * 1000)  # the first warms up
+        bare, plugin = (statistics.median(per_item[name]) for name in list(runs)[:2])
         print(f"{args.items} MARCH items, zero-latency system, per-item protocol, median of {args.rounds}:")
         for name, values in per_item.items():
             each = ", ".join(f"{v:.3f}" for v in values)
-            print(f"  {name:<18} {statistics.median(values):.3f} ms  ({each})")
-        print(f"  the plugin's own cost: {ours - bare:.3f} ms per item")
+            print(f"  {name:<24} {statistics.median(values):.3f} ms  ({each})")
+        print(f"  the plugin's own cost: {plugin - bare:.3f} ms per item")
+        for kind, values in (("median", per_item), ("mean", mean)):
+            rounds = zip(values["terminal, progress on"], values["terminal, progress off"], strict=True)
+            each = ", ".join(f"{a / b:.3f}" for a, b in rounds)
+            on, off = (statistics.median(values[f"terminal, progress {m}"]) for m in ("on", "off"))
+            ratio = f"on / off {on / off:.3f} ({on - off:+.3f} ms; by round {each})"
+            print(f"  the status line, {kind} item: {ratio}")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,17 @@
-"""The ``pytest-ambigqa`` command: ``merge`` the shards of a run, ``compare`` two runs.
+"""The ``pytest-ambigqa`` command: ``merge`` the shards of a run, ``compare`` two runs,
+draw the ``history`` of many.
 
     pytest-ambigqa merge shard1/scorecard.json shard2/scorecard.json -o merged
     pytest-ambigqa compare base/scorecard.json new/scorecard.json [-o DIR] [--fail-if-worse M:X]
+    pytest-ambigqa history runs/ [more/scorecard.json ...] -o DIR
 
 ``merge`` puts the shards' per-item results back in file order and rebuilds the scorecard,
 intervals and gates exactly as one run over all items would build them: same numbers, same
 exit code (1 when a gate fails or an item errored, failed its --ambig-item-min or is missing).
 ``compare`` pairs the two runs item by item (report/compare.py); exit 1 when a
-``--fail-if-worse`` margin is crossed.
+``--fail-if-worse`` margin is crossed. ``history`` writes ``history.html`` over every
+scorecard.json named or found below a named directory (report/history.py); one it cannot
+read is named and skipped; none readable is exit 2.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ import pluggy
 from . import hookspecs
 from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
-from .output import safe_output
+from .output import safe_output, write_text
 from .protocols import suite_metrics
-from .report import compare, gates, pipeline, terminal, view
+from .report import ci, compare, gates, history, pipeline, terminal, view
 from .report.gates import parse_margins, parse_thresholds
 from .report.gold import reload
 from .report.saved import read_card, read_scorecard
@@ -74,7 +78,7 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
         raise UsageError(f"shard {', '.join(missing)} missing: a merge needs every shard of the run")
 
 
-def merge(paths: list[Path], out: Path) -> int:
+def merge(paths: list[Path], out: Path, pr_comment: Path | None = None) -> int:
     cards = [_read(p) for p in paths]
     read = [Scorecard.from_json(card) for card in cards]
     _same(
@@ -135,7 +139,6 @@ def merge(paths: list[Path], out: Path) -> int:
         judge=cards[0].get("judge"),
         item_min=item_min,
         protocols=protocols,
-        steered=bool(config.get("steerability")),
     )
     fail_under = parse_thresholds(
         "--ambig-fail-under",
@@ -154,8 +157,9 @@ def merge(paths: list[Path], out: Path) -> int:
     ]
     baseline, margins, unmet = _baseline(config, tuple(info), protocol)
     gold, absent = reload(card)
+    began = min((c.started for c in read if c.started), default=None)  # the first shard's start
     card = pipeline.gated(
-        dataclasses.replace(card, suites=suites, gold=gold, gold_absent=absent),
+        dataclasses.replace(card, suites=suites, gold=gold, gold_absent=absent, started=began),
         fail_under,
         config["gate"],
         config["max_error_rate"],
@@ -167,7 +171,7 @@ def merge(paths: list[Path], out: Path) -> int:
     )
     if unmet:
         card = dataclasses.replace(card, shortfalls=[*card.shortfalls, unmet])
-    problems = pipeline.write_reports(card, out)
+    problems = pipeline.write_reports(card, out) + ci.publish(card, pr_comment)
     print(safe_output("\n".join(terminal.scorecard(card))))
     failed_items = [
         r.key for r in card.results if r.status != "ok" or gates.item_shortfalls(r.scores, r.suite, item_min)
@@ -202,7 +206,13 @@ def _baseline(
         return None, (), unmet
 
 
-def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text: str | None) -> int:
+def compare_runs(
+    base_path: Path,
+    new_path: Path,
+    out: Path | None,
+    margins_text: str | None,
+    pr_comment: Path | None = None,
+) -> int:
     base, new = _card(base_path), _card(new_path)
     if out is not None:
         for path in (base_path, new_path):
@@ -236,11 +246,29 @@ def compare_runs(base_path: Path, new_path: Path, out: Path | None, margins_text
     for line in shortfalls:
         print(safe_output(f"gate FAILED: {line}"))
     problems = pipeline.write_reports(card, out) if out is not None else []
+    problems += ci.publish(card, pr_comment)
     for problem in problems:
         print(safe_output(f"pytest-ambigqa compare: {problem}"), file=sys.stderr)
     if out is not None and not problems:
         print(f"comparison written to {out} (scorecard.json, scorecard.md and report.html of {new_path})")
     return 1 if shortfalls or problems else 0
+
+
+def history_page(paths: list[Path], out: Path) -> int:
+    runs, skipped = history.gather(paths)
+    for s in skipped:
+        print(safe_output(f"pytest-ambigqa history: skipped {s.path}: {s.reason}"), file=sys.stderr)
+    if not runs:
+        raise UsageError(f"no readable scorecard.json in {', '.join(map(str, paths))}")
+    page = out / history.FILENAME
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_text(page, history.render(runs, skipped))
+    except OSError as exc:
+        raise UsageError(f"-o {out}: could not write {history.FILENAME}: {exc}") from None
+    left = f", {len(skipped)} skipped" if skipped else ""
+    print(f"history of {len(runs)} runs written to {page}{left}")
+    return 0
 
 
 def _card(path: Path) -> Scorecard:
@@ -306,7 +334,32 @@ def main(argv: list[str] | None = None) -> int:
         metavar="[SUITE:]METRIC:MARGIN,...",
         help="exit 1 if the 95%% interval of a change lies wholly below -MARGIN (printed scale)",
     )
+    history_parser = commands.add_parser(
+        "history", help="one page over many runs: trends with intervals, any two runs compared on a click"
+    )
+    history_parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="DIR_OR_FILE",
+        help="scorecard.json files, or directories to search",
+    )
+    history_parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    history_parser.add_argument(
+        "-p",
+        dest="plugins",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a plugin module whose pytest_ambigqa_* hooks add the suites and metrics its runs used",
+    )
     for sub in (merge_parser, compare_parser):
+        sub.add_argument(
+            "--pr-comment",
+            type=Path,
+            metavar="FILE",
+            help="write a short Markdown for a pull-request comment (as --ambig-pr-comment)",
+        )
         sub.add_argument(
             "-p",
             dest="plugins",
@@ -319,9 +372,11 @@ def main(argv: list[str] | None = None) -> int:
     unload = lambda: None  # noqa: E731
     try:
         unload = _load_plugins(args.plugins)
+        if args.command == "history":
+            return history_page(args.paths, args.output)
         if args.command == "compare":
-            return compare_runs(args.base, args.new, args.output, args.fail_if_worse)
-        return merge(args.scorecards, args.output)
+            return compare_runs(args.base, args.new, args.output, args.fail_if_worse, args.pr_comment)
+        return merge(args.scorecards, args.output, args.pr_comment)
     except AmbigQAError as exc:  # what the user gave; anything else is our bug, with its traceback
         print(f"pytest-ambigqa {args.command}: {exc}", file=sys.stderr)
         return 2

@@ -62,6 +62,16 @@ _OPTIONS = (
         "the server of --ambig-llm-model (default: $OPENAI_BASE_URL, else OpenAI; key: $OPENAI_API_KEY)",
     ),
     Option("--ambig-llm-price", "IN,OUT", "$ per million prompt and completion tokens of --ambig-llm-model"),
+    Option(
+        "--ambig-llm-temperature",
+        "T",
+        "sampling temperature of every llm:<method> call (default: as the method's paper states)",
+    ),
+    Option(
+        "--ambig-llm-max-tokens",
+        "N",
+        "new-token limit of every llm:<method> call, 0 for none (default: as the method's paper states)",
+    ),
     Option("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", "300.0"),
     Option("--ambig-report", "DIR", "write scorecard.json, scorecard.md and report.html into DIR"),
     Option(
@@ -232,10 +242,25 @@ _OPTIONS = (
         "below -MARGIN (printed scale), i.e. the run is shown worse than the baseline by more than MARGIN",
     ),
     Option(
+        "--ambig-pr-comment",
+        "FILE",
+        "write a short Markdown for a pull-request comment into FILE: the gates, each suite's scores "
+        "and, with --ambig-baseline, the significant changes and worst regressions; no links; its "
+        "first line is a hidden marker a bot finds the comment by to update it",
+    ),
+    Option(
         "--ambig-retrieval-report",
         None,
         "report recall@k of each interpretation's gold passages, from the original question and "
         "from its clarified question",
+    ),
+    Option(
+        "--ambig-progress",
+        "MODE",
+        "one live status line under pytest's output (items, errors, elapsed, ETA, calls in flight, "
+        "each suite's headline metric with its interval, tokens and cost, the change against "
+        "--ambig-baseline): auto draws it on a terminal, not under -q or -s; on or off",
+        choices=("auto", "on", "off"),
     ),
 )
 OPTIONS: dict[str, Option] = {o.flag: o for o in _OPTIONS}

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_ambigqa.errors import PolicyError
 from pytest_ambigqa.metrics.interactive import reward, words
+from pytest_ambigqa.metrics.text import STOPWORDS
 from pytest_ambigqa.protocols.interactive import (
     COST_GRID,
     PLANS,
@@ -24,6 +25,7 @@ from pytest_ambigqa.protocols.interactive import (
     sequence,
     steerability,
 )
+from pytest_ambigqa.protocols.interactive.users import DO_NOT_KNOW, REPLY_WORDS, disambiguation, gives_away
 from pytest_ambigqa.schema import AmbigItem, Interpretation
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
@@ -129,14 +131,83 @@ class TellingUser(OfflineUser):
         return "I know it is 2 titles"
 
 
-def test_a_user_that_leaks_or_ignores_the_assistant_makes_the_episode_unscored():
+def test_a_user_that_leaks_makes_the_episode_unscored_one_that_ignores_the_assistant_is_counted():
     assert leaks("I mean the one where the answer is 2", ["2"]) and not leaks("men's basketball", ["2"])
     assert ignores("the answer is forty two", "42") and not ignores("forty two", "it is forty two")
     episode = Episode(ITEM.key, 0, True, ITEM.question, 2, 0.1)
     outcome, why, _ = play(ITEM, episode, clarify_then_answer, TellingUser())
     assert outcome is None and why == "the user's reply gives the answer away"
+    # The paper filters such rollouts from its training data only (sections 3.2, 4.2): scored, marked.
     outcome, why, _ = play(ITEM, episode, answer_first_gold, TellingUser())
-    assert outcome is None and why == "the user's final answer ignores the assistant's"
+    assert why is None and outcome.ignores and outcome.f1 > 0
+    outcome, _, _ = play(ITEM, episode, answer_first_gold)
+    assert not outcome.ignores
+
+
+def test_the_offline_user_replies_with_what_its_reading_adds_never_the_whole_reading():
+    user = OfflineUser()
+    replies = [user.reply(ITEM, Episode(ITEM.key, n, True, ITEM.question, 0, 0), "Which?") for n in (0, 1)]
+    assert replies == ["men's basketball", "women's basketball"]
+    ask = "When did the first harry potter come out?"
+    cases = {
+        "When did the first harry potter book come out in the uk?": "book in uk",  # in order
+        ask: DO_NOT_KNOW,  # the unambiguous query: the reading adds nothing
+        "The first harry potter, when did it come out?": DO_NOT_KNOW,  # reordered: nothing added
+        "When did the first harry potter come out of the?": DO_NOT_KNOW,  # stopwords only
+        "When did the first harry potter come out, in 1997 or in 2001 or in 2005 or later?": (
+            "in 1997 or in 2001 or in 2005"  # at most REPLY_WORDS words
+        ),
+        "Lisa Fischer": "Lisa",  # a condition sharing no word with the question: never all of it
+        "1997": DO_NOT_KNOW,  # nothing left once the whole is withheld
+    }
+    for reading, expected in cases.items():
+        got = disambiguation(reading, ask)
+        assert got == expected, (reading, got)
+        assert not gives_away(got, reading)
+    assert len(disambiguation(" ".join(f"w{n}" for n in range(30)), ask).split()) == REPLY_WORDS
+
+
+WORDS = st.sampled_from(["the", "of", "in", "uk", "book", "Book,", "film", "1997", "x-ray", "know", "?"])
+
+
+@given(st.lists(WORDS | st.text(min_size=1, max_size=6), max_size=12), st.text(max_size=60))
+def test_the_offline_users_reply_never_contains_the_whole_reading(reading_words, question):
+    reading = " ".join(reading_words)
+    reply = disambiguation(reading, question)
+    assert not gives_away(reply, reading)
+    assert len(reply.split()) <= REPLY_WORDS
+    if reply not in (DO_NOT_KNOW, "?"):  # something that reads: not stopwords alone
+        assert any("".join(c for c in w.casefold() if c.isalnum()) not in STOPWORDS for w in reply.split())
+
+
+def _every_episode_reply(items):
+    user = OfflineUser()
+    for episode in episodes(items, [(0, 0)]):
+        item = next(i for i in items if i.key == episode.item)
+        reading = item.interpretations[episode.interpretation]
+        whole = reading.question or reading.condition
+        reply = user.reply(item, episode, "Which one do you mean?")
+        yield whole, reply
+
+
+@pytest.mark.parametrize("suite", ["march", "condambigqa", "asqa"])
+def test_no_reply_of_the_offline_user_gives_a_bundled_samples_reading_away(suite):
+    items = SUITES[suite].load(None, LoadOptions()).items
+    checked = 0
+    for whole, reply in _every_episode_reply(items):
+        assert reply and not gives_away(reply, whole), (whole, reply)
+        checked += 1
+    assert checked >= len(items)
+
+
+@pytest.mark.parametrize(
+    ("suite", "path"),
+    [("asqa", "asqa/asqa_dev_sample40.jsonl"), ("condambigqa", "condambigqa/condambigqa_sample20.json")],
+)
+def test_no_reply_of_the_offline_user_gives_a_real_samples_reading_away(shared_data, suite, path):
+    items = SUITES[suite].load(shared_data / path, LoadOptions()).items
+    for whole, reply in _every_episode_reply(items):
+        assert reply and not gives_away(reply, whole), (whole, reply)
 
 
 def test_the_budget_allows_one_clarification_then_forbids_it():

@@ -26,6 +26,7 @@ COSTS = "0:0.1,20:0.1,0:5,20:5"
 # and obeys the actions a turn allows, so the forced-action policies can be played with it.
 POLICIES = """
 import os
+import re
 
 CALLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.txt")
 
@@ -35,12 +36,21 @@ def _log():
         f.write("x\\n")
 
 
-def _reading(item, history):
-    reply = history[-1]["answer"] if history else None
-    return next((i for i in item.interpretations if (i.question or i.condition) == reply), None)
+def _words(text):
+    return set(re.findall(r"\\w+", text.lower()))
 
 
-def _act(item, history, actions, wants):
+# The reading the user means: the one asked (an unambiguous query), else the one whose words
+# the user's reply (the words its reading adds to the question) shares most.
+def _reading(item, question, history):
+    asked = next((i for i in item.interpretations if i.question == question), None)
+    if asked is not None or not history:
+        return asked
+    said = _words(history[-1]["answer"])
+    return max(item.interpretations, key=lambda i: len(said & _words(i.question or i.condition)))
+
+
+def _act(item, history, actions, wants, question=""):
     _log()
     action = wants if wants in actions else actions[0]
     if action == "clarify":
@@ -48,7 +58,7 @@ def _act(item, history, actions, wants):
     if action == "multi-answer":
         lines = [f"{i.question or i.condition}: {i.short_answers[0]}" for i in item.interpretations]
         return {"action": "multi-answer", "text": "\\n".join(lines)}
-    reading = _reading(item, history) or item.interpretations[0]
+    reading = _reading(item, question, history) or item.interpretations[0]
     return {"action": "answer", "text": reading.short_answers[0]}
 
 
@@ -58,21 +68,34 @@ def answer_first(question, item):
 
 
 def clarify(question, history, actions, item):
-    return _act(item, history, actions, "clarify")
+    return _act(item, history, actions, "clarify", question)
 
 
 def flat(question, history, alpha, beta, actions, item):
-    return _act(item, history, actions, "clarify")
+    return _act(item, history, actions, "clarify", question)
 
 
 def follows(question, history, alpha, beta, actions, item):
-    return _act(item, history, actions, "clarify" if alpha < 10 else "answer")
+    return _act(item, history, actions, "clarify" if alpha < 10 else "answer", question)
+
+
+def my_model(question, history):
+    return "2"
+
+
+# README's example policy, as written there: it does not look at what a forced turn allows.
+def readme(question, history, alpha, beta, actions, retriever=None):
+    if "clarify" in actions and alpha < 5:
+        return {"action": "clarify", "text": "Which one do you mean?"}
+    if "multi-answer" in actions and beta < 1:
+        return {"action": "multi-answer", "text": "Men's: 2\\nWomen's: none"}
+    return my_model(question, history)  # a str is an answer
 
 
 def rude(question, history, actions, item):
     if item.id.startswith("sem-01-"):
         return {"action": "clarify", "text": "again?"} if history else {"action": "dance", "text": "x"}
-    return _act(item, history, actions, "answer")
+    return _act(item, history, actions, "answer", question)
 """
 
 
@@ -121,7 +144,7 @@ def test_an_answer_policy_gets_f1_100_on_the_first_readings_episodes_less_beta_p
     result, card = run(policies, "answer_first")
     episodes_run = len(episodes(MARCH, COST_GRID))
     result.assert_outcomes(passed=episodes_run)
-    rewards = []
+    rewards: dict[tuple, list[float]] = {}  # by query and cost pair: each query weighs the same
     for item in card["items"]:
         e = item["details"]["episode"]
         answer = gold(e["item"], 0)[0]
@@ -132,9 +155,13 @@ def test_an_answer_policy_gets_f1_100_on_the_first_readings_episodes_less_beta_p
         assert item["scores"]["reward"] == pytest.approx(expected)
         assert item["scores"]["episode_f1"] == pytest.approx(expected_f1 / 100)
         assert item["details"]["sequence"] == "QAF" and item["scores"]["clarify_rate"] == 0
-        rewards.append(expected)
+        rewards.setdefault((e["query"], e["alpha"], e["beta"]), []).append(expected)
     (suite,) = card["suites"]
-    assert suite["metrics"]["reward"]["mean"] == pytest.approx(sum(rewards) / len(rewards))
+    per_query = [sum(r) / len(r) for r in rewards.values()]
+    assert suite["metrics"]["reward"]["mean"] == pytest.approx(sum(per_query) / len(per_query))
+    plain = [r for group in rewards.values() for r in group]
+    assert suite["metrics"]["reward"]["mean"] != pytest.approx(sum(plain) / len(plain))  # not per reading
+    assert suite["metrics"]["reward"]["n"] == episodes_run  # n still counts episodes
     assert suite["metrics"]["clarify_rate"]["mean"] == 0
     assert [s["name"] for s in suite["slices"]] == ["ambiguous", "unambiguous"]
     assert suite["interactive"]["sequences"]["all"] == {"QAF": episodes_run}
@@ -207,12 +234,48 @@ def test_steerability_tells_a_policy_that_follows_the_costs_from_a_flat_one(poli
     assert "--ambig-steerability" in plain_card["suites"][0]["interactive"]["reference"]["reason"]
 
 
+@pytest.mark.parametrize("system", ["readme", "follows"])
+def test_every_reference_row_is_over_the_same_episodes_and_the_oracle_is_never_below_one(policies, system):
+    _, card = run(policies, system, f"--ambig-costs={COSTS}", "--ambig-steerability")
+    (suite,) = card["suites"]
+    reference = suite["interactive"]["reference"]
+    rows = reference["policies"]
+    assert list(rows) == ["ANSWER", "CLARIFY", "MULTI-ANSWER", "CLARIFY-AND-MA", "ORACLE"]
+    left_out = sum(reference["left_out"].values())
+    episodes_in = {s["name"]: s["items"] for s in suite["slices"]}
+    assert sum(rows["ANSWER"][split]["episodes"] for split in rows["ANSWER"]) + left_out == suite["items"]
+    for split in ("ambiguous", "unambiguous"):
+        assert len({row[split]["episodes"] for row in rows.values()}) == 1  # the same n in every row
+        assert rows["ANSWER"][split]["episodes"] <= episodes_in[split]
+        for name, row in rows.items():
+            assert rows["ORACLE"][split]["reward"] >= row[split]["reward"] - 1e-9, name
+    errors = {name: sum(row[split]["errors"] for split in row) for name, row in rows.items()}
+    if system == "readme":  # forced to clarify at alpha 20, or to list readings at beta 5, it answers
+        assert errors["ANSWER"] == 0 and errors["CLARIFY"] > 0 and errors["MULTI-ANSWER"] > 0
+        floors = {(f["alpha"], f["beta"]): f["reward"] for f in suite["interactive"]["error_rewards"]}
+        for item in card["items"]:  # a crash never beats an answer at its costs
+            e = item["details"]["episode"]
+            floor = floors[(e["alpha"], e["beta"])]
+            played = [p["reward"] for p in item["details"]["forced"].values() if "reward" in p]
+            assert all(reward >= floor for reward in played + [item["scores"]["reward"]])
+    else:
+        assert set(errors.values()) == {0}
+    markdown = (policies.path / "report" / "scorecard.md").read_text()
+    assert "| policy | ambig. n | ambig. errors | ambig. reward | ambig. F1 | unambig. n |" in markdown
+    page = (policies.path / "report" / "report.html").read_text()
+    assert "ambig. errors" in page and "hindsight-best oracle" in page
+
+
 def test_a_bad_turn_errors_only_its_own_episode(policies):
     result, card = run(policies, "rude", "--ambig-costs=0:0.1")
     bad = [i for i in card["items"] if i["status"] == "error"]
     assert bad and all(i["item_id"].startswith("sem-01-") for i in bad)
     assert "system returned action 'dance'" in bad[0]["error"]
-    assert bad[0]["scores"] == {"reward": 0.0, "episode_f1": 0.0}  # in the denominator as 0
+    # In the denominator, at F1 0 and the worst reward scored at its costs (or a wrong one-word
+    # answer's, -alpha x budget - beta, were that lower): a crash never beats an answer.
+    floor = min([-0.1] + [i["scores"]["reward"] for i in card["items"] if i["status"] == "ok"])
+    assert bad[0]["scores"] == {"reward": floor, "episode_f1": 0.0}
+    assert card["suites"][0]["interactive"]["error_rewards"] == [{"alpha": 0, "beta": 0.1, "reward": floor}]
     assert all(i["status"] == "ok" and "reward" in i["scores"] for i in card["items"] if i not in bad)
     result.assert_outcomes(passed=len(card["items"]) - len(bad), errors=len(bad))
 
@@ -238,6 +301,18 @@ def test_xdist_resume_shards_and_merge_give_the_same_numbers(policies, capsys):
     assert cli(["merge", *shards, "-o", str(policies.path / "merged")]) == 0, capsys.readouterr().err
     merged = json.loads((policies.path / "merged" / "scorecard.json").read_text())
     assert numbers(merged) == numbers(serial)
+
+
+def test_a_comparison_of_two_interactive_runs_weighs_queries_as_the_scorecards_do(policies):
+    _, base = run(policies, "answer_first", f"--ambig-costs={COSTS}", report="base")
+    _, new = run(policies, "clarify", f"--ambig-costs={COSTS}", "--ambig-baseline=base/scorecard.json")
+    rows = {(r["slice"], r["metric"]): r for r in new["comparison"]["rows"]}
+    for metric in ("reward", "episode_f1"):
+        row = rows[("all", metric)]
+        assert row["base"] == pytest.approx(base["suites"][0]["metrics"][metric]["mean"])
+        assert row["new"] == pytest.approx(new["suites"][0]["metrics"][metric]["mean"])
+        for part in new["suites"][0]["slices"]:
+            assert rows[(part["name"], metric)]["new"] == pytest.approx(part["metrics"][metric]["mean"])
 
 
 def test_gates_read_the_episode_metrics(policies):
@@ -406,6 +481,47 @@ def test_the_forced_reference_policies_take_their_actions(pytester, chat_server,
     single.assert_outcomes(passed=3)
 
 
+@pytest.mark.parametrize(
+    ("suite", "evidence", "shown"),
+    [
+        ("march", "retrieved", 10),
+        ("condambigqa", "given", None),
+    ],  # open retrieval: top 10; else the fragments
+)
+def test_prompted_cot_thinks_first_and_every_policy_reads_the_evidence(
+    pytester, chat_server, suite, evidence, shown
+):
+    pytester.makeconftest(GUARD)
+    result = pytester.runpytest(
+        f"--ambig-suite={suite}",
+        "--ambig-protocol=interactive",
+        "--ambig-costs=0:0.1,20:5",
+        "--ambig-limit=2",
+        "--ambig-system=llm:policy-cot",
+        "--ambig-llm-model=policy-m",
+        f"--ambig-llm-base-url={chat_server.url}",
+        "--ambig-steerability",
+        "--ambig-cache-dir=cache",
+        "--ambig-report=report",
+    )
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text())
+    result.assert_outcomes(passed=len(card["items"]))
+    asked = [b["messages"] for b in chat_server.requests if b["model"] == "policy-m"]
+    assert asked and all("think it through" in m[0]["content"] for m in asked)
+    assert all('"thought"' in m[-1]["content"] for m in asked)
+    # Every turn, forced ones too, reads the evidence the single-shot methods read.
+    assert all(m[-1]["content"].startswith("Passages:\n[") for m in asked)
+    prompts = "\n".join(m[-1]["content"] for m in asked)
+    for item in card["items"]:
+        metadata = item["answer"]["metadata"]
+        assert metadata["method"] == "policy-cot" and metadata["thought"].startswith("alpha ")
+        assert metadata["evidence"] == evidence and metadata["retrieved"]
+        assert shown is None or len(metadata["retrieved"]) == shown
+        assert all(f"[{pid}] " in prompts for pid in metadata["retrieved"])
+    rates = {(r["alpha"], r["beta"]): r["clarify_rate"] for r in card["suites"][0]["interactive"]["costs"]}
+    assert rates[(0, 0.1)] == 1 and rates[(20, 5)] == 0
+
+
 def test_selected_metrics_missing_episodes_and_single_shot_rows_stay_apart(policies):
     result, card = run(policies, "clarify", f"--ambig-costs={COSTS}", "--ambig-metrics=clarify_rate")
     (suite,) = card["suites"]
@@ -425,3 +541,31 @@ def test_selected_metrics_missing_episodes_and_single_shot_rows_stay_apart(polic
     )
     rescore = policies.runpytest("--ambig-rescore=report/scorecard.json")
     rescore.stderr.fnmatch_lines(["ERROR: --ambig-rescore replays single-shot answers; an interactive*"])
+
+
+def test_an_errored_episode_keeps_the_calls_of_its_turns(pytester, chat_server):
+    """A reference policy whose model never gives a usable reply errors each episode; each
+    keeps what its calls cost and the last reply, and the cost line counts them (issue 25)."""
+    pytester.makeconftest(GUARD)
+    chat_server.faults = ["invalid"] * 10_000
+    result = pytester.runpytest(
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        "--ambig-costs=0:0.1",
+        "--ambig-limit=2",
+        "--ambig-system=llm:policy",
+        "--ambig-llm-model=policy-m",
+        f"--ambig-llm-base-url={chat_server.url}",
+        "--ambig-llm-price=1,2",
+        "--ambig-cache-dir=cache",
+        "--ambig-report=report",
+    )
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text())
+    assert card["items"] and all(item["status"] == "error" for item in card["items"])
+    for item in card["items"]:
+        calls = item["details"]["calls"]
+        assert calls["requests"] >= 1 and calls["cost"] > 0 and calls["last_reply"] == "this is not JSON"
+    assert card["system"]["model_calls"]["errored"] == len(card["items"])
+    result.stdout.fnmatch_lines(
+        [f"*over {len(card['items'])} items (0 answered, {len(card['items'])} errored)"]
+    )

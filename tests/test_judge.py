@@ -166,6 +166,27 @@ def test_schema_violations_are_asked_again():
     assert parse_json('```json\n{"a": 1}\n```') == {"a": 1}
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"a": 1}',
+        '```json\n{"a": 1}\n```',
+        'Sure! Here it is:\n```JSON\n{"a": 1}\n```\nAnything else?',
+        'Here is my reply: {"a": 1} I hope it helps.',
+        '<think>\nthey want {an object}\n</think>\n{"a": 1}',
+        'Not this {broken, but this: {"a": 1}',
+    ],
+)
+def test_replies_are_read_whatever_wraps_them(content):
+    assert parse_json(content) == {"a": 1}
+
+
+def test_a_reply_without_a_json_object_is_not_json():
+    for content in ("The answer is Paris.", "<think>{}</think>", "[1, 2"):
+        with pytest.raises(ValueError):
+            parse_json(content)
+
+
 def test_cost_is_summed_from_token_usage(chat_server, tmp_path):
     usage = Usage()
     ask(client(chat_server, tmp_path, price_in=2.0, price_out=10.0), usage)

@@ -275,7 +275,7 @@ def test_gold_conditions_setting(pytester, chat_server):
         (["--ambig-judge=m", "--ambig-judge-price=1"], "ERROR: --ambig-judge-price: expected IN,OUT*"),
         (
             ["--ambig-condambigqa-setting=closed"],
-            "ERROR: --ambig-condambigqa-setting: 'closed' is not one of*",
+            "ERROR: --ambig-condambigqa-setting: 'closed' is not a CondAmbigQA setting (valid: main, *",
         ),
         (
             ["--ambig-item-min=dr=0.5"],

@@ -1,14 +1,19 @@
 """The papers' reference methods (``--ambig-system=llm:<method>``) end to end, against a real
 OpenAI-compatible server on 127.0.0.1 that plays a small scripted model
-(``fixtures.servers.scripted_model``): what each method asks, in which order, and what its
+(``fixtures.servers.scripted_model``) and records every request: what each method asks, in
+which order, with which decoding and retrieval depth (held to the README's table), how it
+meets servers that answer in prose, take only JSON mode or take a JSON schema, and what its
 answers and the scorecard record."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
-from pytest_ambigqa.baselines.llm import METHODS, POLICIES
+from pytest_ambigqa.baselines.llm import DECODING, METHODS, POLICIES
+from pytest_ambigqa.baselines.llm.planned import kept_nodes, top_queries
 
 from fixtures.network import GUARD
 from fixtures.process import ambig_run
@@ -17,6 +22,8 @@ from pytest_ambigqa.suites import SUITES, LoadOptions
 
 SUITE_NAMES = ("march", "condambigqa", "asqa")
 ITEMS = sum(len(SUITES[s].load(None, LoadOptions()).items) for s in SUITE_NAMES)
+MARCH_QUESTIONS = [i.question for i in SUITES["march"].load(None, LoadOptions()).items]
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def run(pytester: pytest.Pytester, server, method: str, *args: str, suites: str = ",".join(SUITE_NAMES)):
@@ -29,6 +36,8 @@ def run(pytester: pytest.Pytester, server, method: str, *args: str, suites: str 
         f"--ambig-llm-base-url={server.url}",
         "--ambig-llm-price=1,2",
         "--ambig-cache-dir=cache",
+        "-p",
+        "no:randomly",
         *args,
     )
 
@@ -37,23 +46,144 @@ def user_prompts(server) -> list[str]:
     return [body["messages"][-1]["content"] for body in server.requests]
 
 
+def steps_of(item: dict) -> list[str]:
+    return [s["step"] for s in item["answer"]["metadata"]["llm"]["steps"]]
+
+
+# -- the README's table of steps, top-k, budget and decoding -----------------------------------
+
+
+def readme_table() -> dict[str, dict[str, str]]:
+    """The README's table of the ``llm:`` methods: per method, its steps, top-k, budget and
+    decoding cells."""
+    text = README.read_text(encoding="utf-8")
+    head = "| `--ambig-system=` | steps, each with the paper section it follows |"
+    rows = text[text.index(head) :].split("\n\n", 1)[0].splitlines()[2:]
+    table = {}
+    for row in rows:
+        names, steps, top_k, budget, decoding = (c.strip() for c in row.strip("|").split(" | "))
+        for name in re.findall(r"`llm:([a-z-]+)`", names):
+            table[name] = {"steps": steps, "top_k": top_k, "budget": budget, "decoding": decoding}
+    return table
+
+
+TABLE = readme_table()
+
+
+def step_patterns(cell: str) -> list[re.Pattern]:
+    """The cell's steps, in order: each backticked name, ``N``, ``R`` and ``T`` standing for
+    numbers."""
+    return [
+        re.compile(re.sub(r"\b[NRT]\b", r"\\d+", re.escape(name).replace(r"\ ", " ")) + "$")
+        for name in re.findall(r"`([^`]+)`", cell)
+    ]
+
+
+def first_number(cell: str) -> int | None:
+    found = re.match(r"\D*?(\d+)", cell)
+    return int(found.group(1)) if found else None
+
+
+def passage_blocks(prompt: str) -> list[int]:
+    """How many passages each block of search results in a prompt lists (an ReAct
+    observation, or the passages one step reads); the per-reading blocks of a final answer
+    are unions, not one search's results, and are left out."""
+    counts = []
+    for block in re.split(r"(?:Observation|Passages):\n", prompt)[1:]:
+        counts.append(len(re.findall(r"^\[[^\]]+\] ", block.split("\n\n", 1)[0], re.M)))
+    return counts
+
+
+# What each method's budget bounds, read from an answered item: (the bounded number, whether
+# the scripted model, which searches whenever it may, meets it exactly).
+BUDGETS = {
+    "closed-book": lambda meta, steps: (len(steps), True),
+    "cot": lambda meta, steps: (len(steps), True),
+    "naive-rag": lambda meta, steps: (len(steps), True),
+    "cot-rag": lambda meta, steps: (len(steps), True),
+    "condambigqa": lambda meta, steps: (len(steps), True),
+    "condambigqa-no-conditions": lambda meta, steps: (len(steps), True),
+    "react": lambda meta, steps: (len(meta["searches"]), True),
+    "diva": lambda meta, steps: (len(meta["readings"]), False),
+    "clarion": lambda meta, steps: (max(int(s.split(".")[1]) for s in steps if s.startswith("act")), True),
+    "clarion-no-clarification": lambda meta, steps: (
+        max(int(s.split(".")[1]) for s in steps if s.startswith("act")),
+        True,
+    ),
+    "clarion-no-detection": lambda meta, steps: (
+        max(int(s.split(".")[1]) for s in steps if s.startswith("act")),
+        True,
+    ),
+    "treerare": lambda meta, steps: (max(len(q) for q in meta["queries"]), True),
+}
+
+
+def test_the_readme_table_has_one_row_per_method():
+    assert set(TABLE) == set(METHODS)
+    for method, row in TABLE.items():
+        assert step_patterns(row["steps"]), method
+        assert re.search(r"\((MARCH|TreeRare|CondAmbigQA|Berant)", row["steps"]), method  # a section cited
+        sent = DECODING[method].params()
+        assert f"temperature {sent['temperature']:g}, " in row["decoding"]
+        limit = f"at most {sent['max_tokens']} new tokens" if "max_tokens" in sent else "no token limit"
+        assert limit in row["decoding"], method
+
+
 @pytest.mark.parametrize("method", [m for m in METHODS if m not in POLICIES])
-def test_every_method_answers_every_sample_and_says_what_it_cost(pytester, chat_server, method):
+def test_every_method_answers_every_sample_as_the_readme_table_says(pytester, chat_server, method):
     result, card = run(pytester, chat_server, method)
     result.assert_outcomes(passed=ITEMS)
+    row = TABLE[method]
     answers = [item["answer"] for item in card["items"]]
     assert all(a["metadata"]["method"] == method and a["metadata"]["llm"]["calls"] >= 1 for a in answers)
-    assert all(isinstance(a["is_ambiguous"], bool) for a in answers)  # the detection metric is exercised
     assert all(a["metadata"]["llm"]["fingerprints"] == ["fp_local"] for a in answers)
+    # the steps: each one of the table's, first met in the table's order
+    patterns = step_patterns(row["steps"])
+    for item in card["items"]:
+        order = []
+        for step in steps_of(item):
+            matched = [n for n, p in enumerate(patterns) if p.match(step)]
+            assert matched, f"{method}: step {step!r} is not in the README's table"
+            order.append(matched[0])
+        first_met = list(dict.fromkeys(order))
+        assert first_met == sorted(first_met), (method, steps_of(item))
+    # the budget
+    budget = first_number(row["budget"])
+    for item in card["items"]:
+        meta = item["answer"]["metadata"]
+        used, exact = BUDGETS[method](meta, steps_of(item))
+        assert used == budget if exact else used <= budget, (method, used, budget)
+    # the decoding, on every request
+    sent = DECODING[method].params()
+    for body in chat_server.requests:
+        assert body["temperature"] == sent["temperature"] and body.get("max_tokens") == sent.get("max_tokens")
+    assert all(a["metadata"]["llm"]["decoding"] == sent for a in answers)
+    # the retrieval depth, on MARCH (no passages handed over: every passage block is a search's)
+    k = first_number(row["top_k"])
+    march = [p for p in user_prompts(chat_server) if any(f"Question: {q}" in p for q in MARCH_QUESTIONS)]
+    blocks = [n for p in march for n in passage_blocks(p)]
+    if k is None:
+        assert blocks == []
+    elif method == "treerare":  # a node reads the union of its queries' top 15
+        assert blocks and all(k <= n <= 3 * k for n in blocks)
+    else:
+        assert blocks and set(blocks) == {k}, (method, set(blocks))
+    # what the scorecard says of the calls
     calls = card["system"]["model_calls"]
     assert calls["method"] == method and calls["model"] == "scripted-m" and calls["items"] == ITEMS
     assert calls["cost"] > 0 and calls["prompt_tokens_per_item"] > 0
+    assert calls["structured_output"] == ["json_schema"] and calls["prose_answers"] == 0
+    assert all((b.get("response_format") or {}).get("type") == "json_schema" for b in chat_server.requests)
     result.stdout.fnmatch_lines(
         [
-            f"  model calls (llm:{method}, scripted-m): per item * calls (0.0 from llm.sqlite), * tokens in *, $*"
+            f"  model calls (llm:{method}, scripted-m): per item * calls (0.0 from llm.sqlite), * tokens in *, $*",
+            f"  structured output: json_schema; answers in prose (the long answer alone): 0 of {ITEMS} answered",
         ]
     )
-    assert card["system"]["label"].startswith(f"llm:{method} (scripted-m at http://127.0.0.1:")
+    label = card["system"]["label"]
+    assert label.startswith(f"llm:{method} (scripted-m at http://127.0.0.1:")
+    assert f"temperature {sent['temperature']:g}, " in label and DECODING[method].source in label
+    assert ("Stanza" in label) == (method == "treerare")
     for path in pytester.path.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
@@ -136,7 +266,7 @@ def test_closed_book_and_cot_read_no_passages(pytester, chat_server):
     run(pytester, chat_server, "closed-book", suites="march")
     run(pytester, chat_server, "cot", "--ambig-cache-dir=cache2", suites="march")
     prompts = user_prompts(chat_server)
-    assert len(prompts) == 2 * len(SUITES["march"].load(None, LoadOptions()).items)
+    assert len(prompts) == 2 * len(MARCH_QUESTIONS)
     assert not any("Passages:" in p for p in prompts)
     assert sum('"reasoning"' in p for p in prompts) == len(prompts) // 2
 
@@ -156,28 +286,53 @@ def test_naive_rag_reads_the_fragments_condambigqa_hands_over(pytester, chat_ser
     assert {item["answer"]["metadata"]["evidence"] for item in card["items"]} == {"given"}
 
 
-def test_react_searches_until_its_budget_then_must_answer(pytester, chat_server):
+def test_react_searches_until_its_budget_then_answers_with_its_own_action(pytester, chat_server):
     result, card = run(pytester, chat_server, "react", suites="march")
     items = len(card["items"])
     for item in card["items"]:
         meta = item["answer"]["metadata"]
-        steps = [s["step"] for s in meta["llm"]["steps"]]
-        assert steps == ["act 1", "act 2", "act 3", "act 4", "act 5", "answer (forced at the budget)"]
+        assert steps_of(item) == [
+            "act 1",
+            "act 2",
+            "act 3",
+            "act 4",
+            "act 5",
+            "answer (forced at the budget)",
+        ]
         assert meta["forced_answer"] is True and len(meta["searches"]) == 5
+        assert item["answer"]["text"].endswith("]")  # the ANSWER action's text, citing passages
+        assert item["answer"]["citations"] and set(item["answer"]["citations"]) <= set(meta["retrieved"])
+        assert item["answer"]["is_ambiguous"] is None  # an answer in text reports no detection
     prompts = user_prompts(chat_server)
-    assert len(prompts) == 6 * items
-    assert sum("Turns left: 0" in p for p in prompts) == 0  # no sixth turn is offered
-    assert sum("Observation:" in p for p in prompts) > 0
+    assert len(prompts) == 6 * items  # no separate read over the passages seen
+    forced = [p for p in prompts if "Allowed actions: answer\n" in p]
+    assert len(forced) == items and all("Searches left: 0" in p for p in forced)
+    detected = card["suites"][0]["metrics"]["ambiguity_detected"]
+    assert detected["n"] == 0 and detected["reason"] == "the system does not report is_ambiguous"
+
+
+def test_an_agent_that_answers_early_answers_with_that_action(pytester, local_server):
+    def reply(path, body):
+        prompt = body["messages"][-1]["content"]
+        data = scripted_model(prompt)
+        if "Searches left: 3" in prompt:
+            data = {"thought": "enough", "action": "answer", "query": "", "answer": "Early. [x]"}
+        return 200, completion(json.dumps(data))
+
+    server = local_server(reply)
+    server.url += "/v1"
+    result, card = run(pytester, server, "react", suites="march")
+    for item in card["items"]:
+        assert steps_of(item) == ["act 1", "act 2", "act 3"]
+        assert item["answer"]["text"] == "Early. [x]" and item["answer"]["metadata"]["forced_answer"] is False
 
 
 def test_a_reply_the_model_cannot_get_right_is_that_items_error_naming_method_and_step(pytester, chat_server):
-    chat_server.faults = ["invalid"] * 3  # the first item's answer step, and both re-asks
-    result, card = run(pytester, chat_server, "naive-rag", "-p", "no:randomly", suites="march")
+    chat_server.faults = ["invalid"] * 3  # the first item's first action, and both re-asks
+    result, card = run(pytester, chat_server, "react", suites="march")
     result.assert_outcomes(passed=len(card["items"]) - 1, errors=1)
     (failed,) = [item for item in card["items"] if item["status"] == "error"]
-    assert failed["error"].startswith(
-        "llm:naive-rag, step answer: model reply still unusable after 3 attempts"
-    )
+    assert failed["error"].startswith("llm:react, step act 1: model reply still unusable after 3 attempts")
 
 
 def test_methods_run_under_xdist_and_with_concurrency(pytester, chat_server):
@@ -186,6 +341,7 @@ def test_methods_run_under_xdist_and_with_concurrency(pytester, chat_server):
     )
     result.assert_outcomes(passed=len(card["items"]))
     assert card["system"]["model_calls"]["calls_per_item"] == 6.0
+    assert card["system"]["model_calls"]["structured_output"] == ["json_schema"]
 
 
 def test_llm_systems_need_a_model_and_a_known_method(pytester, chat_server):
@@ -201,17 +357,20 @@ def test_llm_systems_need_a_model_and_a_known_method(pytester, chat_server):
     )
 
 
-def steps_of(item: dict) -> list[str]:
-    return [s["step"] for s in item["answer"]["metadata"]["llm"]["steps"]]
-
-
-def test_clarion_plans_before_it_retrieves_then_acts_per_reading(pytester, chat_server):
+def test_clarion_plans_with_two_prompts_before_it_retrieves_then_acts_per_reading(pytester, chat_server):
     result, card = run(pytester, chat_server, "clarion", suites="march")
     for item in card["items"]:
         meta, answer = item["answer"]["metadata"], item["answer"]
         acts = [f"act {n}.{t}" for n in (1, 2) for t in range(1, 6)]
-        assert steps_of(item) == ["plan", *acts, "answer"]  # planning first, nothing searched before it
-        assert meta["plan"] == meta["readings"] and len(meta["readings"]) == 2
+        assert steps_of(item) == [
+            "detect",
+            "clarify",
+            *acts,
+            "answer",
+        ]  # planning first, nothing searched before it
+        assert (
+            meta["plan"] == meta["readings"] and len(meta["readings"]) == 2
+        )  # exactly two clarified questions
         assert meta["searches"] == [
             r for r in meta["readings"] for _ in range(5)
         ]  # each reading its own loop
@@ -219,8 +378,24 @@ def test_clarion_plans_before_it_retrieves_then_acts_per_reading(pytester, chat_
         assert (
             answer["is_ambiguous"] is True and answer["ambiguity_type"] == "semantic"
         )  # the planner's verdict
-    first_prompt = chat_server.requests[0]["messages"][-1]["content"]
-    assert "clarified_questions" in first_prompt and "Passages:" not in first_prompt
+    detect, clarify = (chat_server.requests[n]["messages"][-1]["content"] for n in (0, 1))
+    assert '"clarification_needed"' in detect and "Passages:" not in detect
+    assert "Ambiguity analysis: " in clarify and '"clarified_question_2"' in clarify
+
+
+def test_clarion_sends_an_unambiguous_question_on_as_it_is(pytester, local_server):
+    def reply(path, body):
+        data = scripted_model(body["messages"][-1]["content"])
+        if "clarification_needed" in data:
+            data = {**data, "ambiguous": False, "ambiguity_type": "none"}
+        return 200, completion(json.dumps(data))
+
+    server = local_server(reply)
+    server.url += "/v1"
+    result, card = run(pytester, server, "clarion", suites="march")
+    for item in card["items"]:
+        assert steps_of(item) == ["detect", *[f"act 1.{t}" for t in range(1, 6)], "answer"]
+        assert item["answer"]["is_ambiguous"] is False and item["answer"]["ambiguity_type"] is None
 
 
 def test_clarion_ablations_drop_clarification_then_detection(pytester, chat_server):
@@ -228,7 +403,7 @@ def test_clarion_ablations_drop_clarification_then_detection(pytester, chat_serv
     for item in card["items"]:
         assert steps_of(item) == ["detect", *[f"act 1.{t}" for t in range(1, 6)], "answer"]
         assert item["answer"]["metadata"]["readings"] == [item["answer"]["metadata"]["plan"][0]]
-        assert item["answer"]["ambiguity_type"] == "syntactic"  # the detector's type, no rewriting
+        assert item["answer"]["ambiguity_type"] == "semantic"  # the detector's type, no rewriting
     result, card = run(
         pytester, chat_server, "clarion-no-detection", "--ambig-cache-dir=cache2", suites="march"
     )
@@ -250,32 +425,62 @@ def test_diva_retrieves_once_per_reading_verifies_then_adapts(pytester, chat_ser
         assert set(meta["retrieved"]) == kept  # only what the verifier kept is read
 
 
-def test_treerare_searches_each_phrase_bottom_up_then_aggregates(pytester, chat_server):
+def test_treerare_prunes_the_tree_then_searches_each_node_bottom_up_and_aggregates(pytester, chat_server):
     result, card = run(pytester, chat_server, "treerare", suites="march")
     for item in card["items"]:
         meta = item["answer"]["metadata"]
+        # the scripted parse: a one-word determiner (pruned), two halves, the whole question
         assert steps_of(item) == [
             "parse",
-            "queries 0",
-            "evidence 0",
             "queries 1",
             "evidence 1",
             "queries 2",
             "evidence 2",
+            "queries 3",
+            "evidence 3",
             "aggregate",
         ]
-        assert meta["searches"] == meta["phrases"]  # one query per phrase, whole question last
-        assert len(meta["notes"]) == 3
+        assert meta["nodes"] == meta["phrases"][1:] and len(meta["notes"]) == 3
+        # three of the four queries per node, the one that covers none of the phrase dropped
+        assert len(meta["searches"]) == 9 and "unrelated" not in meta["searches"]
+    aggregate = user_prompts(chat_server)[7]
+    assert aggregate.startswith("Evidence:\n- ") and aggregate.count("\n- ") == 3  # every node's evidence
 
 
-def test_condambigqa_pipeline_finds_conditions_then_answers_each_with_citations(pytester, chat_server):
+def test_treerare_keeps_the_nodes_appendix_a_keeps():
+    phrases = [
+        {"text": "the", "type": "DT", "children": []},
+        {"text": "best-selling pickup truck", "type": "NP", "children": []},
+        {"text": "and or but", "type": "CC", "children": []},
+        {"text": ", ; .", "type": "PUNCT", "children": []},
+        {"text": "Ford", "type": "NNP", "children": []},
+        {"text": "What is the best-selling pickup truck sold by Ford?", "type": "SBARQ", "children": [1, 4]},
+    ]
+    assert kept_nodes(phrases, phrases[-1]["text"]) == [1, 5]
+    # a "parse" with more nodes than the question has tokens is no tree: cut to that many
+    many = [{"text": f"a b c {n}", "type": "NP", "children": []} for n in range(20)]
+    assert len(kept_nodes(many, "one two three four five")) == 5
+    assert top_queries(
+        ["x y", "pickup truck", "Ford pickup truck sales", "zzz", "pickup", "a b"], "pickup truck"
+    ) == [
+        "Ford pickup truck sales",
+        "pickup truck",
+        "pickup",
+    ]
+
+
+def test_condambigqa_identifies_conditions_answers_and_cites_in_one_call(pytester, chat_server):
     result, card = run(pytester, chat_server, "condambigqa", suites="condambigqa")
     result.assert_outcomes(passed=len(card["items"]))
     for item in card["items"]:
-        assert steps_of(item) == ["find conditions", "answer per condition"]
+        assert steps_of(item) == ["conditions, answers and citations"]
         assert item["answer"]["metadata"]["setting"] == "main"
         triples = item["answer"]["interpretations"]
-        assert triples and all(t["condition"] and t["answer"] and t["citations"] for t in triples)
+        assert 0 < len(triples) <= 5 and all(
+            t["condition"] and t["answer"] and t["citations"] for t in triples
+        )
+        assert item["answer"]["text"].splitlines()[0] == f"{triples[0]['condition']}: {triples[0]['answer']}"
+    assert all("up to five" in body["messages"][0]["content"] for body in chat_server.requests)
     gold = run(
         pytester,
         chat_server,
@@ -285,11 +490,9 @@ def test_condambigqa_pipeline_finds_conditions_then_answers_each_with_citations(
         suites="condambigqa",
     )[1]
     for item in gold["items"]:
-        assert (
-            steps_of(item) == ["answer per condition"]
-            and item["answer"]["metadata"]["setting"] == "gold-conditions"
-        )
-        assert item["answer"]["metadata"]["conditions"]  # the gold conditions it was handed
+        meta = item["answer"]["metadata"]
+        assert steps_of(item) == ["answer per condition"] and meta["setting"] == "gold-conditions"
+        assert meta["conditions"] and len(item["answer"]["interpretations"]) == len(meta["conditions"])
     closed = run(
         pytester,
         chat_server,
@@ -299,6 +502,18 @@ def test_condambigqa_pipeline_finds_conditions_then_answers_each_with_citations(
         suites="condambigqa",
     )[1]
     assert {i["answer"]["metadata"]["setting"] for i in closed["items"]} == {"closed-book"}
+    assert not any("Passages:" in p for p in user_prompts(chat_server)[-len(closed["items"]) :])
+
+
+def test_condambigqa_on_march_reads_the_retrievers_top_10(pytester, chat_server):
+    """MARCH hands over no passages: the methods search rather than run closed-book."""
+    for method in ("condambigqa", "condambigqa-no-conditions"):
+        result, card = run(pytester, chat_server, method, f"--ambig-cache-dir={method}", suites="march")
+        for item in card["items"]:
+            meta = item["answer"]["metadata"]
+            assert meta["evidence"] == "retrieved" and len(meta["retrieved"]) == 10
+            assert meta["setting"] in ("main", "no-conditions")
+            assert item["answer"]["citations"]
 
 
 def test_a_search_method_without_a_retriever_is_refused_up_front(pytester, chat_server):
@@ -317,9 +532,7 @@ def test_odd_text_in_a_reply_is_carried_on_safely(pytester, local_server):
         data = scripted_model(body["messages"][-1]["content"])
         if "readings" in data:
             data["readings"] = [r + " \ud800" for r in data["readings"]]
-        message = {"role": "assistant", "content": json.dumps(data)}
-        choice = {"index": 0, "message": message, "finish_reason": "stop"}
-        return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice]}
+        return 200, completion(json.dumps(data))
 
     server = local_server(reply)
     server.url += "/v1"
@@ -352,3 +565,107 @@ def test_an_errored_item_keeps_its_calls_in_its_record_the_cost_line_and_the_pag
     assert "calls to scripted-m" in page and "this is not JSON" in page
     rescored, again = ambig_run(pytester, "--ambig-rescore=report/scorecard.json", report="again")
     assert [i["details"]["calls"] for i in again["items"]] == [i["details"]["calls"] for i in card["items"]]
+
+
+def completion(content: str) -> dict:
+    message = {"role": "assistant", "content": content}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice]}
+
+
+# -- real servers: prose, JSON mode, JSON schemas, wrappings, decoding -------------------------
+
+
+@pytest.mark.parametrize("method", ["closed-book", "naive-rag"])
+def test_a_server_that_answers_in_prose_gives_long_answers_scored_as_such(pytester, chat_server, method):
+    chat_server.mode = "prose"
+    result, card = run(pytester, chat_server, method, suites="march")
+    items = len(MARCH_QUESTIONS)
+    result.assert_outcomes(passed=items)
+    suite = card["suites"][0]
+    assert suite["metrics"]["str_em"]["n"] == items and suite["metrics"]["str_em"]["mean"] is not None
+    assert suite["metrics"]["ambiguity_detected"]["reason"] == "the system does not report is_ambiguous"
+    for item in card["items"]:
+        answer = item["answer"]
+        assert answer["metadata"]["reply"] == "prose" and answer["interpretations"] == []
+        if method == "naive-rag":  # the passages the prose marks are its citations
+            assert answer["citations"] and set(answer["citations"]) <= set(answer["metadata"]["retrieved"])
+    # detected once: the first call is refused a schema, then JSON mode, then goes through alone
+    formats = [(b.get("response_format") or {}).get("type") for b in chat_server.requests]
+    assert formats == ["json_schema", "json_object", *[None] * items]
+    assert card["system"]["model_calls"]["structured_output"] == ["prompt"]
+    result.stdout.fnmatch_lines(
+        [
+            f"  structured output: prompt; answers in prose (the long answer alone): {items} of {items} answered"
+        ]
+    )
+
+
+def test_a_server_that_answers_in_prose_fails_a_step_that_needs_structure_by_name(pytester, chat_server):
+    chat_server.mode = "prose"
+    result, card = run(pytester, chat_server, "clarion", suites="march")
+    assert all(i["status"] == "error" for i in card["items"])
+    assert all(
+        i["error"].startswith("llm:clarion, step detect: model reply still unusable") for i in card["items"]
+    )
+
+
+def test_clarion_keeps_its_planners_verdict_when_the_final_answer_is_prose(pytester, local_server):
+    def reply(path, body):
+        data = scripted_model(body["messages"][-1]["content"])
+        return 200, completion(data["long_answer"] if "long_answer" in data else json.dumps(data))
+
+    server = local_server(reply)
+    server.url += "/v1"
+    result, card = run(pytester, server, "clarion", suites="march")
+    result.assert_outcomes(passed=len(MARCH_QUESTIONS))
+    for item in card["items"]:
+        answer = item["answer"]
+        assert answer["metadata"]["reply"] == "prose" and answer["interpretations"] == []
+        assert answer["is_ambiguous"] is True and answer["ambiguity_type"] == "semantic"
+        assert answer["citations"] and set(answer["citations"]) <= set(answer["metadata"]["retrieved"])
+
+
+def test_a_json_mode_server_gets_json_mode_after_one_refused_schema(pytester, chat_server):
+    chat_server.mode = "json-mode"
+    result, card = run(pytester, chat_server, "clarion", suites="march")
+    result.assert_outcomes(passed=len(MARCH_QUESTIONS))
+    formats = [(b.get("response_format") or {}).get("type") for b in chat_server.requests]
+    assert formats[:2] == ["json_schema", "json_object"] and set(formats[2:]) == {"json_object"}
+    assert card["system"]["model_calls"]["structured_output"] == ["json_object"]
+
+
+def test_a_json_schema_server_gets_each_steps_schema(pytester, chat_server):
+    result, card = run(pytester, chat_server, "clarion", suites="march")
+    result.assert_outcomes(passed=len(MARCH_QUESTIONS))
+    names = [b["response_format"]["json_schema"]["name"] for b in chat_server.requests[:13]]
+    assert names == ["detection", "clarification", *["planned_act"] * 10, "answer"]
+    schema = chat_server.requests[1]["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["reasoning", "clarified_question_1", "clarified_question_2"]
+
+
+@pytest.mark.parametrize("wrap", ["fence", "chatty", "lead", "think"])
+def test_replies_wrapped_in_fences_chatter_or_thinking_are_read(pytester, chat_server, wrap):
+    chat_server.wrap = wrap
+    result, card = run(pytester, chat_server, "diva", suites="march")
+    result.assert_outcomes(passed=len(MARCH_QUESTIONS))
+    assert card["system"]["model_calls"]["prose_answers"] == 0  # the JSON was found, not taken as prose
+    assert all(item["answer"]["interpretations"] for item in card["items"])
+
+
+def test_decoding_options_override_the_papers(pytester, chat_server):
+    result, card = run(
+        pytester,
+        chat_server,
+        "naive-rag",
+        "--ambig-llm-temperature=0.3",
+        "--ambig-llm-max-tokens=0",
+        suites="march",
+    )
+    assert {b["temperature"] for b in chat_server.requests} == {0.3}
+    assert not any("max_tokens" in b for b in chat_server.requests)
+    assert "temperature 0.3, no token limit (--ambig-llm-* over MARCH appendix H)" in card["system"]["label"]
+    assert card["config"]["llm_temperature"] == 0.3 and card["config"]["llm_max_tokens"] == 0
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-llm-temperature=hot")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --ambig-llm-temperature: 'hot' is not a number"])

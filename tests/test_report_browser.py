@@ -278,8 +278,10 @@ def test_ten_thousand_items_stay_light(open_page, ten_thousand):
 
 
 def test_an_episode_shows_its_transcript(open_page, tmp_path):
-    """An interactive run: the items are episodes, the drill-down has the turns."""
+    """An interactive run: the items are episodes, the drill-down has the turns, and the
+    overview the section's tables, the forced policies with n and errors per row."""
     args = ["--ambig-suite=march", "--ambig-protocol=interactive", "--ambig-limit=1", "--ambig-costs=0:0.1"]
+    args.append("--ambig-steerability")
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args, "--ambig-report=out"],
         cwd=tmp_path,
@@ -288,6 +290,9 @@ def test_an_episode_shows_its_transcript(open_page, tmp_path):
     )
     assert run.returncode == 0, run.stdout[-2000:]
     page = open_page(tmp_path / "out" / "report.html")
+    policies = page.locator("#overview table.section").filter(has_text="ORACLE")
+    assert policies.count() == 1
+    assert "ambig. errors" in policies.text_content() and "unambig. n" in policies.text_content()
     page.click("#tab-items")
     page.locator(".row").first.click()
     turns = page.locator("#transcript .turn")

@@ -1,10 +1,12 @@
 """The papers' reference methods over any OpenAI-compatible model: ``--ambig-system=llm:<method>``.
 
 Each method is described from its paper's method section, with prompts in our own words
-(``prompts.py``), and runs through the judge's HTTP client (cache, retries, concurrency,
-tokens, cost, fingerprint). Every answer records in ``metadata`` its model calls, tokens,
-latency and the method's intermediate outputs; a reply the model cannot get right makes the
-item an error naming the method and the step.
+(``prompts.py``), decodes as its paper states (``DECODING``, overridable with
+``--ambig-llm-temperature`` and ``--ambig-llm-max-tokens``), and runs through the judge's
+HTTP client (cache, retries, concurrency, tokens, cost, fingerprint, structured output).
+Every answer records in ``metadata`` its model calls, tokens, latency, decoding and the
+method's intermediate outputs; a reply the model cannot get right makes the item an error
+naming the method and the step.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pytest_ambigqa.output import redact
 from pytest_ambigqa.systems import System, from_object
 
 from . import conditional, methods, planned, policy
-from .model import Model
+from .model import Decoding, Model, describe
 
 METHODS = {
     "closed-book": methods.closed_book,
@@ -32,6 +34,7 @@ METHODS = {
     "condambigqa": conditional.condambigqa,
     "condambigqa-no-conditions": conditional.condambigqa_no_conditions,
     "policy": policy.prompted,  # the interactive protocol's (--ambig-protocol=interactive)
+    "policy-cot": policy.prompted_cot,
     "policy-answer": policy.forced["ANSWER"],
     "policy-clarify": policy.forced["CLARIFY"],
     "policy-multi-answer": policy.forced["MULTI-ANSWER"],
@@ -41,7 +44,20 @@ METHODS = {
 # The interactive protocol's policies: they answer a single-shot run too, with a bare answer.
 POLICIES = tuple(m for m in METHODS if m.startswith("policy"))
 
-__all__ = ["METHODS", "POLICIES", "Model", "llm_system"]
+# How each method decodes, as its paper states it.
+POLICY_DECODING = Decoding(0.0, None, "Berant et al. state none")
+DECODING: dict[str, Decoding] = {
+    **dict.fromkeys(METHODS, methods.DECODING),
+    "treerare": planned.TREERARE_DECODING,
+    "condambigqa": conditional.DECODING,
+    "condambigqa-no-conditions": conditional.DECODING,
+    **dict.fromkeys(POLICIES, POLICY_DECODING),
+}
+
+# What a method cannot follow offline, named in its label.
+DEVIATIONS = {"treerare": "the model's parse, not Stanza's"}
+
+__all__ = ["DECODING", "METHODS", "POLICIES", "Model", "llm_system"]
 
 
 def llm_system(method: str, client: Any) -> System:
@@ -49,7 +65,11 @@ def llm_system(method: str, client: Any) -> System:
     if method not in METHODS:
         raise KeyError(method)
     run = METHODS[method]
-    model = Model(client, method)
+    model = Model(client, method, DECODING[method])
     settings = client.settings
-    label = f"llm:{method} ({settings.model} at {redact(client.base_url)}, seed {settings.seed})"
+    deviation = f"; {DEVIATIONS[method]}" if method in DEVIATIONS else ""
+    label = (
+        f"llm:{method} ({settings.model} at {redact(client.base_url)}, seed {settings.seed}; "
+        f"{describe(model.sent, model.decoding)}{deviation})"
+    )
     return from_object(partial(run, model=model), label)

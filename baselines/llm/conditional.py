@@ -1,53 +1,119 @@
-"""CondAmbigQA's condition-then-answer pipeline (Li et al. 2025, arXiv 2502.01523, section 4.2
-and its released code): find the conditions under which the question's answer differs, then
-answer once per condition, citing the fragments; the answer's interpretations are the
-released output's condition / answer / citation triples.
+"""CondAmbigQA's conditional answering (Li et al. 2025, arXiv 2502.01523, section 4.2 and
+Appendix D, and the authors' released main experiment): one call that identifies up to five
+conditions under which the question's answer differs, answers under each and cites the
+supporting passages; the answer's interpretations are the condition / answer / citation
+triples the released code scores. (The released code asks for up to three; Appendix D, which
+we follow, for five.)
 
 The setting is read from what the protocol hands over: the gold conditions (the
-gold-conditions setting: no finding step), the fragments (main), or nothing (closed book:
-conditions and answers from the model's own knowledge). ``condambigqa-no-conditions``
-answers and cites without conditions (section 5.5's comparison).
+gold-conditions setting: Appendix D's "modified condition-based prompt", one answer per
+given condition), the fragments (main), or, where a suite hands over no passages (MARCH,
+ASQA's open retrieval), the retriever's top 10 for the question (MARCH Appendix H's depth);
+with neither (CondAmbigQA's closed book, section 5.6) the conditions and answers come from
+the model's own knowledge. ``condambigqa-no-conditions`` is Appendix D's "standard RAG
+prompt": answers with up to five citations each, no conditions (section 5.5's comparison).
+
+Decoding as the released experiments call the model: temperature 0.7, at most 1024 new tokens.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pytest_ambigqa.schema import Answer
+from pytest_ambigqa.schema import Answer, GeneratedInterpretation, Passage
 
 from . import prompts
-from .methods import check_answer, to_answer
-from .model import Model
-from .planned import _strings
+from .methods import TOP_K, gather
+from .model import Decoding, Model
+
+MAX_CONDITIONS = 5  # Appendix D: "up to FIVE key conditions"
+MAX_CITATIONS = 5  # Appendix D, standard RAG prompt: "Cite up to FIVE sources"
+DECODING = Decoding(0.7, 1024, "CondAmbigQA's released experiments")
 
 
-def check_conditions(data: Any) -> str | None:
-    if not isinstance(data, dict) or not _strings(data.get("conditions")):
-        return "conditions must be a list of strings"
-    return None
+def _triples(key: str, fields: tuple[str, ...]):
+    def check(data: Any) -> str | None:
+        found = data.get(key) if isinstance(data, dict) else None
+        if not isinstance(found, list) or not all(isinstance(x, dict) for x in found):
+            return f"{key} must be a list of objects"
+        for n, x in enumerate(found, 1):
+            if not all(isinstance(x.get(f), str) and x[f].strip() for f in fields):
+                return f"{key} {n}: {' and '.join(fields)} must be non-empty strings"
+            if not isinstance(x.get("citations", []), list):
+                return f"{key} {n}: citations must be a list"
+        return None
+
+    return check
 
 
-def condambigqa(question: str, passages: list, conditions: list, *, model: Model) -> Answer:
+check_conditions = _triples("conditions", ("condition", "answer"))
+check_answers = _triples("answers", ("answer",))
+
+
+def _evidence(passages: list[Passage], retriever: Any, question: str) -> tuple[list[Passage], str]:
+    """The fragments handed over, else the retriever's top 10, else none (closed book)."""
+    if passages or retriever is None:
+        return list(passages), "given" if passages else "none"
+    return gather(question, [], retriever, TOP_K)
+
+
+def _answer(entries: list[dict[str, Any]], passages: list[Passage], limit: int | None, metadata) -> Answer:
+    """The triples as an :class:`Answer`: interpretations, and a long answer that states each
+    one per line (``condition: answer``); citations to passages not given are dropped."""
+    known = {p.id for p in passages}
+    interpretations = []
+    for x in entries:
+        cited = [c.strip("[] ") for c in map(str, x.get("citations") or [])][:limit]
+        interpretations.append(
+            GeneratedInterpretation(
+                answer=x["answer"].strip(),
+                condition=(x.get("condition") or "").strip() or None,
+                citations=tuple(c for c in cited if c in known),
+            )
+        )
+    text = "\n".join(f"{i.condition}: {i.answer}" if i.condition else i.answer for i in interpretations)
+    return Answer(
+        text=text,
+        interpretations=tuple(interpretations),
+        citations=tuple(dict.fromkeys(c for i in interpretations for c in i.citations)),
+        metadata=metadata,
+    )
+
+
+def condambigqa(
+    question: str, passages: list, conditions: list, retriever: Any = None, *, model: Model
+) -> Answer:
     episode = model.episode()
-    setting = "gold-conditions" if conditions else ("main" if passages else "closed-book")
-    found = list(conditions)
-    if setting == "main":
-        user = prompts.conditional_prompt(question, passages, []).rsplit("Find the conditions", 1)[0]
-        found = episode.ask(
-            "find conditions",
-            prompts.CONDITION_FINDER,
-            user + prompts.form(prompts.CONDITIONS_FORM),
-            check_conditions,
-        )["conditions"]
-    user = prompts.conditional_prompt(question, passages if passages else None, found)
-    data = episode.ask("answer per condition", prompts.CONDITIONAL_ANSWERER, user, check_answer)
-    metadata = episode.metadata(setting=setting, conditions=found, retrieved=[p.id for p in passages])
-    return to_answer(data, list(passages), metadata)
+    evidence, source = _evidence(passages, retriever, question)
+    if conditions:
+        setting, system = "gold-conditions", prompts.GIVEN_CONDITIONS_ANSWERER
+    elif evidence:
+        setting, system = "main", prompts.CONDITIONAL_ANSWERER
+    else:
+        setting, system = "closed-book", prompts.CLOSED_BOOK_CONDITIONAL_ANSWERER
+    user = prompts.conditional_prompt(
+        question, evidence if evidence else None, list(conditions), prompts.CONDITIONS_FORM
+    )
+    step = "answer per condition" if conditions else "conditions, answers and citations"
+    data = episode.ask(step, system, user, check_conditions, schema=prompts.CONDITIONS_FORM)
+    entries = data["conditions"] if conditions else data["conditions"][:MAX_CONDITIONS]
+    metadata = episode.metadata(
+        setting=setting,
+        evidence=source,
+        conditions=[x["condition"] for x in entries],
+        retrieved=[p.id for p in evidence],
+    )
+    return _answer(entries, evidence, None, metadata)
 
 
-def condambigqa_no_conditions(question: str, passages: list, *, model: Model) -> Answer:
+def condambigqa_no_conditions(
+    question: str, passages: list, retriever: Any = None, *, model: Model
+) -> Answer:
     episode = model.episode()
-    user = prompts.answer_prompt(question, passages if passages else None, prompts.ANSWER_FORM)
-    data = episode.ask("answer", prompts.ANSWERER, user, check_answer)
-    metadata = episode.metadata(setting="no-conditions", retrieved=[p.id for p in passages])
-    return to_answer(data, list(passages), metadata)
+    evidence, source = _evidence(passages, retriever, question)
+    user = prompts.answer_prompt(question, evidence if evidence else None, prompts.ANSWERS_FORM)
+    data = episode.ask(
+        "answer and cite", prompts.PLAIN_ANSWERER, user, check_answers, schema=prompts.ANSWERS_FORM
+    )
+    metadata = episode.metadata(setting="no-conditions", evidence=source, retrieved=[p.id for p in evidence])
+    return _answer(data["answers"], evidence, MAX_CITATIONS, metadata)

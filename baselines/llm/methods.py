@@ -4,28 +4,40 @@ Ambiguity Interpretation and Multi-hop Inference", section 5.1 baselines):
 - ``closed-book``: the model alone;
 - ``cot``: chain-of-thought, no retrieval (Wei et al. 2022);
 - ``naive-rag``: retrieve the top 10 passages for the original question, then read them
-  (Lewis et al. 2020; k = 10 as in MARCH);
+  (Lewis et al. 2020);
 - ``cot-rag``: chain-of-thought over the same passages;
-- ``react``: thought, search, observation, at most 5 turns, the answer forced at the budget
-  (Yao et al. 2023; MARCH's budget for its agents).
+- ``react``: thought, then search or answer; at most 5 searches, after which the agent must
+  answer (Yao et al. 2023; MARCH section 4 and Appendix J, Figure 17). Its answer is its own
+  ANSWER action.
 
-Passages the protocol hands over (CondAmbigQA's fragments, MARCH's oracle evidence) are read
-instead of a search. Each returns an :class:`Answer` with every field the metrics read.
+MARCH Appendix H fixes the retrieval (top 10 per query, for every system: Appendix D says all
+share the retriever and its hyperparameters) and the decoding (temperature 0, at most 512 new
+tokens). Passages the protocol hands over (CondAmbigQA's fragments, MARCH's oracle evidence)
+are read instead of a search.
+
+The papers' output of these methods is a long answer in prose: the answer step asks for the
+JSON form (interpretations, detection) and takes a reply without JSON as the long answer
+alone, citing the passage ids it marks in square brackets; what prose does not carry
+(interpretations, is_ambiguous, ambiguity_type) is then absent, and the metrics that need it
+are n/a with that reason.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pytest_ambigqa.schema import Answer, GeneratedInterpretation, Passage
 
 from . import prompts
-from .model import Model
+from .model import Decoding, Model
 
 KINDS = ("semantic", "syntactic", "constraint")  # MARCH Table 1's ambiguity types
-TOP_K = 10  # NaiveRAG and CoT with RAG: MARCH's top-10 of the original question
-REACT_BUDGET = 5  # MARCH's iteration limit for its agents
-REACT_K = 5  # passages per ReAct search (ours: MARCH does not say)
+TOP_K = 10  # MARCH Appendix H (Table 17): top-10 per query, for every system
+REACT_BUDGET = 5  # MARCH Appendix H: the agents' maximum search iterations
+DECODING = Decoding(0.0, 512, "MARCH appendix H")
+PROSE = "prose"  # the key marking an answer step's data made from a reply without JSON
+_CITED = re.compile(r"\[([^\[\]]+)\]")
 
 
 def ambiguity_type(data: dict[str, Any]) -> str | None:
@@ -35,11 +47,16 @@ def ambiguity_type(data: dict[str, Any]) -> str | None:
     return kind if data.get("ambiguous") is not False and kind in KINDS else None
 
 
+def prose_answer(text: str) -> dict[str, Any]:
+    """An answer step's data from a reply without JSON: the text is the long answer."""
+    return {"long_answer": text, PROSE: True}
+
+
 def check_answer(data: Any) -> str | None:
     if not isinstance(data, dict):
         return "it must be a JSON object"
-    if not isinstance(data.get("long_answer"), str):
-        return "long_answer must be a string"
+    if not isinstance(data.get("long_answer"), str) or not data["long_answer"].strip():
+        return "long_answer must be a non-empty string"
     found = data.get("interpretations", [])
     if not isinstance(found, list) or not all(isinstance(i, dict) for i in found):
         return "interpretations must be a list of objects"
@@ -54,22 +71,42 @@ def check_answer(data: Any) -> str | None:
 
 
 def check_reasoned(data: Any) -> str | None:
-    if isinstance(data, dict) and not isinstance(data.get("reasoning"), str):
+    if isinstance(data, dict) and not data.get(PROSE) and not isinstance(data.get("reasoning"), str):
         return "reasoning must be a string"
     return check_answer(data)
 
 
-def check_act(data: Any) -> str | None:
-    if not isinstance(data, dict) or data.get("action") not in ("search", "answer"):
-        return 'it must be an object whose action is "search" or "answer"'
-    if data["action"] == "search" and not (isinstance(data.get("query"), str) and data["query"].strip()):
-        return "a search needs a non-empty query"
-    return None
+def check_act(allowed: tuple[str, ...]):
+    def check(data: Any) -> str | None:
+        if not isinstance(data, dict) or data.get("action") not in allowed:
+            return f"it must be an object whose action is {' or '.join(allowed)}"
+        field = "query" if data["action"] == "search" else "answer"
+        if not (isinstance(data.get(field), str) and data[field].strip()):
+            return f"{'a search' if field == 'query' else 'an answer'} needs a non-empty {field}"
+        return None
+
+    return check
+
+
+def _null(value: Any) -> str | None:
+    """A text field's value, None when the model wrote it empty or as the word null."""
+    text = value.strip() if isinstance(value, str) else ""
+    return text if text and text.lower() not in ("null", "none") else None
+
+
+def cited_in(text: str, passages: list[Passage]) -> tuple[str, ...]:
+    """The given passages a text marks in square brackets (``[id]``), in order of first mark."""
+    known = {p.id for p in passages}
+    marked = (m.strip() for group in _CITED.findall(text) for m in group.split(","))
+    return tuple(dict.fromkeys(m for m in marked if m in known))
 
 
 def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str, Any]) -> Answer:
     """The model's final reply as an :class:`Answer`; citations to passages it was not given
-    are dropped (and counted in the metadata)."""
+    are dropped (and counted in the metadata). A prose reply is the long answer alone, with
+    the passages it marks as its citations."""
+    if data.get(PROSE):
+        return text_answer(data["long_answer"], passages, {**metadata, "reply": "prose"}, data)
     known = {p.id for p in passages}
     dropped = 0
     interpretations = []
@@ -81,21 +118,42 @@ def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str,
         interpretations.append(
             GeneratedInterpretation(
                 answer=raw.get("answer") or "",
-                question=raw.get("question") or None,
-                condition=raw.get("condition") or None,
+                question=_null(raw.get("question")),
+                condition=_null(raw.get("condition")),
                 citations=tuple(c for c in cited if c in known),
             )
         )
-    clarifying = data.get("clarifying_question")
     return Answer(
         text=data["long_answer"],
         interpretations=tuple(interpretations),
         citations=tuple(dict.fromkeys(c for i in interpretations for c in i.citations)),
         is_ambiguous=data.get("ambiguous"),
         ambiguity_type=ambiguity_type(data),
-        clarifying_question=clarifying if isinstance(clarifying, str) and clarifying else None,
+        clarifying_question=_null(data.get("clarifying_question")),
         metadata={**metadata, "unknown_citations": dropped} if dropped else metadata,
     )
+
+
+def text_answer(
+    text: str, passages: list[Passage], metadata: dict[str, Any], detected: dict[str, Any] | None = None
+) -> Answer:
+    """A long answer alone (ReAct's ANSWER action, a prose reply): its citations are the
+    given passages it marks; no interpretations, and detection only where an earlier step
+    reported it (``detected``: CLARION's planning agent)."""
+    detected = detected or {}
+    return Answer(
+        text=text,
+        citations=cited_in(text, passages),
+        is_ambiguous=detected.get("ambiguous"),
+        ambiguity_type=ambiguity_type(detected),
+        metadata=metadata,
+    )
+
+
+def answer(episode, step: str, user: str, shape: dict = prompts.ANSWER_FORM) -> dict[str, Any]:
+    """The final long answer of a method: the answer form, or prose."""
+    check = check_reasoned if shape is prompts.REASONED_FORM else check_answer
+    return episode.ask(step, prompts.ANSWERER, user, check, schema=shape, prose=prose_answer)
 
 
 def gather(question: str, passages: list[Passage], retriever: Any, k: int) -> tuple[list[Passage], str]:
@@ -111,17 +169,15 @@ def gather(question: str, passages: list[Passage], retriever: Any, k: int) -> tu
 
 def closed_book(question: str, *, model: Model) -> Answer:
     episode = model.episode()
-    data = episode.ask(
-        "answer", prompts.ANSWERER, prompts.answer_prompt(question, None, prompts.ANSWER_FORM), check_answer
-    )
+    data = answer(episode, "answer", prompts.answer_prompt(question, None, prompts.ANSWER_FORM))
     return to_answer(data, [], episode.metadata())
 
 
 def cot(question: str, *, model: Model) -> Answer:
     episode = model.episode()
     user = prompts.answer_prompt(question, None, prompts.REASONED_FORM)
-    data = episode.ask("reason and answer", prompts.ANSWERER, user, check_reasoned)
-    return to_answer(data, [], episode.metadata(reasoning=data["reasoning"]))
+    data = answer(episode, "reason and answer", user, prompts.REASONED_FORM)
+    return to_answer(data, [], episode.metadata(reasoning=data.get("reasoning")))
 
 
 def _rag(question: str, passages: list[Passage], retriever: Any, model: Model, reasoned: bool) -> Answer:
@@ -129,9 +185,8 @@ def _rag(question: str, passages: list[Passage], retriever: Any, model: Model, r
     evidence, source = gather(question, passages, retriever, TOP_K)
     shape = prompts.REASONED_FORM if reasoned else prompts.ANSWER_FORM
     user = prompts.answer_prompt(question, evidence, shape)
-    step = "reason and answer" if reasoned else "answer"
-    data = episode.ask(step, prompts.ANSWERER, user, check_reasoned if reasoned else check_answer)
-    extra = {"reasoning": data["reasoning"]} if reasoned else {}
+    data = answer(episode, "reason and answer" if reasoned else "answer", user, shape)
+    extra = {"reasoning": data.get("reasoning")} if reasoned else {}
     metadata = episode.metadata(evidence=source, retrieved=[p.id for p in evidence], **extra)
     return to_answer(data, evidence, metadata)
 
@@ -145,32 +200,36 @@ def cot_rag(question: str, passages: list, retriever: Any, *, model: Model) -> A
 
 
 def react(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
-    """Thought, search, observation, until the model answers or the budget is spent; the
-    answer step then reads every passage the searches found (or the protocol's passages)."""
+    """Thought, then search or answer, until the model answers; once the searches are spent
+    the only action left is the answer (MARCH section 4: the agent "is compelled to execute
+    the Answer action"). The protocol's passages, if any, are the first observation."""
     episode = model.episode()
-    trail: list[tuple[str, str, list[Passage]]] = []
+    trail: list[tuple[str, str, list[Passage]]] = (
+        [("", "(the passages given)", list(passages))] if passages else []
+    )
     seen: dict[str, Passage] = {p.id: p for p in passages}
-    forced = True
-    while len(trail) < REACT_BUDGET:
+    searches: list[str] = []
+    while True:
+        allowed = ("search", "answer") if len(searches) < REACT_BUDGET else ("answer",)
+        step = f"act {len(searches) + 1}" if "search" in allowed else "answer (forced at the budget)"
+        forced = "search" not in allowed
         turn = episode.ask(
-            f"act {len(trail) + 1}",
+            step,
             prompts.ACTOR,
-            prompts.act_prompt(question, trail, REACT_BUDGET),
-            check_act,
+            prompts.act_prompt(question, trail, REACT_BUDGET, allowed),
+            check_act(allowed),
+            schema=prompts.ACT_FORM,
+            prose=(lambda text: {"action": "answer", "answer": text, PROSE: True}) if forced else None,
         )
         if turn["action"] == "answer":
-            forced = False
             break
-        found = list(retriever(turn["query"], REACT_K))
+        found = list(retriever(turn["query"], TOP_K))
         for p in found:
             seen.setdefault(p.id, p)
+        searches.append(turn["query"])
         trail.append((str(turn.get("thought", "")), turn["query"], found))
     evidence = list(seen.values())
-    step = "answer (forced at the budget)" if forced else "answer"
-    data = episode.ask(
-        step, prompts.ANSWERER, prompts.answer_prompt(question, evidence, prompts.ANSWER_FORM), check_answer
+    metadata = episode.metadata(searches=searches, retrieved=[p.id for p in evidence], forced_answer=forced)
+    return text_answer(
+        turn["answer"], evidence, {**metadata, "reply": "prose"} if turn.get(PROSE) else metadata
     )
-    metadata = episode.metadata(
-        searches=[query for _, query, _ in trail], retrieved=[p.id for p in evidence], forced_answer=forced
-    )
-    return to_answer(data, evidence, metadata)

@@ -1,10 +1,11 @@
-"""One method's view of the model: JSON-only steps, each recorded (step, tokens, latency),
-so an answer can say what it cost and a test can check what the method did."""
+"""One method's view of the model: its decoding, and steps that are each recorded (step,
+tokens, latency), so an answer can say what it cost and a test can check what the method did."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_ambigqa.errors import ModelGivenUp, ScorerUnavailable, SystemFailure
@@ -17,10 +18,33 @@ LAST_REPLY = 2000  # characters of the last reply an errored item keeps
 GIVEN_UP = "no call made: the model was given up earlier in this run (the scorecard's model calls say why)"
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """How a method's calls decode, and where its paper says so."""
+
+    temperature: float
+    max_tokens: int | None  # None: no limit is sent
+    source: str
+
+    def params(self) -> dict[str, Any]:
+        limit = {"max_tokens": self.max_tokens} if self.max_tokens else {}
+        return {"temperature": self.temperature, **limit}
+
+
+def describe(sent: dict[str, Any], paper: Decoding) -> str:
+    """What a method's calls are sent with (``sent``, the client's ``decoding``) and where
+    that comes from: the paper, or ``--ambig-llm-temperature`` / ``--ambig-llm-max-tokens``."""
+    limit = f"at most {sent['max_tokens']} new tokens" if sent.get("max_tokens") else "no token limit"
+    source = paper.source if sent == paper.params() else f"--ambig-llm-* over {paper.source}"
+    return f"temperature {sent['temperature']:g}, {limit} ({source})"
+
+
 class Model:
-    def __init__(self, client: Any, method: str) -> None:
+    def __init__(self, client: Any, method: str, decoding: Decoding) -> None:
         self.client = client
         self.method = method
+        self.decoding = decoding  # the paper's; the client may override it
+        self.sent = client.decoding(decoding.params())  # what every call is sent with
 
     def episode(self) -> Episode:
         """The calls of one item."""
@@ -34,12 +58,28 @@ class Episode:
         self.steps: list[dict[str, Any]] = []
         self.started = time.perf_counter()
 
-    def ask(self, step: str, system: str, user: str, check: Check) -> dict[str, Any]:
-        """The model's JSON reply to one step, checked (re-asked when it does not pass)."""
+    def ask(
+        self,
+        step: str,
+        system: str,
+        user: str,
+        check: Check,
+        *,
+        schema: dict[str, Any] | None = None,
+        prose: Callable[[str], Any] | None = None,
+    ) -> dict[str, Any]:
+        """The model's JSON reply to one step, checked (re-asked when it does not pass);
+        ``schema`` asks for it with the server's structured output, ``prose`` takes a reply
+        without JSON as the step's output (see ``ChatClient.chat_json``)."""
         before, started = self.usage.to_dict(), time.perf_counter()
         try:
             data, _ = self.model.client.chat_json(
-                [{"role": "system", "content": system}, {"role": "user", "content": user}], check, self.usage
+                [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                check,
+                self.usage,
+                schema=schema,
+                prose=prose,
+                **self.model.decoding.params(),
             )
         except ModelGivenUp as exc:  # no call made: said in short, the scorecard says why once
             raise self._failure(step, GIVEN_UP, before, started, given_up=str(exc)) from None
@@ -97,6 +137,9 @@ class Episode:
                 "cost": usage.cost,
                 "latency": round(time.perf_counter() - self.started, 4),
                 "fingerprints": list(usage.fingerprints),  # the server's system_fingerprint values
+                "decoding": self.model.sent,
+                # how the server took the steps that need structure (None: none was sent)
+                "structured_output": self.model.client.structured.mode,
                 "steps": self.steps,
             },
             **intermediate,

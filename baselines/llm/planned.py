@@ -1,36 +1,50 @@
 """Methods that lay out the readings (or the parts) of a question before they retrieve.
 
 - ``diva``: diversify, verify, adapt (In et al. 2025, as MARCH section 5.1 describes it):
-  the question becomes several clarified readings, each is searched once, the model labels
-  each reading's passages useful / partially useful / useless, and the answer adapts: it
-  reads the passages that helped, or answers from the model's own knowledge when none did.
-- ``clarion``: MARCH's method (Park et al. 2025, section 4): a planning agent detects
-  ambiguity, classifies its type (semantic, syntactic, constraint) and writes clarified
-  questions before anything is searched; an acting agent then runs a bounded ReAct loop (5
-  turns) per reading (search, plan: add a missed reading, or answer), and the long answer
-  covers every reading. ``clarion-no-clarification`` keeps detection and typing but acts on
-  the original question; ``clarion-no-detection`` has no planning agent at all (MARCH
-  Table 3's two ablations).
-- ``treerare``: TreeRare-lite (Zhang et al. 2025, arXiv 2506.00331, sections 3.1-3.3): the
-  model parses the question into constituent phrases (an LLM parse: no parser model is
-  installed here), then bottom-up each phrase gets queries conditioned on what its parts
-  found, a search per query and a short evidence summary; the answer aggregates them.
+  the question becomes several clarified readings, each is searched once (top 10), the model
+  labels each reading's passages useful / partially useful / useless, and the answer adapts:
+  it reads the passages that helped, or answers from the model's own knowledge when none did.
+- ``clarion``: MARCH's method (Park et al. 2025, section 4, Appendix H and J): a planning
+  agent of two prompts, detection and typing (Figure 15), then exactly two clarified
+  questions (Figure 16), before anything is searched (an unambiguous question goes on as it
+  is); an acting agent then runs a bounded ReAct loop (5 turns, top 10 per search) per reading
+  (search, plan: add a missed reading, or answer), and the long answer covers every reading.
+  ``clarion-no-clarification`` keeps detection and typing but acts on the original question;
+  ``clarion-no-detection`` has no planning agent at all (MARCH Table 3's two ablations).
+- ``treerare``: TreeRare (Zhang et al. 2025, arXiv 2506.00331, sections 3.1-3.4 and Appendix
+  A): the question's syntax tree, bottom up, each node not pruned (a non-informative type:
+  punctuation, determiners, conjunctions; or fewer than three tokens) gets up to five queries
+  (three kept) conditioned on what its children found, BM25's top 15 per query merged, and a
+  short answer to its queries; the final answer aggregates every node's. The tree is the
+  model's parse: Stanza's parser is not available offline, so the label says so.
+
+MARCH Appendix H's decoding (temperature 0, at most 512 new tokens) for DIVA and CLARION;
+TreeRare states none (temperature 0, no limit here).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pytest_ambigqa.schema import Answer, Passage
 
 from . import prompts
-from .methods import KINDS, REACT_BUDGET, REACT_K, TOP_K, ambiguity_type, check_answer, to_answer
-from .model import Model
+from .methods import KINDS, REACT_BUDGET, TOP_K, ambiguity_type, answer, to_answer
+from .model import Decoding, Model
 
 MAX_READINGS = 5  # readings a method acts on (the plan's, plus any the acting agent adds)
 KEPT = 20  # at most this many of a model's listed readings or phrases go into the answer's metadata
-MAX_PHRASES = 5  # TreeRare-lite: phrases of the parse that are searched
-PHRASE_K = 3  # passages per TreeRare-lite query
+TREERARE_K = 15  # TreeRare Appendix A: BM25's top 15 paragraphs per query
+TREERARE_QUERIES = 3  # TreeRare Appendix A: up to five candidate queries, the top three kept
+MIN_TOKENS = 3  # TreeRare Appendix A: nodes whose sub-phrase is shorter are pruned
+# TreeRare Appendix A: "syntactic types typically considered non-informative (e.g.,
+# punctuation, determiners, conjunctions)", as Penn Treebank and Universal Dependencies name them.
+NON_INFORMATIVE = frozenset(
+    {"DT", "PDT", "WDT", "DET", "CC", "CONJ", "CCONJ", "PUNCT", ".", ",", ":", "``", "''", "-LRB-", "-RRB-"}
+)
+TREERARE_DECODING = Decoding(0.0, None, "TreeRare states none")
+_WORD = re.compile(r"\w+")
 
 
 def _strings(value: Any) -> bool:
@@ -45,8 +59,11 @@ def check_readings(data: Any) -> str | None:
 
 def check_labels(data: Any) -> str | None:
     labels = data.get("labels") if isinstance(data, dict) else None
-    if not isinstance(labels, dict) or not all(str(v).lower() in prompts.LABELS for v in labels.values()):
-        return f"labels must map passage ids to one of: {', '.join(prompts.LABELS)}"
+    if not isinstance(labels, list) or not all(
+        isinstance(x, dict) and isinstance(x.get("id"), str) and str(x.get("label")).lower() in prompts.LABELS
+        for x in labels
+    ):
+        return f"labels must be a list of {{id, label}} with a label of: {', '.join(prompts.LABELS)}"
     return None
 
 
@@ -54,20 +71,18 @@ def check_detection(data: Any) -> str | None:
     if not isinstance(data, dict) or not isinstance(data.get("ambiguous"), bool):
         return "ambiguous must be true or false"
     kind = data.get("ambiguity_type")
-    if kind is not None and not (isinstance(kind, str) and kind.strip().lower() in (*KINDS, "null", "")):
-        return "ambiguity_type must be semantic, syntactic, constraint or null"
+    if kind is not None and not (
+        isinstance(kind, str) and kind.strip().lower() in (*KINDS, "none", "null", "")
+    ):
+        return "ambiguity_type must be syntactic, constraint, semantic or none"
     return None
 
 
-def check_plan(data: Any) -> str | None:
-    problem = check_detection(data)
-    if (
-        problem is None
-        and data["ambiguous"]
-        and not (_strings(data.get("clarified_questions")) and data["clarified_questions"])
-    ):
-        return "an ambiguous question needs clarified_questions, a non-empty list of questions"
-    return problem
+def check_clarification(data: Any) -> str | None:
+    keys = ("clarified_question_1", "clarified_question_2")
+    if not isinstance(data, dict) or not _strings([data.get(k) for k in keys]):
+        return "clarified_question_1 and clarified_question_2 must be non-empty questions"
+    return None
 
 
 def check_planned_act(data: Any) -> str | None:
@@ -126,6 +141,7 @@ def diva(question: str, passages: list, retriever: Any, *, model: Model) -> Answ
         prompts.DIVERSIFIER,
         prompts.readings_prompt(question, prompts.DIVERSIFY_FORM),
         check_readings,
+        schema=prompts.DIVERSIFY_FORM,
     )["readings"]
     readings = list(dict.fromkeys(r.strip() for r in readings))[:MAX_READINGS]
     searches: list[str] = []
@@ -133,9 +149,13 @@ def diva(question: str, passages: list, retriever: Any, *, model: Model) -> Answ
     for n, reading in enumerate(readings, 1):
         found = list(passages) if passages else _search(retriever, reading, TOP_K, searches)
         verdict = episode.ask(
-            f"verify {n}", prompts.VERIFIER, prompts.verify_prompt(reading, found), check_labels
+            f"verify {n}",
+            prompts.VERIFIER,
+            prompts.verify_prompt(reading, found),
+            check_labels,
+            schema=prompts.VERIFY_FORM,
         )
-        marks = {pid.strip("[] "): str(label).lower() for pid, label in verdict["labels"].items()}
+        marks = {x["id"].strip("[] "): str(x["label"]).lower() for x in verdict["labels"]}
         labels[reading] = marks
         helpful = [p for p in found if marks.get(p.id) in ("useful", "partially useful")]
         groups.append((reading, helpful))
@@ -144,7 +164,7 @@ def diva(question: str, passages: list, retriever: Any, *, model: Model) -> Answ
         user, strategy = prompts.evidence_prompt(question, groups, prompts.ANSWER_FORM), "retrieved evidence"
     else:  # adapt: nothing helped, so the model answers from its own knowledge
         user, strategy = prompts.answer_prompt(question, None, prompts.ANSWER_FORM), "own knowledge"
-    data = episode.ask("adapt and answer", prompts.ANSWERER, user, check_answer)
+    data = answer(episode, "adapt and answer", user)
     metadata = episode.metadata(
         readings=readings,
         searches=searches,
@@ -162,38 +182,53 @@ def _act(episode, question: str, reading: str, n: int, passages: list, retriever
     found_all: dict[str, Passage] = {p.id: p for p in passages}
     for turn in range(1, REACT_BUDGET + 1):
         user = prompts.planned_act_prompt(question, reading, trail, REACT_BUDGET)
-        step = episode.ask(f"act {n}.{turn}", prompts.INTERPRETATION_ACTOR, user, check_planned_act)
+        step = episode.ask(
+            f"act {n}.{turn}",
+            prompts.INTERPRETATION_ACTOR,
+            user,
+            check_planned_act,
+            schema=prompts.PLANNED_ACT_FORM,
+        )
         if step["action"] == "answer":
             return list(found_all.values()), added, False
         if step["action"] == "plan":
             added += step["new_readings"]
             trail.append((str(step.get("thought", "")), "(plan)", []))
             continue
-        found = _search(retriever, step["query"], REACT_K, searches)
+        found = _search(retriever, step["query"], TOP_K, searches)
         for p in found:
             found_all.setdefault(p.id, p)
         trail.append((str(step.get("thought", "")), step["query"], found))
     return list(found_all.values()), added, True
 
 
+def _detect(episode, question: str) -> dict[str, Any]:
+    """The planning agent's first prompt (MARCH Figure 15): is the question ambiguous, and how."""
+    return episode.ask(
+        "detect",
+        prompts.DETECTOR,
+        prompts.readings_prompt(question, prompts.DETECT_FORM),
+        check_detection,
+        schema=prompts.DETECT_FORM,
+    )
+
+
 def _clarion(question: str, passages: list, retriever: Any, model: Model, variant: str) -> Answer:
     episode = model.episode()
     detected: dict[str, Any] = {"ambiguous": None, "ambiguity_type": None}
     readings = [question]
-    if variant == "clarion":
-        plan = episode.ask(
-            "plan", prompts.PLANNER, prompts.readings_prompt(question, prompts.PLAN_FORM), check_plan
-        )
-        detected = {"ambiguous": plan["ambiguous"], "ambiguity_type": ambiguity_type(plan)}
-        readings = plan["clarified_questions"] if plan["ambiguous"] else [question]
-    elif variant == "clarion-no-clarification":
-        detection = episode.ask(
-            "detect",
-            prompts.DETECTOR,
-            prompts.readings_prompt(question, prompts.DETECT_FORM),
-            check_detection,
-        )
-        detected = {"ambiguous": detection["ambiguous"], "ambiguity_type": ambiguity_type(detection)}
+    if variant != "clarion-no-detection":
+        analysis = _detect(episode, question)
+        detected = {"ambiguous": analysis["ambiguous"], "ambiguity_type": ambiguity_type(analysis)}
+        if variant == "clarion" and analysis["ambiguous"]:  # MARCH Figure 16: exactly two
+            clarified = episode.ask(
+                "clarify",
+                prompts.CLARIFIER,
+                prompts.clarify_prompt(question, analysis),
+                check_clarification,
+                schema=prompts.CLARIFY_FORM,
+            )
+            readings = [clarified["clarified_question_1"].strip(), clarified["clarified_question_2"].strip()]
     planned = list(readings)
     searches: list[str] = []
     groups: list[tuple[str, list[Passage]]] = []
@@ -207,12 +242,7 @@ def _clarion(question: str, passages: list, retriever: Any, model: Model, varian
         if variant == "clarion":  # the ablations have no clarification: nobody adds readings
             queue += [r for r in dict.fromkeys(added) if r not in queue][: MAX_READINGS - len(queue)]
         n += 1
-    data = episode.ask(
-        "answer",
-        prompts.ANSWERER,
-        prompts.evidence_prompt(question, groups, prompts.ANSWER_FORM),
-        check_answer,
-    )
+    data = answer(episode, "answer", prompts.evidence_prompt(question, groups, prompts.ANSWER_FORM))
     if detected["ambiguous"] is not None:  # the planning agent's verdict is the method's report
         data = {**data, "ambiguous": detected["ambiguous"], "ambiguity_type": detected["ambiguity_type"]}
     evidence = _merged(groups)
@@ -241,49 +271,90 @@ def clarion_no_detection(question: str, passages: list, retriever: Any, *, model
     return _clarion(question, passages, retriever, model, "clarion-no-detection")
 
 
+def _tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def kept_nodes(phrases: list[dict[str, Any]], question: str) -> list[int]:
+    """The nodes TreeRare processes (Appendix A): not of a non-informative type, at least
+    three tokens long; at most as many as the question has tokens (a syntax tree has fewer
+    inner nodes than leaves, so only a parse that is no tree is cut)."""
+    kept = [
+        n
+        for n, p in enumerate(phrases)
+        if str(p.get("type", "")).strip().upper() not in NON_INFORMATIVE
+        and len(_tokens(p["text"])) >= MIN_TOKENS
+    ]
+    return kept[: max(1, len(_tokens(question)))]
+
+
+def top_queries(queries: list[str], phrase: str) -> list[str]:
+    """TreeRare Appendix A keeps the top three of up to five queries "by heuristic rules
+    prioritizing coverage and specificity"; ours: most of the phrase's words covered, then the
+    most words, then the model's order."""
+    words = set(_tokens(phrase))
+    unique = list(dict.fromkeys(q.strip() for q in queries if q.strip()))[:5]
+    ranked = sorted(
+        enumerate(unique), key=lambda x: (-len(words & set(_tokens(x[1]))), -len(_tokens(x[1])), x[0])
+    )
+    return [q for _, q in ranked[:TREERARE_QUERIES]]
+
+
 def treerare(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
     episode = model.episode()
-    parse = episode.ask(
-        "parse", prompts.PARSER, prompts.readings_prompt(question, prompts.PARSE_FORM), check_parse
-    )
-    phrases = parse["phrases"]
-    chosen = phrases[-MAX_PHRASES:]  # the larger phrases, the whole question last
-    offset = len(phrases) - len(chosen)
-    notes: dict[int, str] = {}
+    phrases = episode.ask(
+        "parse",
+        prompts.PARSER,
+        prompts.readings_prompt(question, prompts.PARSE_FORM),
+        check_parse,
+        schema=prompts.PARSE_FORM,
+    )["phrases"]
+    kept = kept_nodes(phrases, question)
+    notes: dict[int, list[str]] = {}  # each node's evidence, or a pruned node's children's
     searches: list[str] = []
+    asked: list[list[str]] = []  # each node's kept queries
     groups: list[tuple[str, list[Passage]]] = []
-    for index, phrase in enumerate(chosen, offset):
-        known = [notes[c] for c in phrase.get("children", []) if c in notes]
+    for index, phrase in enumerate(phrases):
+        known = [note for c in phrase.get("children", []) for note in notes.get(c, [])]
+        if index not in kept:
+            notes[index] = known  # a pruned node passes its children's evidence up
+            continue
         queries = episode.ask(
             f"queries {index}",
             prompts.QUERIER,
             prompts.node_prompt(question, phrase["text"], known, prompts.QUERY_FORM),
             check_queries,
-        )["queries"][:3]
-        found = list(passages) if passages else []
+            schema=prompts.QUERY_FORM,
+        )["queries"]
+        queries = top_queries(queries, phrase["text"])
+        asked.append(queries)
+        found: dict[str, Passage] = {p.id: p for p in passages}
         for query in queries if not passages else []:
-            found += [
-                p for p in _search(retriever, query, PHRASE_K, searches) if p.id not in {f.id for f in found}
-            ]
+            for p in _search(retriever, query, TREERARE_K, searches):
+                found.setdefault(p.id, p)
         summary = episode.ask(
             f"evidence {index}",
             prompts.SUMMARISER,
-            prompts.node_prompt(question, phrase["text"], known, prompts.SUMMARY_FORM, found),
+            prompts.node_prompt(
+                question, phrase["text"], known, prompts.SUMMARY_FORM, list(found.values()), queries
+            ),
             check_summary,
+            schema=prompts.SUMMARY_FORM,
         )
-        notes[index] = f"{phrase['text']}: {summary['evidence']}"
-        groups.append((phrase["text"], found))
-    aggregate = prompts.evidence_prompt(question, groups, prompts.ANSWER_FORM)
-    aggregate = aggregate.replace(
-        "Evidence:\n", "Evidence:\n" + "".join(f"- {n}\n" for n in notes.values()) + "\n", 1
+        notes[index] = [f"{phrase['text']}: {summary['evidence']}"]
+        groups.append((phrase["text"], list(found.values())))
+    node_notes = [notes[i][0] for i in kept]
+    data = answer(
+        episode, "aggregate", prompts.evidence_prompt(question, groups, prompts.ANSWER_FORM, node_notes)
     )
-    data = episode.ask("aggregate", prompts.ANSWERER, aggregate, check_answer)
     evidence = _merged(groups)
     metadata = episode.metadata(
         phrases=[p["text"] for p in phrases][:KEPT],
         phrase_count=len(phrases),
+        nodes=[phrases[i]["text"] for i in kept][:KEPT],
+        queries=asked[:KEPT],
         searches=searches,
-        notes=list(notes.values()),
+        notes=node_notes,
         retrieved=[p.id for p in evidence],
     )
     return to_answer(data, evidence, metadata)

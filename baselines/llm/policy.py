@@ -4,11 +4,18 @@ Collaborative Self-play", section 4.2 baselines):
 
 - ``policy``: the prompted policy (PROMPTED), told the costs alpha and beta and the
   actions it may take, choosing clarify, answer or multi-answer each turn;
+- ``policy-cot``: PROMPTED-COT, the same with a thought first that estimates the reward of
+  each allowed action and takes the highest (section 3.1, "Thoughts"; Appendix E.2's
+  chain-of-thought prompt: instructions and worked examples; ours is one example, in our
+  words);
 - ``policy-answer``, ``policy-clarify``, ``policy-multi-answer``, ``policy-clarify-and-ma``:
   the forced-action policies (ANSWER, CLARIFY, MULTI-ANSWER, CLARIFY-AND-MA of Tables 2
   and 3), the same model allowed one action per turn.
 
-A single-shot run (no history, only "answer" allowed) gets an answer from each.
+Each turn reads the evidence the single-shot methods read (``methods.gather``): the
+passages the protocol hands over, else the retriever's top 10 for the question, else none
+(a closed-book setting). A single-shot run (no history, only "answer" allowed) gets an
+answer from each.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import Any
 from pytest_ambigqa.protocols.interactive import PLANS
 from pytest_ambigqa.schema import Passage
 
+from .methods import TOP_K, gather
 from .model import Model
 from .prompts import form, passages_block
 
@@ -37,48 +45,79 @@ POLICY_FORM = {
     "action": "one of the allowed actions",
     "text": "your clarifying question, your answer, or your answers one per line",
 }
+THINKING = (
+    " Before you act, think it through in the thought field: for each allowed action, "
+    "estimate the accuracy you expect from it, the clarifying questions you will have asked "
+    "in all and the words your final answer will take, work out the reward 100 x accuracy - "
+    "alpha x questions - beta x words, and take the action with the highest. For example, "
+    "with alpha 10 and beta 0.1 for 'When did the first Harry Potter come out?': answering "
+    "'1997' guesses between the book and the film, about 50 x 1 - 0.1 x 1 = 49.9; asking "
+    "first, about 100 - 10 - 0.1 = 89.9; answering both readings in about 12 words, about "
+    "100 - 0.1 x 12 = 98.8: the multi-answer is best."
+)
+POLICY_COT = POLICY.replace(" Reply with a JSON object", THINKING + " Reply with a JSON object")
+POLICY_COT_FORM = {"thought": "the reward you expect from each allowed action, worked out", **POLICY_FORM}
 
 
-def _check(allowed: Sequence[str]):
+def _check(allowed: Sequence[str], reasoned: bool):
     def check(data: Any) -> str | None:
         if not isinstance(data, dict) or data.get("action") not in allowed:
             return f"action must be one of {', '.join(allowed)}"
         if not isinstance(data.get("text"), str) or not data["text"].strip():
             return "text must be a non-empty string"
+        if reasoned and not isinstance(data.get("thought"), str):
+            return "thought must be a string"
         return None
 
     return check
 
 
-def _prompt(question, history, alpha, beta, allowed, passages: Sequence[Passage]) -> str:
+def _prompt(question, history, alpha, beta, allowed, passages: Sequence[Passage], shape: dict) -> str:
     turns = "".join(f"You asked: {h['question']}\nThe user replied: {h['answer']}\n" for h in history)
     evidence = f"Passages:\n{passages_block(passages)}\n\n" if passages else ""
     costs = json.dumps({"alpha": alpha, "beta": beta})
     return (
         f"{evidence}Question: {question}\n{turns}\nCosts: {costs}\n"
-        f"Allowed actions: {', '.join(allowed)}\n\n{form(POLICY_FORM)}"
+        f"Allowed actions: {', '.join(allowed)}\n\n{form(shape)}"
     )
 
 
-def _act(question, history, alpha, beta, actions, passages, model: Model, plan: Sequence[str] | None):
+def _act(question, history, alpha, beta, actions, passages, retriever, model: Model, plan, reasoned: bool):
     offered = list(actions)
     if plan is not None:
         forced = plan[min(len(history), len(plan) - 1)]
         offered = [forced] if forced in offered else offered
     episode = model.episode()
+    evidence, source = (
+        gather(question, list(passages or ()), retriever, TOP_K) if passages or retriever else ([], "none")
+    )
     shown_costs = (alpha if alpha is not None else 0, beta if beta is not None else 0)
-    user = _prompt(question, history, *shown_costs, offered, passages or [])
+    shape = POLICY_COT_FORM if reasoned else POLICY_FORM
+    user = _prompt(question, history, *shown_costs, offered, evidence, shape)
     step = f"turn {len(history) + 1}"
-    data = episode.ask(step, POLICY, user, _check(offered))
-    return {"action": data["action"], "text": data["text"].strip(), "metadata": episode.metadata()}
+    data = episode.ask(step, POLICY_COT if reasoned else POLICY, user, _check(offered, reasoned))
+    extra = {"thought": data["thought"]} if reasoned else {}
+    metadata = episode.metadata(evidence=source, retrieved=[p.id for p in evidence], **extra)
+    return {"action": data["action"], "text": data["text"].strip(), "metadata": metadata}
 
 
-def _method(plan: Sequence[str] | None):
-    def method(question, history=(), alpha=None, beta=None, actions=("answer",), passages=(), *, model):
-        return _act(question, history, alpha, beta, actions, passages, model, plan)
+def _method(plan: Sequence[str] | None, reasoned: bool = False):
+    def method(
+        question,
+        history=(),
+        alpha=None,
+        beta=None,
+        actions=("answer",),
+        passages=(),
+        retriever=None,
+        *,
+        model,
+    ):
+        return _act(question, history, alpha, beta, actions, passages, retriever, model, plan, reasoned)
 
     return method
 
 
 prompted = _method(None)
+prompted_cot = _method(None, reasoned=True)
 forced = {name: _method(plan) for name, plan in PLANS.items()}

@@ -1,15 +1,63 @@
 """The prompts of the reference methods, written for this project (not the papers' texts).
 
-Every step asks for one JSON object; ``*_FORM`` is the form the reply must take, and the
-checks in ``methods.py`` hold the model to it.
+Every step asks for one JSON object. Its form is a JSON schema (``*_FORM``): the prompt
+shows an example built from it (:func:`form`), and the client sends it as the server's
+structured output where the server takes one (``pytest_ambigqa.models.structured``); the
+checks in ``methods.py`` and ``planned.py`` hold the model to it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from pytest_ambigqa.schema import Passage
+
+
+def _text(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def _flag(description: str) -> dict[str, Any]:
+    return {"type": "boolean", "description": description}
+
+
+def _list(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": item}
+
+
+def _action(*actions: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(actions), "description": " or ".join(actions)}
+
+
+def _form(title: str, **fields: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema of an object with every field required (structured decoding then writes
+    them all; a field that does not apply is written empty)."""
+    return {"title": title, **_object(**fields)}
+
+
+def _object(**fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": fields, "required": list(fields)}
+
+
+def example(schema: dict[str, Any]) -> Any:
+    """The example object a prompt shows for ``schema``: each field's description in place."""
+    if schema["type"] == "object":
+        return {key: example(value) for key, value in schema["properties"].items()}
+    if schema["type"] == "array":
+        return [example(schema["items"])]
+    return schema["description"]
+
+
+def form(shape: dict[str, Any]) -> str:
+    """The prompt's form: ``shape`` is a JSON schema (its example is shown) or, for a step
+    that sends no schema (the interactive policies), the example itself."""
+    shown = example(shape) if shape.get("type") == "object" else shape
+    return "Reply with only a JSON object of this form:\n" + json.dumps(shown, indent=1)
+
+
+KIND = _text("semantic, syntactic, constraint, or null")
 
 ANSWERER = (
     "You answer questions that may be ambiguous: a question can have several reasonable "
@@ -18,32 +66,37 @@ ANSWERER = (
     "answer that explains them all. Cite passages only by their ids in square brackets, "
     "and only passages you were given. Reply with a JSON object and nothing else."
 )
-
-ANSWER_FORM = {
-    "long_answer": "a few sentences covering every interpretation",
-    "interpretations": [
-        {"question": "a clarified question", "answer": "its short answer", "citations": ["id"]}
-    ],
-    "ambiguous": "true or false: does the question have more than one reading?",
-    "ambiguity_type": "semantic, syntactic, constraint, or null",
-    "clarifying_question": "what you would ask the user, or null",
+_ANSWER_FIELDS = {
+    "long_answer": _text("a few sentences covering every interpretation"),
+    "interpretations": _list(
+        _object(
+            question=_text("a clarified question"),
+            answer=_text("its short answer"),
+            citations=_list(_text("id")),
+        )
+    ),
+    "ambiguous": _flag("true or false: does the question have more than one reading?"),
+    "ambiguity_type": KIND,
+    "clarifying_question": _text("what you would ask the user, or null"),
 }
-REASONED_FORM = {"reasoning": "your step-by-step reasoning, first", **ANSWER_FORM}
+ANSWER_FORM = _form("answer", **_ANSWER_FIELDS)
+REASONED_FORM = _form(
+    "reasoned_answer", reasoning=_text("your step-by-step reasoning, first"), **_ANSWER_FIELDS
+)
 
 ACTOR = (
     "You answer a possibly ambiguous question by alternating thought and action. Each turn, "
     "think about what you still need, then either search the corpus with a short query or "
-    "stop searching and answer. Reply with a JSON object and nothing else."
+    "answer: write the final answer now, covering every reading the evidence supports and "
+    "citing passages by their ids in square brackets. Reply with a JSON object and nothing else."
 )
-ACT_FORM = {
-    "thought": "what you know and what is missing",
-    "action": "search or answer",
-    "query": "a search query",
-}
-
-
-def form(shape: dict) -> str:
-    return "Reply with only a JSON object of this form:\n" + json.dumps(shape, indent=1)
+ACT_FORM = _form(
+    "act",
+    thought=_text("what you know and what is missing"),
+    action=_action("search", "answer"),
+    query=_text("a search query (search), else empty"),
+    answer=_text("your final answer (answer), else empty"),
+)
 
 
 def passages_block(passages: Sequence[Passage]) -> str:
@@ -53,57 +106,78 @@ def passages_block(passages: Sequence[Passage]) -> str:
 
 
 def answer_prompt(question: str, passages: Sequence[Passage] | None, shape: dict) -> str:
-    """The final step of every method: the question, the evidence if any, the answer form."""
+    """The final step of the retrieve-then-read methods: the question, the evidence if any,
+    the answer form."""
     evidence = "" if passages is None else f"Passages:\n{passages_block(passages)}\n\n"
     return f"{evidence}Question: {question}\n\n{form(shape)}"
 
 
-def act_prompt(question: str, trail: Sequence[tuple[str, str, Sequence[Passage]]], budget: int) -> str:
-    """One ReAct turn: the question and every earlier thought, query and observation."""
-    turns = "".join(
+def _trail(trail: Sequence[tuple[str, str, Sequence[Passage]]]) -> str:
+    return "".join(
         f"Thought: {thought}\nSearch: {query}\nObservation:\n{passages_block(found)}\n\n"
         for thought, query, found in trail
     )
+
+
+def act_prompt(
+    question: str, trail: Sequence[tuple[str, str, Sequence[Passage]]], budget: int, allowed: Sequence[str]
+) -> str:
+    """One ReAct turn: the question, every earlier thought, query and observation, the
+    searches left and the actions allowed (only answer once the searches are spent)."""
     left = budget - len(trail)
-    return f"Question: {question}\n\n{turns}Turns left: {left}\n\n{form(ACT_FORM)}"
+    return (
+        f"Question: {question}\n\n{_trail(trail)}Searches left: {left}\n"
+        f"Allowed actions: {', '.join(allowed)}\n\n{form(ACT_FORM)}"
+    )
 
 
-# -- DIVA, CLARION, TreeRare-lite ------------------------------------------------------------
+# -- DIVA, CLARION, TreeRare ------------------------------------------------------------------
 
 DIVERSIFIER = (
     "A question may be read in several ways. List its distinct plausible readings, each "
     "rewritten as a clarified question that can be answered on its own. Reply with a JSON "
     "object and nothing else."
 )
-DIVERSIFY_FORM = {"readings": ["a clarified question"]}
+DIVERSIFY_FORM = _form("readings", readings=_list(_text("a clarified question")))
 
 VERIFIER = (
     "Judge whether each passage helps answer the question: useful (it answers it), partially "
     "useful (it helps but does not answer it), or useless. Reply with a JSON object and "
     "nothing else."
 )
-VERIFY_FORM = {"labels": {"passage id": "useful, partially useful or useless"}}
+VERIFY_FORM = _form(
+    "labels",
+    labels=_list(_object(id=_text("a passage id"), label=_action("useful", "partially useful", "useless"))),
+)
 LABELS = ("useful", "partially useful", "useless")
 
-PLANNER = (
-    "Before anything is searched, analyse the question. Decide whether it is ambiguous. If it "
-    "is, say which kind of ambiguity it has (semantic: a word or entity with several meanings; "
-    "syntactic: several ways to attach or group its parts; constraint: a missing condition such "
-    "as a time, place or version) and rewrite it into clarified questions, one per reading. If "
-    "it is not, return it unchanged as the only clarified question. Reply with a JSON object "
-    "and nothing else."
-)
-PLAN_FORM = {
-    "ambiguous": "true or false",
-    "ambiguity_type": "semantic, syntactic, constraint, or null",
-    "clarified_questions": ["a clarified question"],
-}
 DETECTOR = (
-    "Before anything is searched, decide whether the question is ambiguous and, if it is, which "
-    "kind of ambiguity it has (semantic, syntactic or constraint). Do not rewrite it. Reply "
-    "with a JSON object and nothing else."
+    "Before anything is searched, analyse the question: reason briefly, decide whether it is "
+    "ambiguous, name what makes it so and what would clarify it, and classify the ambiguity "
+    "(syntactic: several grammatical parses, such as attachment, scope or coordination; "
+    "constraint: an over-specific question whose broader, closely related form better matches "
+    "the need; semantic: a clear syntax whose meaning admits several readings; or none). "
+    "Reply with a JSON object and nothing else."
 )
-DETECT_FORM = {"ambiguous": "true or false", "ambiguity_type": "semantic, syntactic, constraint, or null"}
+DETECT_FORM = _form(
+    "detection",
+    reasoning=_text("brief reasoning"),
+    ambiguous=_flag("true or false"),
+    ambiguity_type=_text("syntactic, constraint, semantic, or none"),
+    aspects=_list(_text("what makes it ambiguous")),
+    clarification_needed=_text("what would clarify it"),
+)
+CLARIFIER = (
+    "Given a question and an analysis of its ambiguity, rewrite the question into exactly two "
+    "specific, faithful clarified questions, each resolving the ambiguity one way. Reply with "
+    "a JSON object and nothing else."
+)
+CLARIFY_FORM = _form(
+    "clarification",
+    reasoning=_text("why these two resolve the ambiguity"),
+    clarified_question_1=_text("the first clarified question"),
+    clarified_question_2=_text("the second clarified question"),
+)
 
 INTERPRETATION_ACTOR = (
     "You gather evidence for one reading of an ambiguous question by alternating thought and "
@@ -111,35 +185,52 @@ INTERPRETATION_ACTOR = (
     "missed (plan), or stop because the evidence suffices (answer). Reply with a JSON object "
     "and nothing else."
 )
-PLANNED_ACT_FORM = {
-    "thought": "what you know and what is missing",
-    "action": "search, plan or answer",
-    "query": "a search query (search)",
-    "new_readings": ["a clarified question (plan)"],
-}
+PLANNED_ACT_FORM = _form(
+    "planned_act",
+    thought=_text("what you know and what is missing"),
+    action=_action("search", "plan", "answer"),
+    query=_text("a search query (search), else empty"),
+    new_readings=_list(_text("a clarified question the plan missed (plan)")),
+)
 
 PARSER = (
-    "Break the question into its constituent phrases, as a syntax tree would: the smallest "
-    "meaningful phrases first, then the phrases built from them, the whole question last. For "
-    "each phrase give the indices of the earlier phrases it contains. Reply with a JSON object "
-    "and nothing else."
-)
-PARSE_FORM = {"phrases": [{"text": "a phrase of the question", "children": [0]}]}
-QUERIER = (
-    "Write short search queries that would resolve what is uncertain in one phrase of a "
-    "question, using what is already known about its parts. Reply with a JSON object and "
+    "Parse the question into a syntax tree of its constituents, as a constituency parser "
+    "would: the smallest constituents first, each with its phrase type (NP, VP, PP, ADJP, "
+    "ADVP, SBAR, WHNP, S, or a word class such as DT, CC, IN, PUNCT for single words), then "
+    "the constituents built from them, the whole question last. For each constituent give the "
+    "indices of the earlier constituents it directly contains. Reply with a JSON object and "
     "nothing else."
 )
-QUERY_FORM = {"queries": ["a short search query"]}
-SUMMARISER = (
-    "From the passages, write the evidence that bears on one phrase of a question, briefly, "
-    "citing passage ids in square brackets. Reply with a JSON object and nothing else."
+PARSE_FORM = _form(
+    "parse",
+    phrases=_list(
+        _object(
+            text=_text("a constituent of the question, word for word"),
+            type=_text("its phrase type"),
+            children=_list({"type": "integer", "description": "0"}),
+        )
+    ),
 )
-SUMMARY_FORM = {"evidence": "one or two sentences", "citations": ["id"]}
+QUERIER = (
+    "Write up to five short search queries that would resolve what is uncertain in one "
+    "constituent of a question, using what is already known about its parts, the most useful "
+    "first. Reply with a JSON object and nothing else."
+)
+QUERY_FORM = _form("queries", queries=_list(_text("a short search query")))
+SUMMARISER = (
+    "From the passages, answer the queries about one constituent of a question, briefly, "
+    "resolving what its parts leave open and citing passage ids in square brackets. Reply "
+    "with a JSON object and nothing else."
+)
+SUMMARY_FORM = _form("evidence", evidence=_text("one or two sentences"), citations=_list(_text("id")))
 
 
 def readings_prompt(question: str, shape: dict) -> str:
     return f"Question: {question}\n\n{form(shape)}"
+
+
+def clarify_prompt(question: str, analysis: dict[str, Any]) -> str:
+    return f"Question: {question}\nAmbiguity analysis: {json.dumps(analysis)}\n\n{form(CLARIFY_FORM)}"
 
 
 def verify_prompt(question: str, passages: Sequence[Passage]) -> str:
@@ -149,52 +240,75 @@ def verify_prompt(question: str, passages: Sequence[Passage]) -> str:
 def planned_act_prompt(
     question: str, reading: str, trail: Sequence[tuple[str, str, Sequence[Passage]]], budget: int
 ) -> str:
-    turns = "".join(
-        f"Thought: {thought}\nSearch: {query}\nObservation:\n{passages_block(found)}\n\n"
-        for thought, query, found in trail
-    )
     return (
-        f"Question: {question}\nReading to gather evidence for: {reading}\n\n{turns}"
+        f"Question: {question}\nReading to gather evidence for: {reading}\n\n{_trail(trail)}"
         f"Turns left: {budget - len(trail)}\n\n{form(PLANNED_ACT_FORM)}"
     )
 
 
-def evidence_prompt(question: str, evidence: Sequence[tuple[str, Sequence[Passage]]], shape: dict) -> str:
-    """The final step of the planned methods: the passages found for each reading or phrase."""
+def evidence_prompt(
+    question: str, evidence: Sequence[tuple[str, Sequence[Passage]]], shape: dict, notes: Sequence[str] = ()
+) -> str:
+    """The final step of the planned methods: the passages found for each reading or
+    constituent (and TreeRare's node evidence, ``notes``)."""
+    noted = "".join(f"- {n}\n" for n in notes) + "\n" if notes else ""
     blocks = "\n\n".join(f"For: {label}\n{passages_block(found)}" for label, found in evidence)
-    return f"Evidence:\n{blocks}\n\nQuestion: {question}\n\n{form(shape)}"
+    return f"Evidence:\n{noted}{blocks}\n\nQuestion: {question}\n\n{form(shape)}"
 
 
-def node_prompt(question: str, phrase: str, known: Sequence[str], shape: dict, passages=None) -> str:
+def node_prompt(
+    question: str, phrase: str, known: Sequence[str], shape: dict, passages=None, queries: Sequence[str] = ()
+) -> str:
     parts = "".join(f"- {k}\n" for k in known) or "- nothing yet\n"
     evidence = "" if passages is None else f"Passages:\n{passages_block(passages)}\n\n"
-    return f"{evidence}Question: {question}\nPhrase: {phrase}\nKnown about its parts:\n{parts}\n{form(shape)}"
+    asked = f"Queries: {'; '.join(queries)}\n" if queries else ""
+    return (
+        f"{evidence}Question: {question}\nPhrase: {phrase}\n{asked}Known about its parts:\n{parts}\n"
+        f"{form(shape)}"
+    )
 
 
-# -- CondAmbigQA's condition-then-answer pipeline ---------------------------------------------
+# -- CondAmbigQA ------------------------------------------------------------------------------
 
-CONDITION_FINDER = (
-    "The answer to the question depends on conditions (a time, a place, a sense of a word, a "
-    "version). From the passages, list the distinct conditions under which the question has "
-    "different answers. Reply with a JSON object and nothing else."
-)
-CONDITIONS_FORM = {"conditions": ["a condition, in a few words"]}
 CONDITIONAL_ANSWERER = (
-    "Answer the question once for each condition, citing the passages that support each answer "
-    "by their ids in square brackets, and write one long answer that covers them all. Reply "
-    "with a JSON object and nothing else."
+    "The answer to a question can depend on conditions (a time, a place, a sense of a word, a "
+    "version). Identify up to five key conditions of the question based only on the passages, "
+    "give a detailed answer for each, and cite by their ids the passages that support each "
+    "condition and answer. Reply with a JSON object and nothing else."
 )
-CONDITIONAL_FORM = {
-    "long_answer": "a few sentences covering every condition",
-    "interpretations": [{"condition": "a condition", "answer": "its short answer", "citations": ["id"]}],
-    "ambiguous": "true or false",
-    "ambiguity_type": "null",
-    "clarifying_question": "what you would ask the user, or null",
-}
+GIVEN_CONDITIONS_ANSWERER = (
+    "Answer the question once for each of the conditions given, based on the passages, citing "
+    "by their ids the passages that support each answer. Reply with a JSON object and nothing "
+    "else."
+)
+CLOSED_BOOK_CONDITIONAL_ANSWERER = (
+    "The answer to a question can depend on conditions (a time, a place, a sense of a word, a "
+    "version). From what you know, identify up to five key conditions of the question and give "
+    "a detailed answer for each. Reply with a JSON object and nothing else."
+)
+CONDITIONS_FORM = _form(
+    "conditions",
+    conditions=_list(
+        _object(
+            condition=_text("a condition"),
+            answer=_text("the detailed answer under it"),
+            citations=_list(_text("id")),
+        )
+    ),
+)
+PLAIN_ANSWERER = (
+    "Answer the question based only on the passages, citing by their ids up to five passages "
+    "that support your answer. Reply with a JSON object and nothing else."
+)
+ANSWERS_FORM = _form(
+    "answers", answers=_list(_object(answer=_text("an answer"), citations=_list(_text("id"))))
+)
 
 
-def conditional_prompt(question: str, passages: Sequence[Passage] | None, conditions: Sequence[str]) -> str:
+def conditional_prompt(
+    question: str, passages: Sequence[Passage] | None, conditions: Sequence[str], shape: dict
+) -> str:
     evidence = "" if passages is None else f"Passages:\n{passages_block(passages)}\n\n"
-    given = "".join(f"- {c}\n" for c in conditions)
-    listed = f"Conditions:\n{given}\n" if conditions else "Find the conditions yourself.\n\n"
-    return f"{evidence}Question: {question}\n{listed}{form(CONDITIONAL_FORM)}"
+    given = "".join(f"Condition {n}: {c}\n" for n, c in enumerate(conditions, 1))
+    listed = f"Conditions to address:\n{given}\n" if conditions else "\n"
+    return f"{evidence}Question: {question}\n{listed}{form(shape)}"

@@ -70,6 +70,7 @@ class MetricSpec:
     binary: bool = False  # item values are 0 or 1: a paired comparison uses exact McNemar
     scorer: Scorer | None = field(default=None, compare=False)  # None: computed elsewhere or suite-level
     suites: tuple[str, ...] = ()  # suites that report it besides those listing it (a plugin's, on MARCH)
+    failed_as: str = "0"  # what an errored item counts as, in words (the scorecard's "scored" column)
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:

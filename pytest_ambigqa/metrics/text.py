@@ -12,6 +12,14 @@ from .spec import Scored, Scorer, count
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+# A short English stopword list: BM25's tokens leave these out (retrieval/bm25.py), and the
+# offline user's reply never consists of them alone (protocols/interactive/users.py).
+STOPWORDS = frozenset(
+    """a an the of in on at to for from by with about as into onto than then that this these those
+    it its is are was were be been being do does did and or but if not no nor so such there their
+    they them he she his her him we you your i me my our us what which who whom whose when where
+    why how has have had can could would should will shall may might must""".split()
+)
 # What strip_alce_citations deletes, in its order (report.html follows it to locate answers).
 ALCE_CITATION_MARKS = (re.compile(r" ?\[\d+"), re.compile(r" \|"), re.compile(r"\]"))
 

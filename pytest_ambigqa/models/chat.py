@@ -2,11 +2,15 @@
 reader, the ``llm:`` systems, the simulated user): cached, retried, schema-checked, costed.
 
 Talks to any server with the chat-completions API (OpenAI, vLLM, Ollama, OpenRouter, or a
-local stand-in) through the ``openai`` package. Every call runs at temperature 0 with a
-fixed seed. Replies must be JSON that passes the caller's check; an invalid reply is
-re-asked, and when it stays invalid, or the server keeps failing after bounded retries,
-the caller gets :class:`ModelUnavailable` with the reason, so that the item is
-*unscored*, never scored 0 and never dropped. Calls are cached in SQLite, keyed by base
+local stand-in) through the ``openai`` package. Every call has a fixed seed and runs at
+temperature 0 unless its caller decodes otherwise (the ``llm:`` methods decode as their papers
+state); ``--ambig-llm-temperature`` and ``--ambig-llm-max-tokens`` override every call of the
+client they configure. Replies must be JSON that passes the caller's check (a caller may take
+a reply without JSON as prose instead); a call that needs structure asks for it with the
+server's structured output (``structured.py``). An invalid reply is re-asked, and when it
+stays invalid, or the server keeps failing after bounded retries, the caller gets
+:class:`ModelUnavailable` with the reason, so that the item is *unscored*, never scored 0
+and never dropped. Calls are cached in SQLite, keyed by base
 URL, model, messages and parameters (never the API key), so a re-run costs nothing.
 """
 
@@ -16,7 +20,6 @@ import json
 import math
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -26,17 +29,22 @@ from typing import Any
 from ..errors import ModelGivenUp, ModelUnavailable
 from ..output import clean, redact, safe_output, sent, sent_url
 from .cache import CallCache
+from .structured import REFUSED, Ladder, parse_json, response_format, without_thinking
 from .usage import Usage
 
 REASK = (
     "Your reply could not be used: {problem}. Reply again with only the JSON object asked for, "
     "and nothing else."
 )
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
 class _Malformed(Exception):
     """The server answered 200 with something that is not a chat completion (retried)."""
+
+
+class _Refused(Exception):
+    """The server refused a request's ``response_format`` (HTTP 400 or 422): the request is
+    sent again one rung down (``structured.Ladder``)."""
 
 
 # Statuses that no retry can mend: the key or the permission is wrong. After one, the model
@@ -61,12 +69,10 @@ class ChatSettings:
     price_in: float | None = None  # $ per million prompt tokens
     price_out: float | None = None  # $ per million completion tokens
     role: str = "judge"  # who the messages name: the judge, or the model of an llm: system
-
-
-def parse_json(content: str) -> Any:
-    """The JSON object in a reply, tolerating a Markdown code fence around it."""
-    match = _FENCE.match(content)
-    return json.loads(match.group(1) if match else content)
+    # Decoding that overrides every call's (--ambig-llm-temperature, --ambig-llm-max-tokens);
+    # max_tokens 0 sends no limit at all.
+    temperature: float | None = None
+    max_tokens: int | None = None
 
 
 def completion_problem(raw: Any) -> str | None:
@@ -103,6 +109,7 @@ class ChatClient:
         self._lock = threading.Lock()
         self._dead: str | None = None  # why the model cannot answer at all (auth, dead server)
         self._failing = 0  # calls in a row that found no server or no model
+        self.structured = Ladder()  # how this server takes a call that needs structure
 
     @property
     def client(self):
@@ -126,28 +133,34 @@ class ChatClient:
         usage: Usage,
         *,
         seed: int | None = None,
+        schema: dict[str, Any] | None = None,
+        prose: Callable[[str], Any] | None = None,
         **params: Any,
     ) -> tuple[Any, dict[str, Any]]:
         """The parsed JSON reply (and the raw completion) that passes ``check``.
 
         ``check(data)`` returns None when the reply is usable, else what is wrong with it;
-        the model is then re-asked, up to ``max_reasks`` times. Only a reply that passed is
-        cached, under the first request, so a re-run reads the usable answer and nothing else.
+        the model is then re-asked, up to ``max_reasks`` times. ``schema`` (a JSON schema of
+        the reply) asks with the server's structured output; ``prose(text)`` makes the data of
+        a reply that holds no JSON at all (a step whose paper output is prose), checked
+        alike. Only a reply that passed is cached, under the first request (the structured
+        output asked for is not part of the key), so a re-run reads the usable answer and
+        nothing else.
         """
         key = self._key(messages, seed, params)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None and completion_problem(hit) is None:
-                data, problem = _checked(hit, check)
+                data, problem = _checked(hit, check, prose)
                 if problem is None:
                     usage.cached += 1
                     return data, hit
         conversation = list(messages)
         problem = "no reply"
         for attempt in range(self.settings.max_reasks + 1):
-            raw = self.complete(conversation, usage, seed=seed, **params)
+            raw = self.complete(conversation, usage, seed=seed, schema=schema, **params)
             content = raw["choices"][0]["message"].get("content") or ""
-            data, problem = _checked(raw, check)
+            data, problem = _checked(raw, check, prose)
             if problem is None:
                 if self.cache is not None:
                     self.cache.put(key, clean(raw, secrets=True))  # an echoed key never reaches the disk
@@ -163,26 +176,66 @@ class ChatClient:
             f"{self.settings.role} reply still unusable after {attempts} attempts: {problem}"
         )
 
+    def decoding(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The temperature and token limit a call asking ``params`` is sent with: the caller's
+        (temperature 0 when it names none), under the settings' overrides."""
+        sent = {"temperature": 0, **{k: v for k, v in params.items() if k in ("temperature", "max_tokens")}}
+        if self.settings.temperature is not None:
+            sent["temperature"] = self.settings.temperature
+        if self.settings.max_tokens is not None:
+            sent.pop("max_tokens", None)
+            if self.settings.max_tokens:
+                sent["max_tokens"] = self.settings.max_tokens
+        return sent
+
     def _request(self, messages: list[dict[str, str]], seed: int | None, params: dict[str, Any]):
         return {
             "model": self.settings.model,
             "messages": messages,
-            "temperature": 0,
             "seed": self.settings.seed if seed is None else seed,
-            **params,
+            **{k: v for k, v in params.items() if k not in ("temperature", "max_tokens")},
+            **self.decoding(params),
         }
 
     def _key(self, messages: list[dict[str, str]], seed: int | None, params: dict[str, Any]) -> str:
         return CallCache.key(self.base_url, self._request(messages, seed, params))
 
-    def complete(self, messages: list[dict[str, str]], usage: Usage, *, seed: int | None = None, **params):
-        """One chat completion from the server, as a checked plain dict."""
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        usage: Usage,
+        *,
+        seed: int | None = None,
+        schema: dict[str, Any] | None = None,
+        **params: Any,
+    ):
+        """One chat completion from the server, as a checked plain dict; with ``schema``, asked
+        on the run's rung of structured output, a rung lower when the server refuses it."""
         if self._dead is not None:
             raise ModelGivenUp(self._dead)
-        with self._slots:
-            raw = self._with_retries(self._request(messages, seed, params), usage)
+        if schema is None:
+            with self._slots:
+                raw = self._with_retries(self._request(messages, seed, params), usage)
+        else:
+            raw = self._structured(messages, usage, seed, schema, params)
         self._account(raw, usage)
         return raw
+
+    def _structured(self, messages, usage: Usage, seed: int | None, schema: dict[str, Any], params):
+        """The completion on the highest rung the server takes, from the run's rung down; the
+        last rung, the prompt alone, sends no ``response_format`` and so is never refused for it."""
+        with self.structured.detecting():
+            for mode in self.structured.rungs():
+                shape = response_format(mode, schema)
+                asked = {**params, "response_format": shape} if shape else params
+                try:
+                    with self._slots:
+                        raw = self._with_retries(self._request(messages, seed, asked), usage)
+                except _Refused:
+                    continue
+                self.structured.settle(mode)
+                return raw
+        raise AssertionError("unreachable: the prompt-alone rung raises or returns")
 
     def _account(self, raw: dict[str, Any], usage: Usage) -> None:
         usage.requests += 1
@@ -239,6 +292,8 @@ class ChatClient:
                     reason = (
                         f"{self.settings.role} refused the request: HTTP {exc.status_code}: {_brief(exc)}"
                     )
+                    if exc.status_code in REFUSED and "response_format" in request:
+                        raise _Refused(reason) from None
                     raise ModelUnavailable(
                         self._give_up(reason) if exc.status_code == 404 else reason
                     ) from None
@@ -268,13 +323,19 @@ class ChatClient:
             return self._dead or reason
 
 
-def _checked(raw: dict[str, Any], check: Callable[[Any], str | None]) -> tuple[Any, str | None]:
-    """(data, None) when the reply's content is JSON that passes ``check``, else (None, why)."""
+def _checked(
+    raw: dict[str, Any], check: Callable[[Any], str | None], prose: Callable[[str], Any] | None = None
+) -> tuple[Any, str | None]:
+    """(data, None) when the reply's content is JSON that passes ``check`` (or, with
+    ``prose``, text without JSON that passes as prose), else (None, why)."""
     content = raw["choices"][0]["message"].get("content") or ""
     try:
         data = parse_json(content)
     except (ValueError, RecursionError) as exc:
-        return None, f"it is not JSON ({str(exc)[:80]})"
+        text = without_thinking(content)
+        if prose is None or not text:
+            return None, f"it is not JSON ({str(exc)[:80]})"
+        data = prose(text)
     try:
         problem = check(data)
     except Exception as exc:  # noqa: BLE001 - a check that trips over odd data: the reply is unusable

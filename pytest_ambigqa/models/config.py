@@ -7,6 +7,7 @@ Its defaults are :class:`~.chat.ChatSettings`' (the option table shows the same 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,8 @@ class ModelConfig:
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_price: tuple[float, float] | None = None
+    llm_temperature: float | None = None  # None: as each method's paper states
+    llm_max_tokens: int | None = None  # None: as each method's paper states; 0: no limit
     # every client's: the judge's, the llm: system's and the simulated user's
     timeout: float = _DEFAULTS.timeout
     retries: int = _DEFAULTS.max_retries
@@ -39,6 +42,10 @@ class ModelConfig:
         def count(flag: str, low: int, high: int) -> int:
             return options.number(flag, options.text(config, flag), kind=int, low=low, high=high)
 
+        def optional(flag: str, kind: type, high: float) -> Any:  # no default of its own: None
+            given = options.value(config, flag)
+            return options.number(flag, given, kind=kind, low=0, high=high) if given else None
+
         return cls(
             judge=options.value(config, "--ambig-judge"),
             judge_base_url=options.value(config, "--ambig-judge-base-url"),
@@ -48,6 +55,8 @@ class ModelConfig:
             llm_model=options.value(config, "--ambig-llm-model"),
             llm_base_url=options.value(config, "--ambig-llm-base-url"),
             llm_price=options.price("--ambig-llm-price", options.value(config, "--ambig-llm-price")),
+            llm_temperature=optional("--ambig-llm-temperature", float, 2),
+            llm_max_tokens=optional("--ambig-llm-max-tokens", int, 1_000_000),
             timeout=options.number(
                 "--ambig-judge-timeout",
                 options.text(config, "--ambig-judge-timeout"),
@@ -68,7 +77,10 @@ class ModelConfig:
         """The ``llm:`` systems' client settings, sized for ``concurrency`` items at once."""
         if not self.llm_model:
             return None
-        return self._settings(self.llm_model, self.llm_base_url, self.llm_price, concurrency, seed, "model")
+        settings = self._settings(
+            self.llm_model, self.llm_base_url, self.llm_price, concurrency, seed, "model"
+        )
+        return dataclasses.replace(settings, temperature=self.llm_temperature, max_tokens=self.llm_max_tokens)
 
     def _settings(
         self,
@@ -99,6 +111,8 @@ class ModelConfig:
             "llm_model": self.llm_model,
             "llm_base_url": redact(self.llm_base_url) if self.llm_base_url else None,
             "llm_price": list(self.llm_price) if self.llm_price else None,
+            "llm_temperature": self.llm_temperature,
+            "llm_max_tokens": self.llm_max_tokens,
             "judge": self.judge,
             "judge_base_url": redact(self.judge_base_url) if self.judge_base_url else None,
             "judge_samples": self.judge_samples,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..evaluate import Evaluator
     from ..judge import Judge
     from ..metrics.scoring import Scorers
-    from ..report.blocks import Block
+    from ..report.blocks import Block, Table
     from ..report.scorecard import SuiteCard
     from ..store.pool import Scoring
     from ..suites import Setup, Suite
@@ -110,18 +110,32 @@ class Protocol:
         """The slices a suite's results are reported in apart, in order (MARCH: by ambiguity type)."""
         return AMBIGUITY_TYPES if suite.sliced_by_type else ()
 
+    def settle(self, results: Sequence[ItemResult]) -> list[ItemResult]:
+        """A suite's results as its scorecard reports them, once all are in (the
+        interactive protocol sets a failed episode's reward from the others')."""
+        return list(results)
+
+    def group(self, result: ItemResult) -> str:
+        """What a result weighs as one with others of in a suite's means (the interactive
+        protocol's readings of one query at one cost pair); by default, itself alone."""
+        return result.key
+
     def slices(self, suite: Suite, results: Sequence[ItemResult]) -> list[tuple[str, list[ItemResult]]]:
         """The parts of a suite's results reported apart, those with any result."""
         parts = [(name, [r for r in results if self.slice_of(r) == name]) for name in self.slice_names(suite)]
         return [(name, part) for name, part in parts if part]
 
-    def section(self, results: Sequence[ItemResult], steered: bool) -> dict[str, Any] | None:
+    def section(self, results: Sequence[ItemResult]) -> dict[str, Any] | None:
         """The protocol's own part of a suite's scorecard (``has_section``)."""
         return None
 
     def blocks(self, section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block]:
         """Its section as the report shows it (``report/blocks.py``); ``context``: the rows
         published under the protocol's name, from any suite's ``published.toml``."""
+        return []
+
+    def tables(self, section: dict[str, Any]) -> list[tuple[str, Table]]:
+        """Its section's tables with their captions, as report.html draws them."""
         return []
 
     def shortfalls(self, card: SuiteCard, max_unscored_rate: float | None) -> list[str]:

@@ -11,8 +11,10 @@ answered the same questions.
 
 Every metric is compared as the statistic of its item columns, so the figures agree with
 the scorecard's: a plain mean; CondAmbigQA's pooled closed-book mean as a ratio of summed
-units; ASQA's DR as sqrt(QA-F1 x ROUGE-Lsum) of means. ROUGE-Lsum's bootstrap mid
-(``rouge_lsum_mid``) is compared as the mean of its item values, its ``rouge_lsum`` twin.
+units; ASQA's DR as sqrt(QA-F1 x ROUGE-Lsum) of means; an interactive run's means with each
+query weighing the same (a ratio of weighted sums, each episode weighing one over its
+query's episodes). ROUGE-Lsum's bootstrap mid (``rouge_lsum_mid``) is compared as the mean
+of its item values, its ``rouge_lsum`` twin.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -278,6 +281,11 @@ def _stratum(card: SuiteCard) -> Callable[[ItemResult], str | None]:
     return protocol_of(card.protocol.name).slice_of
 
 
+def _group(card: SuiteCard) -> Callable[[ItemResult], str]:
+    """What an item weighs as one with in the scorecard's means (``Protocol.group``)."""
+    return protocol_of(card.protocol.name).group
+
+
 def _suite_rows(
     card: SuiteCard, other: SuiteCard, pairs: list[tuple[ItemResult, ItemResult]], seed: int
 ) -> list[Row]:
@@ -290,7 +298,8 @@ def _suite_rows(
                 rows.append(_na(card.name, name, metric, reason))
                 continue
             scope = (card.name, name, metric)
-            rows.append(_row(scope, part, [stratum(b) for b, _ in part], stable_seed(seed, "paired", *scope)))
+            seed_ = stable_seed(seed, "paired", *scope)
+            rows.append(_row(scope, part, [stratum(b) for b, _ in part], seed_, _group(card)))
     return rows
 
 
@@ -343,7 +352,13 @@ def _statistic(metric: str, width: int) -> Callable | None:
     return None
 
 
-def _row(scope: tuple[str, str, str], part: list, strata: list, seed: int) -> Row:
+def _row(
+    scope: tuple[str, str, str],
+    part: list,
+    strata: list,
+    seed: int,
+    group: Callable[[ItemResult], str] | None = None,
+) -> Row:
     import numpy as np
 
     suite, name, metric = scope
@@ -352,19 +367,28 @@ def _row(scope: tuple[str, str, str], part: list, strata: list, seed: int) -> Ro
         return _na(suite, name, metric, "a total, not a per-item score")
     pooled = any(r.units.get(metric) for pair in part for r in pair)
     columns = [(_columns(metric, b, pooled), _columns(metric, n, pooled)) for b, n in part]
-    both = [(b, n, s) for (b, n), s in zip(columns, strata, strict=True) if b is not None and n is not None]
+    both = [
+        (b, n, s, new)
+        for (b, n), s, (_, new) in zip(columns, strata, part, strict=True)
+        if b is not None and n is not None
+    ]
     one_sided = sum((b is None) != (n is None) for b, n in columns)
     if not both:
         reason = "no item scored in both runs" if part else "no aligned items"
         return _na(suite, name, metric, reason, one_sided=one_sided)
-    base = np.array([b for b, _, _ in both], dtype=float)
-    new = np.array([n for _, n, _ in both], dtype=float)
+    if group is not None and not pooled and len(both[0][0]) == 1:
+        sizes = Counter(group(r) for *_, r in both)
+        if len(sizes) < len(both):  # each item weighs one over its group's items: (w x, w) pairs
+            weighed = [(1 / sizes[group(r)], b, n, s, r) for b, n, s, r in both]
+            both = [((b[0] * w, w), (n[0] * w, w), s, r) for w, b, n, s, r in weighed]
+    base = np.array([b for b, _, _, _ in both], dtype=float)
+    new = np.array([n for _, n, _, _ in both], dtype=float)
     width = base.shape[1]
     if width == 1:
         base, new = base[:, 0], new[:, 0]
     statistic = _statistic(metric, width)
     value = (lambda x: float(x.mean())) if statistic is None else (lambda x: float(statistic(x.mean(axis=0))))
-    low, high = paired.paired_bootstrap(base, new, [s for _, _, s in both], seed, statistic)
+    low, high = paired.paired_bootstrap(base, new, [s for _, _, s, _ in both], seed, statistic)
     binary = spec.binary and width == 1
     if binary:
         b, c = paired.discordant(base / spec.factor, new / spec.factor)
@@ -382,6 +406,13 @@ def _row(scope: tuple[str, str, str], part: list, strata: list, seed: int) -> Ro
         suite, name, metric, len(both), b_value, n_value, n_value - b_value, low, high, test, p, None,
         wins, ties, losses, one_sided,
     )  # fmt: skip
+
+
+def running_row(suite: str, metric: str, pairs: list, strata: list, seed: int) -> Row:
+    """``metric`` over all the (base, new) ``pairs`` of one suite so far, as :func:`compare`
+    puts it in its "all" row: live progress shows the change while a run goes on."""
+    scope = (suite, "all", metric)
+    return _row(scope, pairs, strata, stable_seed(seed, "paired", *scope))
 
 
 def _unit_means(columns):

@@ -228,6 +228,10 @@ def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
         "published": view.published_lines(card, view.published_rows(card)),
         "problems": problems,
         "by": f"By {protocol_of(card.protocol.name).slice_heading}" if card.slices else None,
+        "tables": [  # the protocol's section: e.g. its costs, policies with n and errors, oracle
+            {"title": title, "head": list(t.header), "rows": [list(row) for row in t.rows]}
+            for title, t in (protocol_of(card.protocol.name).tables(card.section) if card.section else [])
+        ],
         "multiples": multiples,
         "evidence": [
             {

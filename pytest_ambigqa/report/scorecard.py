@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
+import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +135,7 @@ class Scorecard:
     checks: list[Check] = field(default_factory=list)  # every gate evaluated, passed or not
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
     comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
+    started: str | None = None  # when the run began, ISO 8601 UTC: orders runs in a history
     # The items as the data file has them (question, gold), by key, for report.html's
     # drill-down; not written to scorecard.json, which holds results only.
     gold: Mapping[str, AmbigItem] = field(default_factory=dict, repr=False, compare=False)
@@ -156,6 +159,7 @@ class Scorecard:
             shortfalls=list(data["gates"]["shortfalls"]),
             checks=[Check(**c) for c in data["gates"].get("checks", ())],
             gates_deferred=data["gates"].get("deferred"),
+            started=_started((data.get("timing") or {}).get("started")),
         )
 
     def to_json(self, duration: float | None = None) -> dict[str, Any]:
@@ -198,8 +202,24 @@ class Scorecard:
             },
             "comparison": self.comparison.to_json() if self.comparison is not None else None,
             "items": [r.to_dict() for r in self.results],
-            "timing": {"duration": duration},
+            "timing": {"duration": duration, "started": self.started},
         }
+
+
+def utc_stamp(seconds: float | None = None) -> str:
+    """A time (now, by default) as ``timing.started`` records when a run began: UTC, to the
+    second, ISO 8601 (``2024-01-02T22:13:20Z``), so that such times sort as strings."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _started(value: Any) -> str | None:
+    """``timing.started`` read back: a time as :func:`utc_stamp` writes it, else unknown."""
+    if isinstance(value, str) and _STARTED.fullmatch(value):
+        return value
+    return None
+
+
+_STARTED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
 def _sections(card: SuiteCard) -> dict[str, Any]:
@@ -261,13 +281,16 @@ def summarize(
     seed: int,
     *scope: str,
     known: Mapping[str, MetricSummary] | None = None,
+    group: Callable[[ItemResult], str] | None = None,
 ) -> MetricSummary:
     """One metric over ``results`` by its spec's aggregation (see ``metrics.AGGREGATIONS``).
 
     Errored and missing items carry 0 for correctness metrics; but when no answered item
     could be scored (the system never reports what the metric reads, say), those zeros
     alone make no number: the metric is n/a with the answered items' reason. ``known``:
-    the same results' summaries so far, which a metric built from others reuses.
+    the same results' summaries so far, which a metric built from others reuses. ``group``:
+    what each result weighs as one with (the protocol's): a mean is then the mean of the
+    groups' means, its interval resampling groups.
     """
     spec = METRICS[metric]
     if spec.aggregation == "geometric":
@@ -291,6 +314,14 @@ def summarize(
         return dataclasses.replace(
             _summarize_pooled(metric, scored, unscored, reason, item_seed), failed=failed
         )
+    if group is not None:
+        groups: dict[str, list[float]] = {}
+        for r in scored:
+            groups.setdefault(group(r), []).append(r.scores[metric])
+        if len(groups) < n:
+            means = [math.fsum(v) / len(v) for v in groups.values()]
+            summary = _summary(metric, means, len(means), reason, spec.factor, item_seed, failed)
+            return dataclasses.replace(summary, n=n, unscored=unscored)
     values = [r.scores[metric] for r in scored]
     return _summary(metric, values, len(results), reason, spec.factor, item_seed, failed)
 
@@ -373,12 +404,11 @@ def build(
     judge: dict[str, Any] | None = None,
     item_min: Sequence[Any] = (),
     protocols: Mapping[str, Setup] | None = None,
-    steered: bool = False,
 ) -> Scorecard:
     """``expected`` are the item keys selected for this run (None: every loaded item);
     ``protocols`` how each suite's items were put to the system (default: open retrieval);
     the protocol the setup names says what its tests are, which metrics and slices they are
-    reported with, and its section (``steered``: the interactive forced-action policies ran)."""
+    reported with, and its section."""
     loaded = list(loaded)
     wanted = None if expected is None else set(expected)
     cards: list[SuiteCard] = []
@@ -391,9 +421,9 @@ def build(
         protocol = (protocols or {}).get(name, OPEN_RETRIEVAL)
         way = protocol_of(protocol.name)
         episodic = not way.judges_suites
-        suite_results = [
-            results.get(i.key) or way.failed(suite.suite, i, scorers, "missing", MISSING) for i in chosen
-        ]
+        suite_results = way.settle(
+            [results.get(i.key) or way.failed(suite.suite, i, scorers, "missing", MISSING) for i in chosen]
+        )
         ordered.extend(suite_results)
         parts = way.slices(suite.suite, suite_results)
         metrics = scorers.selected(way.metrics(suite.suite))
@@ -403,7 +433,7 @@ def build(
                 summarize_evidence(part_name, part, seed, name, part_name)
                 for part_name, part in [("all", suite_results), *parts]
             ]
-        summaries = _summaries(metrics, suite_results, seed, name)
+        summaries = _summaries(metrics, suite_results, seed, name, group=way.group)
         cards.append(
             SuiteCard(
                 name=name,
@@ -417,7 +447,11 @@ def build(
                 missing=sum(r.status == "missing" for r in suite_results),
                 metrics=summaries,
                 slices=[
-                    Slice(kind, len(part), _summaries(metrics, part, seed, name, kind, within=summaries))
+                    Slice(
+                        kind,
+                        len(part),
+                        _summaries(metrics, part, seed, name, kind, group=way.group, within=summaries),
+                    )
                     for kind, part in parts
                 ],
                 evidence=evidence,
@@ -428,7 +462,7 @@ def build(
                 else None,
                 outside={} if episodic else scorers.keep(suite.suite.outside_setting(scorers)),
                 data_warnings=[] if episodic else _data_warnings(suite.suite, chosen),
-                section=way.section(suite_results, steered),
+                section=way.section(suite_results),
             )
         )
     keys = {r.key for r in ordered}
@@ -455,6 +489,7 @@ def _summaries(
     results: Sequence[ItemResult],
     seed: int,
     *scope: str,
+    group: Callable[[ItemResult], str] | None = None,
     within: Mapping[str, MetricSummary] | None = None,
 ) -> dict:
     """Every metric of a suite over ``results``, in order, each computed once. ``within``:
@@ -467,7 +502,7 @@ def _summaries(
         if whole is not None and whole.mean is None:
             done[metric] = MetricSummary(metric, 0, len(results), whole.reason, None, None, None)
             continue
-        done[metric] = summarize(metric, results, seed, *scope, known=done)
+        done[metric] = summarize(metric, results, seed, *scope, known=done, group=group)
     return done
 
 
@@ -531,6 +566,8 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
     used: list[tuple[Any, ...]] = []
     errored = reused = given_up = 0
     why: str | None = None  # why the model was given up, as the first item that made no call says
+    structured: set[str] = set()  # how the server took the steps that need structure
+    prose = 0  # answers whose final reply was prose: the long answer alone
     for r in results:
         if r.answer is not None:
             llm: Any = r.answer.metadata.get("llm")
@@ -548,6 +585,9 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         if isinstance(llm.get("given_up"), str):
             given_up += 1
             why = why or llm["given_up"]
+        if isinstance(llm.get("structured_output"), str):
+            structured.add(llm["structured_output"])
+        prose += r.answer is not None and r.answer.metadata.get("reply") == "prose"
     if not used:
         return None
     n = len(used)
@@ -570,4 +610,6 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
         "cost": sum(u[6] for u in used),
         "latency_mean": mean(7),
         "latency_median": statistics.median(u[7] for u in used),
+        "structured_output": sorted(structured),
+        "prose_answers": prose,
     }

@@ -73,9 +73,11 @@ def interval(s: MetricSummary) -> str:
 
 
 def scored(s: MetricSummary) -> str:
-    """Items scored from an answer, of all; the items without one that count as 0 said apart."""
+    """Items scored from an answer, of all; the items without one that count as 0 (or as
+    their metric's ``failed_as``) said apart."""
     text = f"{s.n - s.failed}/{s.n + s.unscored}"
-    return f"{text} +{s.failed} failed as 0" if s.failed else text
+    spec = METRICS.get(s.metric)
+    return f"{text} +{s.failed} failed as {spec.failed_as if spec else '0'}" if s.failed else text
 
 
 def item_value(value: float, metric: str) -> float:
@@ -219,6 +221,14 @@ def _system(card: Scorecard) -> list[Note]:
                     1,
                 )
             )
+        modes = ", ".join(calls.get("structured_output") or ()) or "none sent (or all from the cache)"
+        notes.append(
+            Note(
+                f"structured output: {modes}; answers in prose (the long answer alone): "
+                f"{calls.get('prose_answers', 0)} of {calls['items'] - calls.get('errored', 0)} answered",
+                1,
+            )
+        )
     stored = sum(r.cached for r in card.results)
     if stored:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)

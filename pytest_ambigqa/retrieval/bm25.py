@@ -18,17 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..metrics.text import STOPWORDS
 from ..schema import Passage
 from .corpus import Corpus
 from .ranking import to_passages, top
 
 _WORD = re.compile(r"\w+")
-STOPWORDS = frozenset(
-    """a an the of in on at to for from by with about as into onto than then that this these those
-    it its is are was were be been being do does did and or but if not no nor so such there their
-    they them he she his her him we you your i me my our us what which who whom whose when where
-    why how has have had can could would should will shall may might must""".split()
-)
 K1, B, EPSILON = 1.5, 0.75, 0.25
 
 

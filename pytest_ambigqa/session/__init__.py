@@ -4,7 +4,9 @@ object per job, registered at ``pytest_configure`` and kept in ``config.stash``.
 - :class:`~.run.Run` (every process): the run's options, items, system, models, corpus;
 - :class:`~.collection.Collection` (every process): the items as tests;
 - :class:`~.runner.Runner` (every process): asks the systems, scores, reports per test;
-- :class:`~.scorecard.ScorecardPlugin` (the controller only): results, scorecard, gates, reports.
+- :class:`~.scorecard.ScorecardPlugin` (the controller only): results, scorecard, gates, reports;
+- :class:`~.progress.Progress` (the controller only, unless ``--ambig-progress=off``): the live
+  status line.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..errors import UsageError
 from ..hookspecs import register_extensions
 from .collection import Collection
 from .config import read_run_config, refuse_without_suite
+from .progress import Progress, mode
 from .run import RUN_KEY, Run
 from .runner import RUNNER_KEY, Runner
 from .scorecard import ScorecardPlugin
@@ -33,6 +36,7 @@ def start(config: pytest.Config) -> None:
         raise pytest.UsageError(f"ambigqa: {exc}") from None
     try:
         cfg = read_run_config(config)
+        progress = mode(config)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     if cfg is None:
@@ -43,7 +47,10 @@ def start(config: pytest.Config) -> None:
     config.stash[RUNNER_KEY] = runner
     plugins: list[tuple[str, Any]] = [("ambigqa-collection", Collection(run)), ("ambigqa-runner", runner)]
     if not run.in_worker:
-        plugins.append(("ambigqa-scorecard", ScorecardPlugin(run)))
+        scorecard = ScorecardPlugin(run)
+        plugins.append(("ambigqa-scorecard", scorecard))
+        if progress != "off":
+            plugins.append(("ambigqa-progress", Progress(run, scorecard, forced=progress == "on")))
     for name, plugin in plugins:
         config.pluginmanager.register(plugin, name)
     config.stash[_PLUGINS] = plugins

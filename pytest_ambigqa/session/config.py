@@ -44,6 +44,7 @@ class RunConfig:
     system: str | None
     timeout: float | None
     report_dir: Path | None
+    pr_comment: Path | None  # --ambig-pr-comment (report/ci.py)
     metrics: tuple[str, ...] | None  # --ambig-metrics: None is every metric
     march_fields: dict[str, str]
     cache_dir: Path | None
@@ -242,6 +243,10 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         "--ambig-timeout", options.value(config, "--ambig-timeout") or "0", low=0, high=options.MAX_SECONDS
     )
     report = options.value(config, "--ambig-report")
+    comment = options.value(config, "--ambig-pr-comment")
+    pr_comment = base / Path(comment).expanduser() if comment else None
+    if pr_comment is not None and pr_comment.is_dir():
+        refuse(f"--ambig-pr-comment={comment}: a directory; name the file to write")
     cache_dir = options.value(config, "--ambig-cache-dir")
     rate = options.value(config, "--ambig-rate")
     models = ModelConfig.read(config)
@@ -274,6 +279,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         system=system,
         timeout=timeout or None,
         report_dir=base / Path(report).expanduser() if report else None,
+        pr_comment=pr_comment,
         metrics=metrics,
         march_fields=parse_fields(options.value(config, "--ambig-march-fields"))
         or saved.get("march_fields", {}),

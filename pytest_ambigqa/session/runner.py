@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Generator
 from typing import Any
 
 import pytest
@@ -87,6 +88,10 @@ class Runner:
         result = self._pool.result(item) if self._pool is not None else None
         return result if result is not None else self.evaluator.evaluate(item, system)
 
+    def in_flight(self) -> int:
+        """Items this process's pool is asking or scoring now (0 without a pool)."""
+        return self._pool.running if self._pool is not None else 0
+
     def _warm(self, ready: threading.Event) -> None:
         """Heavy imports and model loads, once, in one background thread, while the pool's
         first system calls are in flight; the scoring stage waits for ``ready``.
@@ -134,6 +139,8 @@ class Runner:
             props.append(("ambigqa.sequence", safe_output(details.get("sequence") or "")))
             props.append(("ambigqa.transcript", json_text(cut(details["transcript"], JUNIT_TEXT))))
         node.stash[PAYLOAD_KEY] = {"result": text, "system": json_text(self.run.describe(system))}
+        if self._pool is not None:  # live progress counts the calls a worker's pool has in flight
+            node.stash[PAYLOAD_KEY]["in_flight"] = self._pool.running
         # Added at teardown, so only the final report carries them, not all three; a node
         # finalizer runs even after a setup error.
         node.addfinalizer(lambda: node.user_properties.extend(props))
@@ -145,13 +152,14 @@ class Runner:
             setattr(report, RESULT_ATTRIBUTE, item.stash[PAYLOAD_KEY])
         return report
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    @pytest.hookimpl(wrapper=True)  # before every session end, the scorecard's included
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None]:
         if self._pool is not None:
             self._pool.stop()  # -x, --maxfail, Ctrl-C: nothing new starts; stored answers stay
         if self.run.in_worker:  # what xdist hands the controller when this worker is done
             # workeroutput: set by xdist on its workers only
             session.config.workeroutput[UNREADABLE_OUTPUT] = self.evaluator.unreadable  # type: ignore[attr-defined]
+        return (yield)
 
     def close(self) -> None:
         """At unconfigure (Ctrl-C too): the answers still queued are written. Imports the

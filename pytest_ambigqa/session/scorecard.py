@@ -4,26 +4,33 @@ Registered off-worker, as pytest registers its ``LogXML``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
+import re
+import subprocess
 import time
 import warnings
+from collections.abc import Callable
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..errors import AmbigQAWarning, ScorecardError
 from ..output import safe_output
-from ..report import pipeline, terminal
+from ..report import ci, pipeline, terminal
 from ..report.saved import read_card
-from ..report.scorecard import Scorecard, build
+from ..report.scorecard import Scorecard, build, utc_stamp
 from ..schema import ItemResult
 from ..store import FILE as STORE_FILE
 from .collection import ITEM_KEY, key_of
 from .run import Run
 from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
 
+# Told of each builtin item's result as it arrives: (result, its test report, the report's payload).
+Listener = Callable[[ItemResult, pytest.TestReport, dict[str, Any]], None]
 _VERSIONED = ("pytest-ambigqa", "pytest", "pytest-xdist", "rouge-score", "nltk", "numpy")
 
 
@@ -34,9 +41,11 @@ class ScorecardPlugin:
         self.expected: set[str] | None = None
         self._used: dict[str, dict[str, Any]] = {}
         self._started = time.time()
+        self._began = utc_stamp()
         self.scorecard: Scorecard | None = None
         self._unmet: list[str] = []  # gates that cannot be evaluated, reports not written
         self._unreadable = 0  # stored answers that could not be read back (asked again)
+        self.listeners: list[Listener] = []  # live progress (progress.py), when it is drawn
         self.baseline: Scorecard | None = None
         if run.cfg.gates.baseline is not None:  # read before any item runs: a bad file stops the run here
             try:
@@ -64,11 +73,14 @@ class ScorecardPlugin:
             self.results[result.key] = result
             system = json.loads(payload["system"])
             self._used.setdefault(system["label"], system)
+            for listener in self.listeners:
+                listener(result, report, payload)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self._unreadable += getattr(node, "workeroutput", {}).get(UNREADABLE_OUTPUT, 0)
 
+    @pytest.hookimpl(tryfirst=True)  # before the JUnit plugin writes its file (ci.junit_suites)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         run, cfg = self.run, self.run.cfg
         if run.config.option.collectonly:
@@ -103,13 +115,13 @@ class ScorecardPlugin:
             cfg.seed,
             system=system,
             config=cfg.to_dict() | run.device_used() | run.corpus_used(),
-            versions=_versions(),
+            versions=_versions(run.config.invocation_params.dir),
             retrieval=run.retrieval_info(),
             judge=run.judge.describe() if run.judge else None,
             item_min=cfg.gates.item_min,
             protocols={suite.suite.name: run.setup(suite, system["inputs"]) for suite in run.loaded},
-            steered=getattr(cfg.protocol_options, "steerability", False),
         )
+        card = dataclasses.replace(card, started=self._began)
         deferred = None
         if cfg.shard is not None and not cfg.gates.in_shards:
             number, count = cfg.shard
@@ -129,6 +141,8 @@ class ScorecardPlugin:
         if cfg.report_dir is not None:
             problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)
             self._unmet += [f"ambigqa: {problem}" for problem in problems]
+        self._unmet += [f"ambigqa: {problem}" for problem in ci.publish(self.scorecard, cfg.pr_comment)]
+        ci.junit_suites(session.config, self.scorecard)
         if (self.scorecard.shortfalls or self._unmet) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -144,11 +158,37 @@ class ScorecardPlugin:
             terminalreporter.write_line(f"scorecard written to {self.run.cfg.report_dir}")
 
 
-def _versions() -> dict[str, str]:
+def _versions(directory: Path) -> dict[str, str]:
+    """The packages that ran, and the git commit of the directory the run started in, where
+    it is a checkout (``pytest-ambigqa history`` groups runs by it)."""
     found = {"python": platform.python_version()}
     for name in _VERSIONED:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             found[name] = "not installed"
+    commit = _commit(directory)
+    if commit:
+        found["commit"] = commit
     return found
+
+
+def _commit(directory: Path) -> str | None:
+    """``git rev-parse HEAD`` in ``directory``; None outside a checkout, without git, or when
+    git does not answer within 5 seconds."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and _SHA.fullmatch(commit) else None
+
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

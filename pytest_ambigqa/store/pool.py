@@ -35,6 +35,8 @@ class Prefetcher:
         self._stopped = threading.Event()
         self._open = 0  # futures not yet done: the scoring stage ends when none is left
         self._open_lock = threading.Lock()
+        self._started = 0  # items whose call has started, and of them, those done
+        self._ended = 0
 
     def start(self, items: Sequence[AmbigItem]) -> None:
         for item in items:
@@ -49,9 +51,16 @@ class Prefetcher:
             threading.Thread(target=self._call_stage, name=f"ambigqa-call-{n}", daemon=True).start()
             threading.Thread(target=self._score_stage, name=f"ambigqa-score-{n}", daemon=True).start()
 
-    def _closed(self, _: Future[ItemResult]) -> None:
+    def _closed(self, future: Future[ItemResult]) -> None:
         with self._open_lock:
             self._open -= 1
+            if not future.cancelled():  # a future that ran cannot be cancelled
+                self._ended += 1
+
+    @property
+    def running(self) -> int:
+        """Items being asked or scored now (live progress shows them as calls in flight)."""
+        return self._started - self._ended
 
     def _call_stage(self) -> None:
         while not self._stopped.is_set():
@@ -61,6 +70,8 @@ class Prefetcher:
                 return
             if not future.set_running_or_notify_cancel():
                 continue
+            with self._open_lock:
+                self._started += 1
             try:
                 self._scores.put((self._call(item), future))
             except BaseException as exc:  # handed to the test that waits for this item

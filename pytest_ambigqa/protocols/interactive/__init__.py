@@ -15,7 +15,7 @@ metrics are in ``metrics/interactive.py``; steerability follows Appendix D.
 from .episodes import COST_GRID, SPLITS, Episode, cost_text, episodes, parse_costs, sequence
 from .play import PLANS, play
 from .protocol import Interactive
-from .scoring import split_of
+from .scoring import group_of, split_of
 from .section import optimal_sequences, section, steerability
 from .users import LLMUser, OfflineUser, User, ignores, leaks
 
@@ -30,6 +30,7 @@ __all__ = [
     "User",
     "cost_text",
     "episodes",
+    "group_of",
     "ignores",
     "leaks",
     "optimal_sequences",

@@ -36,6 +36,7 @@ class Outcome:
     f1: float  # acc, 0-100
     final_words: int
     reward: float
+    ignores: bool = False  # the final answer ignores the assistant's (counted, not dropped: users.ignores)
 
     @property
     def sequence(self) -> str:
@@ -72,9 +73,10 @@ def play(
 
     ``plan`` forces the action of each turn (a forced-action reference policy); the turns
     are appended to ``transcript`` as they happen (so a failure keeps those so far). An episode
-    the user spoils (a reply that gives the answer away, a final answer that ignores the
-    assistant) or cannot finish (:class:`UserFailure`) is unscored, never 0; an action the
-    episode does not allow raises :class:`PolicyError`.
+    the user spoils (a reply that gives the answer away) or cannot finish
+    (:class:`UserFailure`) is unscored, never 0; one whose final answer ignores the
+    assistant's is scored and marked (``Outcome.ignores``); an action the episode does not
+    allow raises :class:`PolicyError`.
     """
     user = user or OfflineUser()
     golds = item.interpretations[episode.interpretation].short_answers
@@ -103,11 +105,10 @@ def play(
             history.append((text, reply))
             continue
         transcript.append({"role": "user", "action": "finalize", "text": final})
-        if ignores(final, text):
-            return None, "the user's final answer ignores the assistant's", transcript
         acc = accuracy(final, golds)
         spent = reward(acc, len(history), words(text), episode.alpha, episode.beta)
-        return Outcome(episode, tuple(actions), acc, words(text), spent), None, transcript
+        outcome = Outcome(episode, tuple(actions), acc, words(text), spent, ignores(final, text))
+        return outcome, None, transcript
 
 
 def summed(calls: list[dict[str, Any]]) -> dict[str, Any]:

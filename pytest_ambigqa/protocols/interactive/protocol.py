@@ -20,7 +20,7 @@ from . import view
 from .config import InteractiveConfig
 from .episodes import COST_GRID, SPLITS, Episode, episodes
 from .play import PLANS, play, summed
-from .scoring import failed_result, scored_result, split_of, unscored_result
+from .scoring import failed_result, group_of, scored_result, settled, split_of, unscored_result
 from .section import section
 from .users import LLMUser, OfflineUser, User
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ...evaluate import Evaluator
     from ...judge import Judge
-    from ...report.blocks import Block
+    from ...report.blocks import Block, Table
     from ...report.scorecard import SuiteCard
     from ...store.pool import Scoring
     from ...systems import System
@@ -130,9 +130,11 @@ class Interactive(Protocol):
         """Episodes over the suite's inputs (its setting still says what a system is given);
         compared with no published row of the suite."""
         costs = ", ".join(f"{a:g}/{b:g}" for a, b in self.costs)
+        how = f" ({self.user.how})" if self.user is not None else ""
         label = (
-            f"interactive clarification (Berant et al. 2025): {self.user_name} user, at most "
-            f"{self.clarifications} clarification(s), alpha/beta {costs}; inputs as in {inputs.label}"
+            f"interactive clarification (Berant et al. 2025): {self.user_name} user{how}, at most "
+            f"{self.clarifications} clarification(s), alpha/beta {costs}; each query weighs the same; "
+            f"inputs as in {inputs.label}"
         )
         return dataclasses.replace(inputs, name=self.name, label=label, reads_as=None)
 
@@ -177,6 +179,8 @@ class Interactive(Protocol):
                 outcome, why, _ = play(base, episode, policy, user, plan, transcript)
                 return outcome, why, None, None
             except SystemFailure as exc:  # a PolicyError too: an action the turn does not allow
+                if exc.calls:  # the failed turn's calls cost too (last, so its last reply is kept)
+                    calls.append(exc.calls)
                 return None, None, str(exc), exc.trace
 
         transcript: list[dict] = []
@@ -186,22 +190,25 @@ class Interactive(Protocol):
         if self.steerability:
             for name, plan in PLANS.items():
                 o, w, e, _ = played(plan, [])
-                forced[name] = (
-                    {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
-                    if o is not None
-                    else {"unscored": w}
-                    if w is not None
-                    else {"error": e}
-                )
+                if o is not None:
+                    forced[name] = {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
+                    if o.ignores:
+                        forced[name]["ignores"] = True
+                else:
+                    forced[name] = {"unscored": w} if w is not None else {"error": e}
         duration = time.perf_counter() - started
         details: dict[str, Any] = {"episode": episode.describe(), "transcript": transcript}
         if outcome is not None:
             details["sequence"] = outcome.sequence
+            if outcome.ignores:
+                details["ignores"] = True
         if forced:
             details["forced"] = forced
         if error is not None:
             result = failed_result(item, "error", error, duration)
             result = dataclasses.replace(result, trace=trace)
+            if calls:  # what the turns that were played cost, the failed one's included
+                details["calls"] = summed(calls)
         elif outcome is None:
             result = unscored_result(item, why or "unscored", duration)
         else:
@@ -215,7 +222,14 @@ class Interactive(Protocol):
     def failed(
         self, suite: Any, item: AmbigItem, scorers: Any, status: Status, error: str, duration: float = 0.0
     ) -> ItemResult:
-        return failed_result(item, status, error, duration)
+        known = self.episodes.get(item.key)
+        return failed_result(item, status, error, duration, known[1] if known else None)
+
+    def settle(self, results: Sequence[ItemResult]) -> list[ItemResult]:
+        return settled(results)
+
+    def group(self, result: ItemResult) -> str:
+        return group_of(result)
 
     def slice_of(self, result: ItemResult) -> str | None:
         return split_of(result)
@@ -223,11 +237,14 @@ class Interactive(Protocol):
     def slice_names(self, suite: Any) -> tuple[str, ...]:
         return SPLITS
 
-    def section(self, results: Sequence[ItemResult], steered: bool) -> dict[str, Any] | None:
-        return section(results, steered)
+    def section(self, results: Sequence[ItemResult]) -> dict[str, Any] | None:
+        return section(results)
 
     def blocks(self, section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block]:
         return view.blocks(section, context)
+
+    def tables(self, section: dict[str, Any]) -> list[tuple[str, Table]]:
+        return view.tables(section)
 
     def shortfalls(self, card: SuiteCard, max_unscored_rate: float | None) -> list[str]:
         """Episodes the user spoiled or could not finish: a user model that finished none

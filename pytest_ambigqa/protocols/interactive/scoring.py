@@ -1,26 +1,36 @@
-"""An episode's result: scored, unscored (the user spoiled it) or failed."""
+"""An episode's result: scored, unscored (the user spoiled it) or failed, and what a failed
+one counts."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Iterable, Sequence
 
 from ...metrics.interactive import METRIC_NAMES
 from ...schema import AmbigItem, Answer, ItemResult, Status
-from .episodes import from_key
+from .episodes import Episode, cost_text, from_key
+
+PRICED = "counted at the worst scored reward of its cost pair when the suite is scored"
 
 
-def failed_result(item: AmbigItem, status: Status, error: str, duration: float = 0.0) -> ItemResult:
-    """An episode without a finished answer: reward and F1 count 0 (it stays in the
-    denominator), the rates and words are unscored."""
+def failed_result(
+    item: AmbigItem, status: Status, error: str, duration: float = 0.0, episode: Episode | None = None
+) -> ItemResult:
+    """An episode without a finished answer: F1 counts 0 and its reward is set with the
+    suite's (:func:`settled`), so it stays in the denominator; the rates and words are
+    unscored. ``episode``: the one the run expanded; a scorecard built or merged from saved
+    results, where an episode never reported, reads it from the key the run gave its test."""
     reason = "system error" if status == "error" else error
-    episode = from_key(item.key, item.question)
+    episode = episode or from_key(item.key, item.question)
     return ItemResult(
         suite=item.suite,
         item_id=item.id,
         status=status,
         ambiguity_type=item.ambiguity_type,
-        scores={"reward": 0.0, "episode_f1": 0.0},
-        unscored={m: reason for m in METRIC_NAMES if m not in ("reward", "episode_f1")},
+        scores={"episode_f1": 0.0},
+        unscored={"reward": f"{reason}: {PRICED}"}
+        | {m: reason for m in METRIC_NAMES if m not in ("reward", "episode_f1")},
         error=error,
         duration=duration,
         details={"episode": episode.describe()} if episode else {},
@@ -54,3 +64,57 @@ def unscored_result(item: AmbigItem, why: str, duration: float = 0.0) -> ItemRes
 def split_of(result: ItemResult) -> str | None:
     episode = result.details.get("episode")
     return None if not episode else ("ambiguous" if episode["ambiguous"] else "unambiguous")
+
+
+def _pair(episode: dict) -> tuple[float, float]:
+    return (float(episode["alpha"]), float(episode["beta"]))
+
+
+def error_rewards(results: Iterable[ItemResult]) -> dict[tuple[float, float], float]:
+    """The reward of a failed play at each cost pair (alpha, beta): a crash never beats an answer.
+
+    The reward is R = 100 x F1 - alpha x clarifications - beta x words (section 3.1), and a
+    failed play, the system's own episode or a forced policy's, has F1 0. Words have no upper
+    bound, so no fixed value lies below every answer; this one is the lowest of (a) every
+    scored reward at the pair in the suite, the system's plays and the forced policies', and
+    (b) what a wrong one-word answer after every clarification the episode allows earns,
+    -alpha x budget - beta. By (a) no scored outcome at the pair is below it; by (b) a crash
+    earns no more than a wrong answer even where little was scored at the pair.
+    """
+    worst: dict[tuple[float, float], float] = {}
+    for r in results:
+        episode = r.details.get("episode")
+        if not episode:
+            continue
+        pair = _pair(episode)
+        alpha, beta = pair
+        seen = [-alpha * int(episode.get("max_clarifications", 1)) - beta]
+        if r.status == "ok" and "reward" in r.scores:
+            seen.append(r.scores["reward"])
+        seen += [p["reward"] for p in (r.details.get("forced") or {}).values() if "reward" in p]
+        worst[pair] = min(worst.get(pair, math.inf), *seen)
+    return worst
+
+
+def settled(results: Sequence[ItemResult]) -> list[ItemResult]:
+    """The suite's results with each failed episode's reward set (:func:`error_rewards`)."""
+    floors = error_rewards(results)
+    out = []
+    for r in results:
+        episode = r.details.get("episode")
+        if r.status != "ok" and episode:
+            scores = {**r.scores, "reward": floors[_pair(episode)], "episode_f1": 0.0}
+            unscored = {k: v for k, v in r.unscored.items() if k != "reward"}
+            r = dataclasses.replace(r, scores=scores, unscored=unscored)
+        out.append(r)
+    return out
+
+
+def group_of(result: ItemResult) -> str:
+    """The query and cost pair an episode belongs to: its readings together weigh as one
+    query (the paper samples one reading per query, section 3.1), so a query with four
+    readings weighs no more than one with two."""
+    episode = result.details.get("episode")
+    if not episode:
+        return result.key
+    return f"{episode['query']}-a{cost_text(episode['alpha'])}-b{cost_text(episode['beta'])}"

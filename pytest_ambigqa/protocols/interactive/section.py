@@ -11,17 +11,23 @@ from typing import Any
 
 from ...metrics.interactive import METRIC_NAMES
 from ...schema import ItemResult
-from .episodes import SEQUENCES, SPLITS
+from .episodes import SEQUENCES, SPLITS, sequence
 from .play import PLANS
-from .scoring import split_of
+from .scoring import error_rewards, group_of, split_of
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return statistics.fmean(values) if values else None
+def _query_mean(values: Iterable[tuple[str, float]]) -> float | None:
+    """The mean over queries of each query's mean (``scoring.group_of``: a query at one cost
+    pair): every query weighs the same, however many readings it has (section 3.1)."""
+    by: dict[str, list[float]] = {}
+    for group, value in values:
+        by.setdefault(group, []).append(value)
+    return statistics.fmean(statistics.fmean(v) for v in by.values()) if by else None
 
 
 def _by_cost(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
-    """Corpus-level steerability (Figure 6): the rates, words and reward at each cost pair."""
+    """Corpus-level steerability (Figure 6): the rates, words and reward at each cost pair,
+    over the episodes that have each (a failed one: reward and F1, as in the headline)."""
     groups: dict[tuple[float, float], list[ItemResult]] = {}
     for r in results:
         episode = r.details.get("episode")
@@ -36,7 +42,10 @@ def _by_cost(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
                 "beta": beta,
                 "episodes": len(group),
                 "scored": len(scored),
-                **{m: _mean([r.scores[m] for r in scored if m in r.scores]) for m in METRIC_NAMES},
+                **{
+                    m: _query_mean((group_of(r), r.scores[m]) for r in group if m in r.scores)
+                    for m in METRIC_NAMES
+                },
             }
         )
     return rows
@@ -125,52 +134,83 @@ def steerability(
     }
 
 
+Play = tuple[float, float, bool]  # a forced play's reward, F1 (0-100) and whether it failed
+
+
+def _forced_plays(
+    results: Sequence[ItemResult], floors: Mapping[tuple[float, float], float]
+) -> tuple[list[tuple[ItemResult, dict[str, Play]]], Counter[str]]:
+    """Each episode's four forced plays, and why episodes are left out of every row.
+
+    A play the system refused (an action its turn does not allow), crashed, or never made
+    (the episode failed before it) is that policy's error: F1 0 and the worst reward of the
+    cost pair (``scoring.error_rewards``). An episode with a play the user spoiled (unscored)
+    is left out of every row alike, so that every row is over the same episodes."""
+    kept: list[tuple[ItemResult, dict[str, Play]]] = []
+    left_out: Counter[str] = Counter()
+    for r in results:
+        episode = r.details.get("episode")
+        if not episode:
+            continue
+        forced = r.details.get("forced") or {}
+        floor = floors[(float(episode["alpha"]), float(episode["beta"]))]
+        plays: dict[str, Play] = {}
+        for plan in PLANS:
+            played = forced.get(plan, {})
+            if "reward" in played:
+                plays[plan] = (played["reward"], played["f1"], False)
+            elif "unscored" in played:
+                left_out[f"{plan}: {played['unscored']}"] += 1
+                break
+            else:
+                plays[plan] = (floor, 0.0, True)
+        else:
+            kept.append((r, plays))
+    return kept, left_out
+
+
 def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
     """The forced-action policies (run with ``--ambig-steerability``) by split, the
-    hindsight-best sequence per query and cost pair (the oracle), and Appendix D's
-    prompt-level steerability of the system against that optimum."""
-    forced = [r for r in results if r.details.get("forced")]
-    by_key: dict[tuple[str, float, float], list[ItemResult]] = {}
-    for r in forced:
-        e = r.details["episode"]
-        by_key.setdefault((e["query"], e["alpha"], e["beta"]), []).append(r)
+    hindsight-best policy per query and cost pair (the oracle), and Appendix D's
+    prompt-level steerability of the system against that optimum.
+
+    Every row, the oracle's too, is over the same episodes, each query weighing the same;
+    the oracle takes, per query and cost pair, the policy of highest mean reward (Tables 2-3's
+    SGP-ORACLE, section 4.2), so it is never below a policy it chooses among."""
+    kept, left_out = _forced_plays(results, error_rewards(results))
+    by_group: dict[str, list[tuple[ItemResult, dict[str, Play]]]] = {}
+    for r, plays in kept:
+        by_group.setdefault(group_of(r), []).append((r, plays))
     optimal: dict[tuple[str, float, float], str] = {}
-    oracle: dict[str, list[float]] = {s: [] for s in SPLITS}
-    for key, group in by_key.items():
-        rewards: dict[str, list[float]] = {}
-        for r in group:
-            for played in r.details["forced"].values():
-                if "reward" in played:
-                    rewards.setdefault(played["sequence"], []).append(played["reward"])
-        if not rewards:
+    best: dict[str, str] = {}  # group: the oracle's policy
+    sequences = {plan: sequence(actions) for plan, actions in PLANS.items()}
+    for group, members in by_group.items():
+        rewards = {sequences[plan]: [plays[plan][0] for _, plays in members] for plan in PLANS}
+        chosen = _first(optimal_sequences(rewards))
+        best[group] = next(plan for plan, s in sequences.items() if s == chosen)
+        e = members[0][0].details["episode"]
+        optimal[(e["query"], e["alpha"], e["beta"])] = chosen
+    policies: dict[str, dict[str, Any]] = {plan: {} for plan in (*PLANS, "ORACLE")}
+    for split in SPLITS:
+        rows = [(r, plays) for r, plays in kept if split_of(r) == split]
+        if not rows:
             continue
-        best = _first(optimal_sequences(rewards))
-        optimal[key] = best
-        for r in group:
-            played = next((p for p in r.details["forced"].values() if p.get("sequence") == best), None)
-            if played is not None and "reward" in played:
-                oracle[split_of(r) or "ambiguous"].append(played["reward"])
-    policies: dict[str, dict[str, Any]] = {}
-    for plan in PLANS:
-        policies[plan] = {}
-        for split in SPLITS:
-            played = [r.details["forced"].get(plan, {}) for r in forced if split_of(r) == split]
-            scored = [p for p in played if "reward" in p]
-            if played:
-                policies[plan][split] = {
-                    "episodes": len(played),
-                    "scored": len(scored),
-                    "reward": _mean([p["reward"] for p in scored]),
-                    "f1": _mean([p["f1"] for p in scored]),
-                }
-    policies["ORACLE"] = {
-        split: {"episodes": len(v), "scored": len(v), "reward": _mean(v), "f1": None}
-        for split, v in oracle.items()
-        if v
-    }
+        for plan in (*PLANS, "ORACLE"):
+
+            def play(r: ItemResult, plays: dict[str, Play], plan: str = plan) -> Play:
+                return plays[best[group_of(r)] if plan == "ORACLE" else plan]
+
+            policies[plan][split] = {
+                "episodes": len(rows),
+                "errors": sum(play(r, plays)[2] for r, plays in rows),
+                "reward": _query_mean((group_of(r), play(r, plays)[0]) for r, plays in rows),
+                "f1": _query_mean((group_of(r), play(r, plays)[1]) for r, plays in rows),
+            }
+        oracle = policies["ORACLE"][split]["reward"]
+        assert all(oracle >= policies[plan][split]["reward"] - 1e-9 for plan in PLANS), (split, policies)
     predicted: dict[tuple[str, float, float], str] = {}
-    for key, group in by_key.items():
-        found = Counter(r.details["sequence"] for r in group if "sequence" in r.details)
+    for key, episodes in _by_query(results).items():
+        found = Counter(r.details["sequence"] for r in episodes if "sequence" in r.details)
         if found:
             most = max(found.values())
             predicted[key] = _first(s for s, n in found.items() if n == most)
@@ -186,20 +226,47 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
             other = "beta" if change == "alpha" else "alpha"
             measured = {"reason": f"no query was played at {change} {low:g} and {high:g} with one {other}"}
         steer[change] = {"from": low, "to": high, **measured}
-    return {"policies": policies, "steerability": steer, "queries": len(optimal)}
+    return {
+        "policies": {plan: splits for plan, splits in policies.items() if splits},
+        "left_out": dict(left_out.most_common()),
+        "steerability": steer,
+        "queries": len(optimal),
+    }
 
 
-def section(results: Sequence[ItemResult], steered: bool) -> dict[str, Any]:
-    """The suite's interactive section: sequences, costs, why episodes are unscored, and
-    (with the forced-action runs) the reference policies, oracle and steerability."""
+def _by_query(results: Sequence[ItemResult]) -> dict[tuple[str, float, float], list[ItemResult]]:
+    out: dict[tuple[str, float, float], list[ItemResult]] = {}
+    for r in results:
+        e = r.details.get("episode")
+        if e:
+            out.setdefault((e["query"], e["alpha"], e["beta"]), []).append(r)
+    return out
+
+
+def section(results: Sequence[ItemResult]) -> dict[str, Any]:
+    """The suite's interactive section: sequences, costs, why episodes are unscored, the
+    episodes whose final answer ignores the assistant's (the paper's training filter,
+    counted, not applied: ``users.ignores``), the reward a failed play counts at each cost
+    pair, and (with the forced-action runs) the reference policies, oracle and steerability.
+    ``results`` are settled (``scoring.settled``)."""
     unscored = Counter(r.unscored["reward"] for r in results if r.status == "ok" and "reward" in r.unscored)
+    forced = [p for r in results for p in (r.details.get("forced") or {}).values()]
     out: dict[str, Any] = {
         "episodes": len(results),
+        "failed": sum(r.status != "ok" for r in results),
         "sequences": _sequences(results),
         "costs": _by_cost(results),
         "unscored": dict(unscored.most_common()),
+        "ignores": {
+            "episodes": sum(bool(r.details.get("ignores")) for r in results),
+            "forced": sum(bool(p.get("ignores")) for p in forced),
+        },
+        "error_rewards": [
+            {"alpha": alpha, "beta": beta, "reward": reward}
+            for (alpha, beta), reward in sorted(error_rewards(results).items())
+        ],
     }
-    if steered:
+    if any("forced" in r.details for r in results):  # --ambig-steerability played them
         out["reference"] = _reference(results)
     else:
         out["reference"] = {"reason": "the forced-action policies were not run (--ambig-steerability)"}

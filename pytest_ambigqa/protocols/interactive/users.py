@@ -1,6 +1,7 @@
 """The simulated users: what one has in mind (the interpretation), the offline user that
-replies and finalises without a model, the checks that make an episode unscored, and the
-LLM user through the judge's client.
+replies and finalises without a model, the checks on what a user said (a reply that gives
+the answer away leaves the episode unscored; a final answer that ignores the assistant is
+counted), and the LLM user through the judge's client.
 
 Berant, Chen, Fisch et al. 2025 (section 3.1) give the user the query and the intended
 interpretation: it answers a clarifying question with only what the question asks, and
@@ -11,13 +12,14 @@ ours; ``play.py`` applies the checks.
 from __future__ import annotations
 
 import json
+import string
 import typing
 from collections.abc import Sequence
 from typing import Any
 
 from ...errors import ScorerUnavailable, UserFailure
 from ...metrics.qa import token_f1
-from ...metrics.text import normalize_answer
+from ...metrics.text import STOPWORDS, normalize_answer
 from ...models.usage import Usage
 from ...schema import AmbigItem, safe_str
 from .episodes import Episode
@@ -25,6 +27,7 @@ from .episodes import Episode
 
 class User(typing.Protocol):
     name: str
+    how: str  # how it answers, in words, for the scorecard
 
     def bind(self, usage: Usage) -> User:
         """This user for one episode, counting its model calls into ``usage``."""
@@ -41,18 +44,66 @@ def meaning(item: AmbigItem, episode: Episode) -> str:
     return reading.question or reading.condition or item.question
 
 
+DO_NOT_KNOW = "I do not know."  # the paper's user, when its reading says nothing more (Appendix E.2)
+REPLY_WORDS = 8  # the most words the offline user says: "a few words", as the paper's user does
+
+
+_EDGES = string.punctuation + "“”‘’«»"  # stripped from the ends of a word the user says
+
+
+def _key(word: str) -> str:
+    return "".join(c for c in word.casefold() if c.isalnum())
+
+
+def disambiguation(meaning: str, question: str) -> str:
+    """The offline user's reply to a clarifying question: the words of its reading (the
+    clarified question, or the condition) that the question it sent does not contain, in
+    order, at most :data:`REPLY_WORDS`, and never the whole reading.
+
+    The paper's user answers only what it is asked and never repeats the unambiguous
+    question (section 3.1; Appendix E.2's user prompt). Without a model, what the reading
+    adds to the question is what a clarifying question can be after. Where it adds nothing
+    (the reading is the question, or only reorders or drops its words) or only stopwords
+    ("the", "of"), the user says :data:`DO_NOT_KNOW`, as the paper's user does when its reading
+    cannot answer the clarifying question. Where the added words would still contain the
+    whole reading (a condition sharing no word with the question), words are dropped from
+    the end until they do not (:func:`gives_away`).
+    """
+    asked = {_key(w) for w in question.split()}
+    added = [w.strip(_EDGES) for w in meaning.split() if _key(w) and _key(w) not in asked]
+    added = added[:REPLY_WORDS]
+    while added and gives_away(" ".join(added), meaning):
+        added.pop()
+    if all(_key(w) in STOPWORDS for w in added):  # nothing added, or nothing that reads
+        return DO_NOT_KNOW if not gives_away(DO_NOT_KNOW, meaning) else "?"  # a reading "know": "?"
+    return " ".join(added)
+
+
+def gives_away(reply: str, reading: str) -> bool:
+    """A reply that contains its whole reading (SQuAD-normalised): the clarified question
+    or condition repeated, which the paper's user must never say (Appendix E.2)."""
+    whole = normalize_answer(reading)
+    return bool(whole) and f" {whole} " in f" {normalize_answer(reply)} "
+
+
 class OfflineUser:
-    """The deterministic user, for tests and runs without a model: it replies with what the
-    interpretation means and, from a multi-answer, keeps the part (line, else sentence,
-    else clause) that best matches it, and of a "reading: answer" part, the answer."""
+    """The deterministic user, for tests and runs without a model: it replies with the
+    words its reading adds to the question (:func:`disambiguation`) and, from a
+    multi-answer, keeps the part (line, else sentence, else clause) that best matches its
+    reading, and of a "reading: answer" part, the answer."""
 
     name = "offline"
+    how = (
+        f"replies with the words its reading adds to the question, at most {REPLY_WORDS} and never "
+        f"the whole reading, or '{DO_NOT_KNOW}' when it adds none; keeps the part of a multi-answer "
+        "that best matches its reading"
+    )
 
     def bind(self, usage: Usage) -> OfflineUser:
         return self
 
     def reply(self, item: AmbigItem, episode: Episode, clarification: str) -> str:
-        return meaning(item, episode)
+        return disambiguation(meaning(item, episode), episode.question)
 
     def finalize(self, item: AmbigItem, episode: Episode, assistant_text: str, action: str) -> str:
         if action != "multi-answer":
@@ -83,7 +134,9 @@ def leaks(reply: str, golds: Sequence[str]) -> bool:
 
 def ignores(final: str, assistant_text: str) -> bool:
     """A final answer with more than half its tokens absent from the assistant's answer:
-    the user answered from its own knowledge (the paper's rule, section 4.2)."""
+    the user answered from its own knowledge. The paper drops such rollouts from its
+    training data (sections 3.2 and 4.2) but evaluates every rollout (section 4.3, "averaged
+    across rollouts"), so an episode it touches is scored and counted in the section."""
     tokens = normalize_answer(final).split()
     if not tokens:
         return False
@@ -118,6 +171,10 @@ class LLMUser:
     A call that cannot be made is a :class:`UserFailure`: the episode is unscored."""
 
     name = "llm"
+    how = (
+        "the judge model, told to answer only what the clarifying question asks and to take its "
+        "final answer from the assistant's words"
+    )
 
     def __init__(self, client: Any, usage: Usage | None = None) -> None:
         self.client = client

@@ -37,6 +37,12 @@ def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block
     add("by cost pair (corpus-level steerability)", Table(head, tuple(costs), "rrr" + "r" * len(metrics), 2))
     for reason, n in section["unscored"].items():
         add(f"unscored: {n} episode(s): {reason}")
+    ignored = section.get("ignores", {})
+    if ignored:
+        add(
+            f"final answer ignores the assistant's (the paper's training filter, not applied in "
+            f"evaluation): {ignored['episodes']} episode(s), {ignored['forced']} forced play(s)"
+        )
     reference = section["reference"]
     if "reason" in reference:
         add(f"reference policies, oracle and steerability: n/a ({reference['reason']})")
@@ -46,13 +52,27 @@ def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block
             cells = []
             for split in ("ambiguous", "unambiguous"):
                 got = splits.get(split, {})
+                cells += [str(got.get("episodes", 0)), str(got.get("errors", 0))]
                 cells += [fixed(got.get("reward")), fixed(got.get("f1"))]
             policies.append((plan, *cells))
-        head = ("policy", "ambig. reward", "ambig. F1", "unambig. reward", "unambig. F1")
+        columns = ("n", "errors", "reward", "F1")
+        head = ("policy", *(f"{s} {c}" for s in ("ambig.", "unambig.") for c in columns))
         add(
-            "forced-action policies of this system, and the hindsight-best oracle",
-            Table(head, tuple(policies), "lrrrr", 2),
+            "forced-action policies of this system, and the hindsight-best oracle (same episodes in every "
+            "row; an error counts F1 0 and the worst scored reward of its cost pair)",
+            Table(head, tuple(policies), "l" + "r" * (len(head) - 1), 2),
         )
+        for reason, n in reference.get("left_out", {}).items():
+            add(f"left out of every row: {n} episode(s): {reason}")
+        errors = sum(
+            got.get("errors", 0) for splits in reference["policies"].values() for got in splits.values()
+        )
+        if section.get("failed", 0) + errors:
+            floors = "; ".join(
+                f"alpha {f['alpha']:g}, beta {f['beta']:g}: {f['reward']:.1f}"
+                for f in section["error_rewards"]
+            )
+            add(f"a failed play counts F1 0 and reward {floors}")
         for change_, got in reference["steerability"].items():
             if "reason" in got:
                 add(f"steerability ({change_}): n/a ({got['reason']})")
@@ -96,3 +116,14 @@ def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block
                 only="markdown",
             )
     return out
+
+
+def tables(section: dict[str, Any]) -> list[tuple[str, Table]]:
+    """The section's findings and tables that both outputs show, each with its caption
+    (report.html draws them as they are)."""
+    shown = [b for b in blocks(section, []) if not isinstance(b, Gap) and b.only is None]
+    return [
+        (caption.text, table)
+        for caption, table in zip(shown[::2], shown[1::2], strict=True)
+        if isinstance(caption, Caption) and isinstance(table, Table)
+    ]

@@ -1,5 +1,5 @@
 // report.html, overview: each suite's scores with their intervals against the papers' range,
-// what went wrong, the small multiples by type, evidence coverage.
+// what went wrong, the small multiples by type, the interactive section's tables, evidence coverage.
 (function (ns) {
   "use strict";
   function overview(page) {
@@ -49,6 +49,14 @@
               el("td", {}, r.mean === null ? "" : intervalPlot(metric, r, r.papers, 140)))))));
         }
         part.appendChild(grid);
+      }
+      for (const t of suite.tables || []) {  // the interactive section, formatted in Python
+        part.appendChild(el("h3", { text: t.title }));
+        if (t.head.length) {
+          part.appendChild(el("table", { class: "section" },
+            el("tr", {}, t.head.map((h, i) => el("th", { class: i ? "num" : null, text: h }))),
+            t.rows.map((r) => el("tr", {}, r.map((c, i) => el("td", { class: i ? "num" : null, text: c }))))));
+        }
       }
       if (suite.evidence.length) {
         part.appendChild(el("h3", { text: "Evidence coverage: recall@k of gold passages" }));
