@@ -433,7 +433,7 @@ def test_an_llm_items_trace_shows_each_step_and_what_the_method_made(open_page, 
     assert rows.count() == 1 + len(llm["steps"]) + 1  # the head, a row per call, the totals
     first = rows.nth(1).locator("td").all_text_contents()
     step = llm["steps"][0]
-    assert first == ["1", "plan", f"{step['prompt_tokens']:,}", f"{step['completion_tokens']:,}",
+    assert first == ["1", step["step"], f"{step['prompt_tokens']:,}", f"{step['completion_tokens']:,}",
                      f"{step['seconds']:.2f} s", f"${step['cost']:.4f}", ""]  # fmt: skip
     total = rows.last.locator("td").all_text_contents()
     assert total[1:4] == [
