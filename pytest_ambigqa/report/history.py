@@ -97,13 +97,13 @@ def render(runs: Sequence[Run], skipped: Sequence[Skipped] = ()) -> str:
     data = payload(runs, skipped)
     keys: dict[str, int] = {}  # item keys as numbers, shared by the runs (the page pairs by them)
     blocks = [_items(run.card, keys) for run in runs]
-    code, style = script(), html._asset("report.css") + html._asset("history/history.css")
+    code, style = script(), html.asset("report.css") + html.asset("history/history.css")
     policy = (
-        f"default-src 'none'; script-src '{html._hash(code)}'; style-src '{html._hash(style)}'; "
+        f"default-src 'none'; script-src '{html.csp_hash(code)}'; style-src '{html.csp_hash(style)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     items = "".join(
-        f'<script type="application/json" id="ambigqa-run-{n}">{html._inert(block)}</script>\n'
+        f'<script type="application/json" id="ambigqa-run-{n}">{html.inert(block)}</script>\n'
         for n, block in enumerate(blocks)
     )
     return (
@@ -113,7 +113,7 @@ def render(runs: Sequence[Run], skipped: Sequence[Skipped] = ()) -> str:
         f"<title>ambigqa history</title>\n<style>{style}</style>\n</head>\n<body>\n"
         "<noscript>This page draws itself with JavaScript; each run's scorecard.md has its "
         "numbers as text.</noscript>\n"
-        f'<script type="application/json" id="ambigqa-history">{html._inert(data)}</script>\n'
+        f'<script type="application/json" id="ambigqa-history">{html.inert(data)}</script>\n'
         # Every run's items, a block a run, parsed when the run is compared.
         f"{items}<script>{code}</script>\n</body></html>\n"
     )
@@ -122,8 +122,8 @@ def render(runs: Sequence[Run], skipped: Sequence[Skipped] = ()) -> str:
 @cache
 def script() -> str:
     """The page's script, as it is inlined (and hashed for the Content-Security-Policy)."""
-    shared = [html._asset(f"js/{name}.js") for name in SHARED]
-    return "\n".join([*shared, *(html._asset(f"history/{name}.js") for name in SCRIPTS)])
+    shared = [html.asset(f"js/{name}.js") for name in SHARED]
+    return "\n".join([*shared, *(html.asset(f"history/{name}.js") for name in SCRIPTS)])
 
 
 # ---- the data the page draws
@@ -152,7 +152,7 @@ def payload(runs: Sequence[Run], skipped: Sequence[Skipped] = ()) -> dict[str, A
             "exact_up_to": paired.EXACT_UP_TO,
             "tie": paired._TIE,
         },
-        "metrics": {m: _metric(m) | info for m, info in html._metric_info(every).items()},
+        "metrics": {m: _metric(m) | info for m, info in html.metric_info(every).items()},
         "suites": [{"name": name, "title": titles[name], "metrics": list(ms)} for name, ms in names.items()],
         "runs": [_run(n, run) for n, run in enumerate(runs)],
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in skipped],

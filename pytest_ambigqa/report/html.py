@@ -58,17 +58,17 @@ SCRIPTS = ("format", "dom", "filter", "plots", "overview", "detail", "list", "co
 
 
 @cache
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
 @cache
 def script() -> str:
     """The page's script, as it is inlined (and hashed for the Content-Security-Policy)."""
-    return "\n".join(_asset(f"js/{name}.js") for name in SCRIPTS)
+    return "\n".join(asset(f"js/{name}.js") for name in SCRIPTS)
 
 
-def _hash(source: str) -> str:
+def csp_hash(source: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
 
 
@@ -87,9 +87,9 @@ def render(card: Scorecard, duration: float | None = None) -> str:
 def _page(card: Scorecard, duration: float | None) -> str:
     data = payload(card, duration)
     details = data.pop("details")
-    code, style = script(), _asset("report.css")
+    code, style = script(), asset("report.css")
     policy = (
-        f"default-src 'none'; script-src '{_hash(code)}'; style-src '{_hash(style)}'; "
+        f"default-src 'none'; script-src '{csp_hash(code)}'; style-src '{csp_hash(style)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     return (
@@ -99,14 +99,14 @@ def _page(card: Scorecard, duration: float | None) -> str:
         f"<title>ambigqa report</title>\n<style>{style}</style>\n</head>\n<body>\n"
         "<noscript>This report draws itself with JavaScript; scorecard.md beside it has the same "
         "numbers as text.</noscript>\n"
-        f'<script type="application/json" id="ambigqa-data">{_inert(data)}</script>\n'
+        f'<script type="application/json" id="ambigqa-data">{inert(data)}</script>\n'
         # The items' details, parsed when one is first opened or searched.
-        f'<script type="application/json" id="ambigqa-details">{_inert(details)}</script>\n'
+        f'<script type="application/json" id="ambigqa-details">{inert(details)}</script>\n'
         f"<script>{code}</script>\n</body></html>\n"
     )
 
 
-def _inert(value: Any) -> str:
+def inert(value: Any) -> str:
     """JSON that can stand inside a script element: scrubbed, and nothing in it closes one."""
     text = json_text(value, ensure_ascii=False)
     for char, escape in _ESCAPES:  # str.replace: translate() with a dict is slow on megabytes
@@ -118,7 +118,7 @@ def _inert(value: Any) -> str:
 # values beside them only where the page sorts, filters or plots
 
 
-def _metric_info(names: set[str]) -> dict[str, Any]:
+def metric_info(names: set[str]) -> dict[str, Any]:
     return {
         m: {"label": METRICS[m].label, "source": METRICS[m].source, "scale": _scale(m)}
         for m in names
@@ -300,7 +300,7 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
             if unanswered
             else None,
         },
-        "metrics": _metric_info(names),
+        "metrics": metric_info(names),
         "suites": [_suite(s, [r for r in card.results if r.suite == s.name]) for s in card.suites],
         "items": items,
         "details": details,  # by item, as items
