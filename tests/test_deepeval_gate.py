@@ -198,3 +198,23 @@ def test_an_ambig_run_prints_no_pytest_asyncio_warning(project):
     idle = _pytest(path, env, "test_probe.py")
     assert unset in idle.stdout + idle.stderr  # not our run: pytest-asyncio says what it says
     assert not [p for p in ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg") if (path / p).exists()]
+
+
+def test_the_gate_imports_nothing_at_interpreter_start():
+    """Every Python process of the environment runs the ``.pth`` line: the gate may import
+    nothing the interpreter's start has not (``re`` alone cost ~7 ms); its work waits for
+    pytest. ``-S``: no site, so nothing else imports first; ``os`` stands in for what it would."""
+    gate = Path(pytest_ambigqa_gate.__file__).parent
+    probe = (
+        "import os, sys; before = set(sys.modules); import pytest_ambigqa_gate; "
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe],
+        cwd=gate,
+        env={"PYTHONPATH": str(gate), "PATH": os.environ.get("PATH", "")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert set(done.stdout.split()) <= {"pytest_ambigqa_gate", "__future__"}
