@@ -23,7 +23,7 @@ from ..schema import AmbigItem, Answer, safe_str
 from .answers import to_answer, to_turn
 
 INPUTS = ("question", "passages", "retriever", "item", "conditions", "history", "alpha", "beta", "actions")
-# What the interactive protocol adds (protocols/interactive.py); a single-shot run gives a
+# What the interactive protocol adds (protocols/interactive/); a single-shot run gives a
 # system that declares them no history, no costs, and "answer" as the only action.
 TURN_INPUTS = {"history": [], "alpha": None, "beta": None, "actions": ["answer"]}
 GOLD_INPUTS = ("item",)  # inputs that reveal gold answers: an upper bound, not a score
