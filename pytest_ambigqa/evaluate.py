@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import RetrieverUnavailable, SystemFailure
+from .metrics import METRICS
 from .metrics.spec import Scored
+from .models.usage import Usage
 from .output import clean
 from .readback import finite
 from .retrieval.evidence import evidence_recall
 from .schema import AmbigItem, Answer, ItemResult, safe_str
-from .store import SharedStore, answer_key
+from .store import SharedStore, answer_key, score_key
 from .store.pool import Scoring
 from .suites import SUITES
 from .systems import System
@@ -35,6 +37,11 @@ if TYPE_CHECKING:
     from .suites import Scorers
 
 ACTION_KEY = "ambigqa.action"  # a turn's action, stored in its answer's metadata
+# What a stored score keeps of its result: the answer, timing and evidence are this run's.
+_SCORED = (
+    *("suite", "item_id", "status", "ambiguity_type", "index"),
+    *("scores", "unscored", "samples", "units", "details", "usage"),
+)
 
 
 class Asked(NamedTuple):
@@ -61,6 +68,7 @@ class Context:
     searchable: bool  # a system that declares ``retriever`` gets one
     retrieval: RetrievalConfig
     settings: Mapping[str, str]  # each suite's setting: part of what shapes an answer
+    scoring: str  # the scorers' fingerprint (``Run._scoring_fingerprint``): part of a stored score's key
     run_id: str
     replaying: bool  # --ambig-rescore: the saved answers, no system asked
     claims: bool  # several processes of one run may ask for an item: claim it first
@@ -78,7 +86,8 @@ class Evaluator:
         self.unreadable = 0  # stored rows this process could not read back, and asked again
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
-        return self.prepare(item, system)()
+        scoring = self.prepare(item, system)
+        return scoring if isinstance(scoring, ItemResult) else scoring()
 
     def prepare(self, item: AmbigItem, system: System) -> Scoring:
         """Ask the system (the pool's first stage); what is returned scores the answer (its second)."""
@@ -95,11 +104,9 @@ class Evaluator:
             if run.retrieval.report:
                 evidence = evidence_recall(item, run.corpus, run.retriever(), run.retrieval.top_k)
         except RetrieverUnavailable as exc:
-            unopened = failed(str(exc))
-            return lambda: unopened
+            return failed(str(exc))
         if system.requires_retriever and extras.get("retriever", True) is None:
-            refused = failed(f"the system requires a retriever, and the {suite.title} setting gives none")
-            return lambda: refused
+            return failed(f"the system requires a retriever, and the {suite.title} setting gives none")
         return run.protocol.ask(self, item, system, extras, evidence)
 
     def single(self, item: AmbigItem, system: System, extras: dict[str, Any], evidence: Any) -> Scoring:
@@ -112,10 +119,48 @@ class Evaluator:
         if answer is None:
             unanswered = suite.failed_result(item, self.scorers, "error", asked.error, duration)
             details = unanswered.details | ({"calls": asked.calls} if asked.calls else {})
-            return lambda: dataclasses.replace(
+            return dataclasses.replace(
                 unanswered, evidence=evidence, cached=asked.cached, trace=asked.trace, details=details
             )
-        return lambda: self._score(item, answer, duration, evidence, asked.cached)
+        key = score_key(item, json.dumps(answer.to_dict(), sort_keys=True), self.context.scoring)
+        if asked.cached and self.context.resume:
+            reused = self._reused(key, item, answer, duration, evidence)
+            if reused is not None:
+                return reused
+        return lambda: self._kept(key, self._score(item, answer, duration, evidence, asked.cached))
+
+    def _reused(
+        self, key: str, item: AmbigItem, answer: Answer, duration: float, evidence: Any
+    ) -> ItemResult | None:
+        """The scores stored for this answer under the same scorers, or None: a resumed run
+        whose answers and scoring are unchanged computes nothing again (issue 27). Model calls
+        are not made again either, so their usage counts as the cache's."""
+        stored = self.store.run(lambda store: store.scored(key))
+        if stored is None or stored[0] != "ok":
+            return None
+        data = stored[1]
+        usage = data.get("usage")
+        if usage:
+            calls = usage.get("cached", 0) + usage.get("requests", 0) - usage.get("reasks", 0)
+            usage = Usage(cached=calls, fingerprints=usage.get("fingerprints", [])).to_dict()
+        result = ItemResult.from_dict(data | {"usage": usage})
+        return dataclasses.replace(
+            result, answer=answer, duration=duration, evidence=evidence, cached=True, reused=True
+        )
+
+    def _kept(self, key: str, result: ItemResult) -> ItemResult:
+        """``result``, its scores stored for a later resume when they can stand for this answer
+        again: an item scored in full, or whose only missing scores need a model the run does
+        not have (a judge or reader that failed now may answer then)."""
+        if result.status == "ok" and not any(
+            (need := getattr(METRICS.get(m), "needs", None)) and getattr(self.scorers, need) is not None
+            for m in result.unscored
+        ):
+            record = result.to_dict()
+            payload = {k: record[k] for k in _SCORED}
+            payload = clean(payload, secrets=True)  # a judge's echoed key never reaches the disk
+            self.store.run(lambda store: store.put_scores(key, payload))
+        return result
 
     def _score(
         self, item: AmbigItem, answer: Answer, duration: float, evidence: Any, cached: bool

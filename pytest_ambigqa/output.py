@@ -38,12 +38,19 @@ def _secret_values() -> list[str]:
 
     Read again whenever the environment has changed (a comparison of its raw mapping, in C),
     since every string written is checked against them: reading it item by item cost more
-    than the rest of the plugin's work per item.
+    than the rest of the plugin's work per item. ``PYTEST_CURRENT_TEST`` is left out of the
+    comparison: pytest sets it at each phase of each test, which made every item read it again.
     """
     raw = getattr(os.environ, "_data", None)
     cached = _SECRETS_SEEN.get("environ")
-    if raw is not None and cached is not None and cached[0] == raw and cached[2] == len(_SENT):
-        return cached[1]
+    if raw is not None and cached is not None and cached[2] == len(_SENT):
+        seen = cached[0]
+        if _CURRENT_TEST in raw:  # pytest changes it at every test's every phase; it holds no secret
+            seen[_CURRENT_TEST] = raw[_CURRENT_TEST]
+        else:
+            seen.pop(_CURRENT_TEST, None)
+        if seen == raw:
+            return cached[1]
     values = {
         v
         for k, v in os.environ.items()
@@ -58,6 +65,7 @@ def _secret_values() -> list[str]:
 
 
 _SECRETS_SEEN: dict[str, tuple[Any, list[str], int]] = {}
+_CURRENT_TEST = os.environ.encodekey("PYTEST_CURRENT_TEST") if hasattr(os.environ, "encodekey") else None
 # What this process sends as a credential, in each form it may come back in. A process-wide
 # fact, as the environment is: every writer of the process scrubs it, however it was reached.
 _SENT: set[str] = set()

@@ -126,6 +126,7 @@ def _models() -> dict[str, Any]:
         usage: Usage | None = None
         index: count = 0
         cached: bool = False
+        reused: bool = False
 
     class Summary(Model):
         metric: str
@@ -323,6 +324,14 @@ def check_scorecard(data: Any) -> None:
                     _on_scale(f"{where}.{metric}.{field}", summary[field], span, "printed scale")
     for index, raw in enumerate(data["items"]):
         _check_item(raw, index, METRICS)
+
+
+def check_result(data: Any) -> None:
+    """A stored scored result (``ItemResult.to_dict`` without its answer), as the answer
+    store keeps it for a resumed run: its schema and every score on its metric's item scale."""
+    from .metrics import METRICS
+
+    _check_item(data, 0, METRICS)
 
 
 def check_answer(data: Any) -> None:

@@ -179,6 +179,7 @@ class ItemResult:
     usage: dict[str, Any] | None = None  # what the judge calls for this item cost
     index: int = 0  # the item's position in its data file
     cached: bool = False  # the answer came from the response store, not from the system
+    reused: bool = False  # and its scores too, stored for the same scorers (--ambig-resume)
 
     @property
     def key(self) -> str:
@@ -187,6 +188,8 @@ class ItemResult:
     def to_dict(self) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in _result_fields()}
         data["answer"] = self.answer.to_dict() if self.answer else None
+        if not self.reused:  # written only when true: a run that reused nothing records what it did
+            del data["reused"]
         return data
 
     @classmethod
@@ -210,6 +213,7 @@ class ItemResult:
             usage=data.get("usage"),
             index=int(data.get("index") or 0),
             cached=bool(data.get("cached")),
+            reused=bool(data.get("reused")),
         )
 
 

@@ -233,6 +233,12 @@ def _system(card: Scorecard) -> list[Note]:
     if stored:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)
         notes.append(Note(f"answers: {stored} from the response store, {asked} asked now", 1))
+        reused = sum(r.reused for r in card.results)
+        if reused:
+            scored = sum(r.status == "ok" and not r.reused for r in card.results)
+            notes.append(
+                Note(f"scores: {reused} reused (same answer, same scorers), {scored} computed now", 1)
+            )
     return notes
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -35,6 +36,7 @@ from ..models.cache import CallCache
 from ..models.chat import ChatClient
 from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
+from ..output import redact
 from ..protocols import PROTOCOLS
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
@@ -151,6 +153,7 @@ class Run:
             searchable=self.searchable,
             retrieval=cfg.retrieval,
             settings=cfg.settings,
+            scoring=self._scoring_fingerprint(),
             run_id=self.run_id,
             replaying=self.rescore is not None,
             claims=cfg.concurrency > 1 and self.in_worker,
@@ -158,6 +161,33 @@ class Run:
             timeout=cfg.timeout,
             rate=cfg.rate,
         )
+
+    def _scoring_fingerprint(self) -> str:
+        """What, besides the item and the answer, decides an item's scores: a resumed run
+        reuses a stored score only when this is unchanged (issue 27). The scoring code as
+        installed (every module of the package and of the registered suites and metrics, by
+        size and time), the metrics and profile, the suites' settings, the seed, and the judge
+        and reader by identity (a local reader by its files)."""
+        cfg, reader = self.cfg, self.scorers.reader
+        models = cfg.models
+        judge = None
+        if self.judge is not None:
+            judge = [models.judge, redact(models.judge_base_url or ""), models.judge_samples]
+        read: Any = None
+        if isinstance(reader, HFReader):
+            read = [_stamp([reader.path]), cfg.device]
+        elif reader is not None:
+            read = "llm"
+        parts = {
+            "code": _stamp(_scoring_modules()),
+            "metrics": sorted(cfg.metrics) if cfg.metrics is not None else None,
+            "profile": cfg.profile,
+            "settings": sorted(cfg.settings.items()),
+            "seed": cfg.seed,
+            "judge": judge,
+            "reader": read,
+        }
+        return json.dumps(parts, sort_keys=True)
 
     # -- models -------------------------------------------------------------------------
 
@@ -409,6 +439,36 @@ class Run:
         """A temporary cache made for this run goes with it."""
         if self._temporary_cache is not None:
             shutil.rmtree(self._temporary_cache, ignore_errors=True)
+
+
+def _scoring_modules() -> list[Path]:
+    """The files whose code can change a score: the package's, and those of the suites and
+    metrics registered from other packages."""
+    objects = [*SUITES.values(), *(spec.scorer for spec in METRICS.values() if spec.scorer is not None)]
+    files = {Path(__file__).resolve().parent.parent}
+    for obj in objects:
+        module = sys.modules.get(getattr(obj, "__module__", None) or type(obj).__module__)
+        if module is not None and getattr(module, "__file__", None):
+            files.add(Path(module.__file__).resolve())  # type: ignore[arg-type]
+    return sorted(files)
+
+
+def _stamp(paths: list[Path]) -> list[tuple[str, int, int]]:
+    """Each file under ``paths`` (files or directories) by path, size and modification time:
+    a change of any is a new stamp (a copy with the same content is too, which only costs a
+    rescore)."""
+    stamps = []
+    for path in paths:
+        found = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in found:
+            if file.suffix in (".pyc", ".pyo"):
+                continue
+            try:
+                st = file.stat()
+            except OSError:
+                continue
+            stamps.append((str(file), st.st_size, st.st_mtime_ns))
+    return stamps
 
 
 def _unwritable(directory: Path) -> str | None:

@@ -3,6 +3,7 @@ tests ask, the pool that asks ahead, and what each test report carries to the co
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 from collections.abc import Generator
@@ -38,6 +39,7 @@ class Runner:
         self._systems: dict[int, tuple[Any, System]] = {}
         self._pool: Prefetcher | None = None
         self._warming: threading.Thread | None = None
+        self._warming_lock = threading.Lock()
         self._order: list[str] = []  # keys of the builtin items in the order this process runs them
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -79,10 +81,11 @@ class Runner:
         shared = not run.in_worker or self.store.get() is not None
         if run.cfg.concurrency > 1 and self._pool is None and shared:
             ready = threading.Event()
-            self._warming = threading.Thread(target=self._warm, args=(ready,), name="ambigqa-warm")
-            self._warming.daemon = True
-            self._warming.start()
-            self._pool = Prefetcher(lambda i: self.evaluator.prepare(i, system), run.cfg.concurrency, ready)
+            warm = functools.partial(self._start_warming, ready)
+            if not run.cfg.resume:  # resuming, items whose scores are stored need no scorer: wait for one
+                warm()
+            prepare = functools.partial(self.evaluator.prepare, system=system)
+            self._pool = Prefetcher(prepare, run.cfg.concurrency, ready, warm if run.cfg.resume else None)
             ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
             self._pool.start([run.by_key[k] for k in ahead])
         result = self._pool.result(item) if self._pool is not None else None
@@ -91,6 +94,13 @@ class Runner:
     def in_flight(self) -> int:
         """Items this process's pool is asking or scoring now (0 without a pool)."""
         return self._pool.running if self._pool is not None else 0
+
+    def _start_warming(self, ready: threading.Event) -> None:
+        with self._warming_lock:
+            if self._warming is None:
+                self._warming = threading.Thread(target=self._warm, args=(ready,), name="ambigqa-warm")
+                self._warming.daemon = True
+                self._warming.start()
 
     def _warm(self, ready: threading.Event) -> None:
         """Heavy imports and model loads, once, in one background thread, while the pool's

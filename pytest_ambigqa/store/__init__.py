@@ -18,9 +18,9 @@ from typing import Any
 
 from ..errors import AmbigQAWarning
 from ..schema import safe_str
-from .answers import FILE, AnswerStore, answer_key
+from .answers import FILE, AnswerStore, answer_key, score_key
 
-__all__ = ["FILE", "AnswerStore", "SharedStore", "answer_key"]
+__all__ = ["FILE", "AnswerStore", "SharedStore", "answer_key", "score_key"]
 
 
 class SharedStore:

@@ -11,11 +11,17 @@ A claim whose process has died is taken over. Answers leave the call path: ``put
 the row and a writer thread commits whatever has queued in one transaction as soon as it is
 free (milliseconds; ``close`` at the end of the run, Ctrl-C included, writes the rest). A
 crash leaves whole rows; a corrupt file is set aside with a warning and the run goes on.
+
+Scores are kept beside the answers (issue 27): a scored result is stored under
+:func:`score_key`, the item, the answer and the scorers' fingerprint, so a resumed run
+whose answers and scoring configuration are unchanged reads its scores instead of computing
+them again, and one where any of them changed scores that item afresh.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import sqlite3
@@ -24,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..readback import check_answer, check_failure
+from ..readback import check_answer, check_failure, check_result
 from ..schema import AmbigItem, safe_str
 from .sqlite import open_database
 
@@ -40,9 +46,15 @@ CREATE TABLE IF NOT EXISTS answers (
 );
 CREATE INDEX IF NOT EXISTS answers_by_key ON answers (key, state, updated);
 CREATE TABLE IF NOT EXISTS rate (id INTEGER PRIMARY KEY CHECK (id = 1), next REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS scores (
+    key TEXT PRIMARY KEY,           -- score_key: the item, the answer and the scorers
+    payload TEXT NOT NULL,          -- JSON: the scored result, without its answer
+    updated REAL NOT NULL
+);
 """
 FILE = "answers.sqlite"
 _INSERT = "INSERT OR REPLACE INTO answers (key, run, state, payload, pid, updated) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_SCORES = "INSERT OR REPLACE INTO scores (key, payload, updated) VALUES (?, ?, ?)"
 
 
 def item_fingerprint(item: AmbigItem) -> str:
@@ -63,6 +75,12 @@ def answer_key(system: str, config: str, item: AmbigItem) -> str:
     return hashlib.sha256(
         f"{system}\x1f{config}\x1f{item.key}\x1f{item_fingerprint(item)}".encode()
     ).hexdigest()
+
+
+def score_key(item: AmbigItem, answer: str, scoring: str) -> str:
+    """What a stored score stands for: the whole item (its gold answers included, which the
+    answer key leaves out), the answer as stored (JSON) and the scorers' fingerprint."""
+    return hashlib.sha256(f"{scoring}\x1f{item.key}\x1f{item!r}\x1f{answer}".encode()).hexdigest()
 
 
 def _read_back(state: Any, payload: Any) -> tuple[str, Any]:
@@ -100,7 +118,7 @@ class AnswerStore:
         self.path = path
         self._lock = threading.Lock()  # the connection: one statement or transaction at a time
         self._db = open_database(path, SCHEMA, "SELECT count(*) FROM answers", "answer cache")
-        self._queue: list[tuple] = []  # rows ``put`` but not yet committed
+        self._queue: list[tuple[str, tuple]] = []  # (statement, row) ``put`` but not yet committed
         self._queued = threading.Condition()
         self._writer: threading.Thread | None = None
         self._closing = False
@@ -152,16 +170,34 @@ class AnswerStore:
                 self._db.execute("COMMIT")
 
     def put(self, key: str, run: str, state: str, payload: Any) -> None:
-        """Queue the row for the writer thread: the caller never waits on the disk."""
+        """Queue the answer's row for the writer thread: the caller never waits on the disk."""
+        self._enqueue(_INSERT, (key, run, state, json.dumps(payload), os.getpid(), time.time()))
+
+    def scored(self, key: str) -> tuple[str, Any] | None:
+        """("ok", the stored scored result) for ``key`` (:func:`score_key`), None if there is
+        none, or ("unreadable", why) for a row that does not read back as a result."""
+        rows = self._execute("SELECT payload FROM scores WHERE key = ?", (key,))
+        if not rows:
+            return None
+        try:
+            data = json.loads(rows[0][0])
+            check_result(data)
+        except (TypeError, ValueError, RecursionError) as exc:  # Invalid is a ValueError
+            return "unreadable", f"{type(exc).__name__}: {safe_str(exc)[:200]}"
+        return "ok", data
+
+    def put_scores(self, key: str, payload: dict[str, Any]) -> None:
+        """Queue a scored result (without its answer) under :func:`score_key`."""
+        self._enqueue(_INSERT_SCORES, (key, json.dumps(payload), time.time()))
+
+    def _enqueue(self, statement: str, row: tuple) -> None:
         if self._failure is not None:
             raise self._failure
-        text = json.dumps(payload)
-        row = (key, run, state, text, os.getpid(), time.time())
         with self._queued:
             if self._closing:  # a call that outlived the run (after -x): written at once
-                self._execute(_INSERT, row)
+                self._execute(statement, row)
                 return
-            self._queue.append(row)
+            self._queue.append((statement, row))
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write, name="ambigqa-answers", daemon=True)
                 self._writer.start()
@@ -179,7 +215,8 @@ class AnswerStore:
                 with self._lock:
                     self._db.execute("BEGIN IMMEDIATE")
                     try:
-                        self._db.executemany(_INSERT, rows)
+                        for statement, run in itertools.groupby(rows, key=lambda r: r[0]):
+                            self._db.executemany(statement, [row for _, row in run])
                     except BaseException:
                         self._db.execute("ROLLBACK")
                         raise

@@ -19,19 +19,27 @@ from concurrent.futures import CancelledError, Future, wait
 
 from ..schema import AmbigItem, ItemResult
 
-Scoring = Callable[[], ItemResult]  # what is left to do for an item once the system answered
+# What is left to do for an item once the system answered, or its result when nothing is
+# (scores read back from the store, an item that errored before its call): never waits for ``ready``.
+Scoring = Callable[[], ItemResult] | ItemResult
 
 
 class Prefetcher:
     def __init__(
-        self, call: Callable[[AmbigItem], Scoring], workers: int, ready: threading.Event | None = None
+        self,
+        call: Callable[[AmbigItem], Scoring],
+        workers: int,
+        ready: threading.Event | None = None,
+        warm: Callable[[], None] | None = None,
     ) -> None:
         self._call = call
         self._workers = workers
         self._ready = ready
+        self._warm = warm  # called (idempotent) when an item first needs scoring: the warm-up's start
         self._futures: dict[str, Future[ItemResult]] = {}
         self._calls: queue.SimpleQueue[tuple[AmbigItem, Future[ItemResult]]] = queue.SimpleQueue()
-        self._scores: queue.SimpleQueue[tuple[Scoring, Future[ItemResult]]] = queue.SimpleQueue()
+        self._scores: queue.SimpleQueue[tuple[Callable[[], ItemResult], Future[ItemResult]]]
+        self._scores = queue.SimpleQueue()
         self._stopped = threading.Event()
         self._open = 0  # futures not yet done: the scoring stage ends when none is left
         self._open_lock = threading.Lock()
@@ -73,9 +81,16 @@ class Prefetcher:
             with self._open_lock:
                 self._started += 1
             try:
-                self._scores.put((self._call(item), future))
+                scoring = self._call(item)
             except BaseException as exc:  # handed to the test that waits for this item
                 future.set_exception(exc)
+                continue
+            if isinstance(scoring, ItemResult):
+                future.set_result(scoring)
+            else:
+                if self._warm is not None:
+                    self._warm()  # the first item to score starts the scorers' warm-up
+                self._scores.put((scoring, future))
 
     def _score_stage(self) -> None:
         if self._ready is not None:
