@@ -362,3 +362,17 @@ def test_after_stop_nothing_more_is_scored():
     pool.stop(grace=0)  # -x: the answers are in; their paid scoring must not start
     ready.set()
     assert [pool.result(i) for i in items] == [None] * len(items) and scored == []
+
+
+def test_a_store_another_process_holds_is_waited_for_not_set_aside(tmp_path, recwarn):
+    """Workers creating one store at once meet each other's locks: that is no damage."""
+    from pytest_ambigqa.store.answers import SCHEMA
+    from pytest_ambigqa.store.sqlite import open_database
+
+    path = tmp_path / "answers.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # as a worker switching the new file to WAL holds it
+    threading.Timer(0.5, lambda: holder.execute("COMMIT")).start()
+    db = open_database(path, SCHEMA, "SELECT count(*) FROM answers", "answer cache")
+    assert db.execute("SELECT count(*) FROM answers").fetchone() == (0,)
+    assert not list(tmp_path.glob("*.corrupt-*")) and not recwarn.list

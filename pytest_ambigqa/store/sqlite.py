@@ -19,8 +19,10 @@ def open_database(path: Path, schema: str, probe: str, what: str) -> sqlite3.Con
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        return _connect(path, schema, probe)
+        return _connect_waiting(path, schema, probe)
     except sqlite3.DatabaseError as exc:
+        if _busy(exc):  # held by another process past our patience: no damage, the file stays
+            raise
         aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}-{os.getpid()}")
         try:
             path.replace(aside)
@@ -33,6 +35,24 @@ def open_database(path: Path, schema: str, probe: str, what: str) -> sqlite3.Con
             stacklevel=3,
         )
         return _connect(path, schema, probe)
+
+
+def _connect_waiting(path: Path, schema: str, probe: str, patience: float = 60.0) -> sqlite3.Connection:
+    """:func:`_connect`, waiting while another process holds the file: xdist workers that
+    create a fresh store at once can meet "database is locked" (switching a new file to WAL
+    takes a lock SQLite's busy timeout does not wait for), which is no damage to set aside."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return _connect(path, schema, probe)
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
 def _connect(path: Path, schema: str, probe: str) -> sqlite3.Connection:
