@@ -20,7 +20,7 @@ from .errors import RetrieverUnavailable, SystemFailure
 from .metrics import METRICS
 from .metrics.spec import Scored
 from .models.usage import Usage
-from .output import clean
+from .output import clean, json_text
 from .readback import finite
 from .retrieval.evidence import evidence_recall
 from .schema import AmbigItem, Answer, ItemResult, safe_str
@@ -157,9 +157,8 @@ class Evaluator:
             for m in result.unscored
         ):
             record = result.to_dict()
-            payload = {k: record[k] for k in _SCORED}
-            payload = clean(payload, secrets=True)  # a judge's echoed key never reaches the disk
-            self.store.run(lambda store: store.put_scores(key, payload))
+            text = json_text({k: record[k] for k in _SCORED})  # scrubbed: no echoed key reaches the disk
+            self.store.run(lambda store: store.put_scores(key, text))
         return result
 
     def _score(

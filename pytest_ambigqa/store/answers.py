@@ -186,9 +186,9 @@ class AnswerStore:
             return "unreadable", f"{type(exc).__name__}: {safe_str(exc)[:200]}"
         return "ok", data
 
-    def put_scores(self, key: str, payload: dict[str, Any]) -> None:
-        """Queue a scored result (without its answer) under :func:`score_key`."""
-        self._enqueue(_INSERT_SCORES, (key, json.dumps(payload), time.time()))
+    def put_scores(self, key: str, text: str) -> None:
+        """Queue a scored result (JSON, without its answer) under :func:`score_key`."""
+        self._enqueue(_INSERT_SCORES, (key, text, time.time()))
 
     def _enqueue(self, statement: str, row: tuple) -> None:
         if self._failure is not None:
