@@ -48,9 +48,9 @@ class SpooledResult(ItemResult):
     _spool: Spool
     _at: tuple[int, int]  # the line's offset and length in bytes
 
-    answer = _heavy("answer")  # type: ignore[assignment]
-    details = _heavy("details")  # type: ignore[assignment]
-    trace = _heavy("trace")  # type: ignore[assignment]
+    answer = _heavy("answer")
+    details = _heavy("details")
+    trace = _heavy("trace")
 
 
 class Spool:
@@ -133,7 +133,9 @@ def _lean(data: dict[str, Any], spool: Spool, at: tuple[int, int]) -> SpooledRes
     if light.ambiguity_type is not None:
         own["ambiguity_type"] = sys.intern(light.ambiguity_type)
     own["scores"] = {sys.intern(k): v for k, v in light.scores.items()}
-    own["unscored"] = {sys.intern(k): sys.intern(v) if type(v) is str else v for k, v in light.unscored.items()}
+    own["unscored"] = {
+        sys.intern(k): sys.intern(v) if type(v) is str else v for k, v in light.unscored.items()
+    }
     result = SpooledResult.__new__(SpooledResult)
     result.__dict__.update(own, _spool=spool, _at=at)
     return result
