@@ -13,6 +13,8 @@ UnreadableFile            a file the user named cannot be read or    a usage err
                           is not what it should be:                  ``cli``: exit 2; gold data read again
 - DataError               a data file or corpus                      for the drill-down: absent
 - ScorecardError          a ``scorecard.json``
+SpoolError                the run's own spool of results is          ``session/``: one line, the run fails
+                          damaged or cannot be read back
 Invalid (a ValueError)    one record read back fails its schema      a ``ScorecardError``; a stored answer:
                                                                      absent, asked again
 SystemFailure             the system raised, timed out or answered   the item's error (and its trace)
@@ -70,6 +72,11 @@ class ScorecardError(UnreadableFile):
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"{path} is not a readable scorecard.json ({reason})")
         self.reason = reason
+
+
+class SpoolError(AmbigQAError):
+    """The run's spool of results (``session/spool.py``) cannot be read back as it was
+    written; the message names the file and the line."""
 
 
 class Invalid(AmbigQAError, ValueError):

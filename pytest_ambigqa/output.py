@@ -15,6 +15,7 @@ import math
 import os
 import re
 import urllib.parse
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -248,22 +249,34 @@ def _encoded(value: Any, scrubber: _Scrubber, **kwargs: Any) -> str:
 
 def json_document(value: dict[str, Any], rows: str = "items") -> str:
     """:func:`json_text` of a report, for people and for diffs: indented, except that each
-    element of the ``rows`` list stands compact on a line of its own.
+    element of the ``rows`` list stands compact on a line of its own (:func:`json_chunks`)."""
+    return "".join(json_chunks(value, rows))
+
+
+def json_chunks(value: dict[str, Any], rows: str = "items") -> Iterator[str]:
+    """:func:`json_document`'s text in pieces, a row at a time, so that a file can be written
+    as its rows are made: ``rows`` may be a list or an iterator (the scorecard's items, read
+    back from the run's spool one by one).
 
     Fast, because the rows are nearly all of a scorecard and ``json`` encodes indented output
     in pure Python: each row is encoded compactly, by :func:`_encoded`.
     """
     scrubber = _Scrubber()
-    parts = []
-    for key, item in value.items():
-        if key == rows and isinstance(item, list) and item:
-            lines = ",\n".join("    " + _encoded(row, scrubber, ensure_ascii=False) for row in item)
-            text = "[\n" + lines + "\n  ]"
+    if not value:
+        yield "{}"
+        return
+    for n, (key, item) in enumerate(value.items()):
+        yield f"{',' if n else '{'}\n  {json.dumps(_clean(_key(key), scrubber), ensure_ascii=False)}: "
+        if key == rows and isinstance(item, (list, Iterator)):
+            opened = False
+            for row in item:
+                yield f"{',' if opened else '['}\n    {_encoded(row, scrubber, ensure_ascii=False)}"
+                opened = True
+            yield "\n  ]" if opened else "[]"
         else:
             cleaned = _clean(item, scrubber)
-            text = json.dumps(cleaned, allow_nan=False, ensure_ascii=False, indent=2).replace("\n", "\n  ")
-        parts.append(f"  {json.dumps(_clean(_key(key), scrubber), ensure_ascii=False)}: {text}")
-    return "{\n" + ",\n".join(parts) + "\n}" if parts else "{}"
+            yield json.dumps(cleaned, allow_nan=False, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+    yield "\n}"
 
 
 MAX_ENTRIES = 1000  # of one list or mapping in a bounded record
@@ -304,8 +317,15 @@ def cut(value: Any, limit: int, path: str = "", cuts: dict[str, int] | None = No
     return value
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` atomically (a temporary file, then a rename), encodable whatever it holds."""
+def write_text(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` (or its pieces, as they are made) atomically (a temporary file, then a
+    rename), encodable whatever it holds; a piece that cannot be made leaves no file."""
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    tmp.write_bytes(text.encode("utf-8", "replace"))
+    try:
+        with tmp.open("wb") as out:
+            for piece in [text] if isinstance(text, str) else text:
+                out.write(piece.encode("utf-8", "replace"))
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(path)

@@ -66,6 +66,14 @@ def test_a_report_reads_back_as_the_walk_writes_it(rows):
     assert SECRET not in text and json.dumps(SECRET)[1:-1] not in text
 
 
+@given(rows)
+def test_rows_made_one_by_one_write_the_same(rows):
+    """scorecard.json is written as its items are read back from the run's spool."""
+    document = {"suites": [{"name": "x"}], "items": rows, "timing": {"duration": 1.5}}
+    pieces = output.json_chunks(document | {"items": iter(rows)})
+    assert "".join(pieces) == output.json_document(document)
+
+
 def test_each_row_stands_on_its_own_line():
     text = output.json_document({"a": {"b": 1}, "items": [{"x": 1}, {"y": "sk-abcdefghijklmnopq"}]})
     assert text.splitlines()[5:7] == ['    {"x": 1},', '    {"y": "sk-[redacted]"}']

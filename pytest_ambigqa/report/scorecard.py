@@ -162,7 +162,10 @@ class Scorecard:
             started=_started((data.get("timing") or {}).get("started")),
         )
 
-    def to_json(self, duration: float | None = None) -> dict[str, Any]:
+    def to_json(self, duration: float | None = None, stream: bool = False) -> dict[str, Any]:
+        """The scorecard as ``scorecard.json`` holds it; ``stream``: its items an iterator,
+        each made when it is read (``output.json_chunks`` writes them so)."""
+        items = (r.to_dict() for r in self.results)
         return {
             "schema_version": SCHEMA_VERSION,
             "system": self.system,
@@ -201,7 +204,7 @@ class Scorecard:
                 "deferred": self.gates_deferred,
             },
             "comparison": self.comparison.to_json() if self.comparison is not None else None,
-            "items": [r.to_dict() for r in self.results],
+            "items": items if stream else list(items),
             "timing": {"duration": duration, "started": self.started},
         }
 

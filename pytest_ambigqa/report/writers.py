@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import chain
 
-from ..output import json_document
+from ..output import json_chunks
 from ..registry import Registry
 from . import html, markdown
 from .scorecard import Scorecard
@@ -16,13 +17,16 @@ from .scorecard import Scorecard
 class Writer:
     name: str
     filename: str  # inside --ambig-report's directory
-    render: Callable[[Scorecard, float | None], str]  # (scorecard, run duration in seconds) -> text
+    # (scorecard, run duration in seconds) -> its text, or the text's pieces as they are made
+    render: Callable[[Scorecard, float | None], str | Iterable[str]]
 
 
 WRITERS: Registry[Writer] = Registry("report writer")
 for _writer in (
     Writer(
-        "json", "scorecard.json", lambda card, duration: json_document(card.to_json(duration=duration)) + "\n"
+        "json",
+        "scorecard.json",
+        lambda card, duration: chain(json_chunks(card.to_json(duration, stream=True)), "\n"),
     ),
     Writer("markdown", "scorecard.md", markdown.render),
     Writer("html", "report.html", html.render),

@@ -75,6 +75,8 @@ def stop(config: pytest.Config) -> None:
     del config.stash[_PLUGINS]
     for _, plugin in reversed(plugins):
         config.pluginmanager.unregister(plugin)
+        if isinstance(plugin, ScorecardPlugin):
+            plugin.close()
     config.stash[RUNNER_KEY].close()
     config.stash[RUN_KEY].close()
     del config.stash[RUNNER_KEY]

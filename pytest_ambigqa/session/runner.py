@@ -4,6 +4,7 @@ tests ask, the pool that asks ahead, and what each test report carries to the co
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import warnings
 from collections.abc import Generator
@@ -136,10 +137,11 @@ class Runner:
             record = bounded(record, limit)
             text = json_text(record)
         # JUnit's properties are for reading in a CI page: each text at most JUNIT_TEXT characters.
+        # Names and reasons repeat on every item and the items outlive the run: shared, not copied.
         props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
-        props += [(f"ambigqa.{m}", round(v, 6)) for m, v in result.scores.items()]
+        props += [(sys.intern(f"ambigqa.{m}"), round(v, 6)) for m, v in result.scores.items()]
         props += [
-            (f"ambigqa.{m}", safe_output(cut(f"n/a: {reason}", JUNIT_TEXT)))
+            (sys.intern(f"ambigqa.{m}"), sys.intern(safe_output(cut(f"n/a: {reason}", JUNIT_TEXT))))
             for m, reason in record["unscored"].items()
         ]
         if record["error"]:
@@ -160,6 +162,7 @@ class Runner:
         report = yield
         if call.when == "teardown" and PAYLOAD_KEY in item.stash:
             setattr(report, RESULT_ATTRIBUTE, item.stash[PAYLOAD_KEY])
+            del item.stash[PAYLOAD_KEY]  # the item outlives its run: the record is the report's alone
         return report
 
     @pytest.hookimpl(wrapper=True)  # before every session end, the scorecard's included

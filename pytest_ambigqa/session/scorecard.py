@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ..errors import AmbigQAWarning, ScorecardError
+from ..errors import AmbigQAWarning, ScorecardError, SpoolError
 from ..output import safe_output
 from ..report import ci, pipeline, terminal
 from ..report.saved import read_card
@@ -28,6 +28,7 @@ from ..store import FILE as STORE_FILE
 from .collection import ITEM_KEY, key_of
 from .run import Run
 from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
+from .spool import Spool
 
 # Told of each builtin item's result as it arrives: (result, its test report, the report's payload).
 Listener = Callable[[ItemResult, pytest.TestReport, dict[str, Any]], None]
@@ -37,6 +38,7 @@ _VERSIONED = ("pytest-ambigqa", "pytest", "pytest-xdist", "rouge-score", "nltk",
 class ScorecardPlugin:
     def __init__(self, run: Run) -> None:
         self.run = run
+        self.spool = Spool()  # each result's free text, on disk (spool.py)
         self.results: dict[str, ItemResult] = {}
         self.expected: set[str] | None = None
         self._used: dict[str, dict[str, Any]] = {}
@@ -68,7 +70,7 @@ class ScorecardPlugin:
         if payload is None:
             return
         delattr(report, RESULT_ATTRIBUTE)  # the terminal keeps every report: not the record too
-        result = ItemResult.from_dict(json.loads(payload["result"]))
+        result = self.spool.add(payload["result"])
         if key_of(report.nodeid) == result.key:  # builtin items only, not user tests
             self.results[result.key] = result
             system = json.loads(payload["system"])
@@ -103,6 +105,18 @@ class ScorecardPlugin:
                 self._unmet.append("gate FAILED: no benchmark items ran, so --ambig-fail-under cannot be met")
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
+        try:
+            self._finish(session)
+        except SpoolError as exc:  # the run's own temporary file, damaged under it
+            self._unmet.append(f"ambigqa: {exc}")
+            self.scorecard = None
+        if (self.scorecard is not None and self.scorecard.shortfalls) or self._unmet:
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _finish(self, session: pytest.Session) -> None:
+        """The scorecard, its gates, its files and the CI surfaces."""
+        run, cfg = self.run, self.run.cfg
         used = list(self._used.values()) or [run.describe(run.default_system)]
         system: dict[str, Any] = (
             used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
@@ -143,8 +157,10 @@ class ScorecardPlugin:
             self._unmet += [f"ambigqa: {problem}" for problem in problems]
         self._unmet += [f"ambigqa: {problem}" for problem in ci.publish(self.scorecard, cfg.pr_comment)]
         ci.junit_suites(session.config, self.scorecard)
-        if (self.scorecard.shortfalls or self._unmet) and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def close(self) -> None:
+        """At the end of the run: the spool is removed."""
+        self.spool.close()
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for line in self._unmet:
