@@ -1,18 +1,30 @@
-"""A 1-item run with all extras installed against the same run with only the core installed.
+"""What a 1-item run costs at start-up: against a bare one-test pytest run, or with all extras
+installed against the core only.
 
-Target (issue 10): within 1.3x. Two virtual environments are made once under ``bench/.envs``
-(``core``: ``pip install -e .``; ``all``: the local CPU torch, then ``pip install -e .[all]``,
-which brings deepeval and its pytest plugin). Each round runs, in a fresh directory and in
-turn: core, all, and all with ``-p deepeval`` (deepeval's plugin loaded, as before
-``pytest-ambigqa.pth``); the medians and their ratios are printed. Python's bytecode cache
-is on, as on a user's machine (``_common.run_pytest`` explains why).
+``--against bare`` (issue 27, target 5: a 1-item run within 1.4x a bare one-test run), in this
+environment: each round runs, in turn and each in its own directory (made once, so caches are
+warm as on a second run), ``pytest`` on a file holding ``def test_x(): pass``, then 1-item runs:
+MARCH with the user's own system (a module beside the run, ``--ambig-system=qa:answer``; the
+target's run), MARCH with the default lexical baseline (BM25, so numpy), and ASQA with the
+user's system (ROUGE-Lsum and NLTK). The same plugins load in every run (``_common.run_pytest``:
+bytecode cached, Hypothesis's and pytest-asyncio's plugins off). Printed: the median wall clock
+and its ratio to the bare run, and the median CPU time (user + system) of each process and its
+ratio, which a shared machine's load moves less; and the load average before and after.
 
-    python bench/startup.py [--rounds 7]
+``--against extras`` (issue 10: within 1.3x): two virtual environments are made once under
+``bench/.envs`` (``core``: ``pip install -e .``; ``all``: the local CPU torch, then ``pip install
+-e .[all]``, which brings deepeval and its pytest plugin). Each round runs, in a fresh directory
+and in turn: core, all, and all with ``-p deepeval`` (deepeval's plugin loaded, as before
+``pytest-ambigqa.pth``); the medians and their ratios are printed. Python's bytecode cache is
+on, as on a user's machine (``_common.run_pytest`` explains why).
+
+    python bench/startup.py [--against bare|extras] [--rounds 7]
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -20,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import arguments
+from _common import arguments, run_pytest
 
 REPO = Path(__file__).resolve().parent.parent
 ENVS = Path(__file__).resolve().parent / ".envs"
@@ -55,8 +67,61 @@ def _run(python: Path, *extra: str) -> float:
     return elapsed
 
 
-def main() -> None:
-    args = arguments(__doc__, rounds=7)
+OWN_SYSTEM = """
+def answer(question):
+    return "It depends on which one you mean."
+"""
+
+OWN = "--ambig-system=qa:answer"  # qa.py, beside the run
+
+#: (what, the run's arguments): the bare run first, the ratios' denominator.
+ONE_ITEM = {
+    "bare: one test, `def test_x(): pass`": ["test_x.py"],
+    "MARCH, 1 item, the user's own system": ["--ambig-suite=march", "--ambig-limit=1", OWN],
+    "MARCH, 1 item, the lexical baseline (default)": ["--ambig-suite=march", "--ambig-limit=1"],
+    "ASQA, 1 item, the user's own system": ["--ambig-suite=asqa", "--ambig-limit=1", OWN],
+}
+
+
+def _timed(args: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one pytest process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = run_pytest(args, cwd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def against_bare(rounds: int) -> None:
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = {}
+        for number, name in enumerate(ONE_ITEM):
+            dirs[name] = Path(tmp) / str(number)
+            dirs[name].mkdir()
+            (dirs[name] / "test_x.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
+            (dirs[name] / "qa.py").write_text(OWN_SYSTEM, encoding="utf-8")
+        for name, args in ONE_ITEM.items():
+            _timed(args, dirs[name])  # warm-up: bytecode caches, the BM25 index
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in ONE_ITEM}
+        for _ in range(rounds):
+            for name, args in ONE_ITEM.items():
+                times[name].append(_timed(args, dirs[name]))
+    wall = {name: statistics.median(t[0] for t in runs) for name, runs in times.items()}
+    cpu = {name: statistics.median(t[1] for t in runs) for name, runs in times.items()}
+    bare = next(iter(ONE_ITEM))
+    print(
+        f"1-item runs against a bare one-test run, median of {rounds} interleaved rounds "
+        f"(load average {load[0]:.2f} before, {os.getloadavg()[0]:.2f} after, {os.cpu_count()} cores):"
+    )
+    for name, runs in times.items():
+        spread = f"{min(t[0] for t in runs):.2f}-{max(t[0] for t in runs):.2f}"
+        print(
+            f"  {name:<46} {wall[name]:5.2f} s ({spread}) {wall[name] / wall[bare]:5.2f}x"
+            f"   CPU {cpu[name]:5.2f} s {cpu[name] / cpu[bare]:5.2f}x"
+        )
+
+
+def against_extras(rounds: int) -> None:
     core, full = _env("core", ""), _env("all", "[all]")
     variants = {
         "core only": (core,),
@@ -66,14 +131,21 @@ def main() -> None:
     for variant in variants.values():
         _run(*variant)  # warm-up: bytecode caches, the BM25 index cache
     times: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for name, variant in variants.items():
             times[name].append(_run(*variant))
     base = statistics.median(times["core only"])
-    print(f"1-item MARCH run (lexical), median of {args.rounds} interleaved rounds:")
+    print(f"1-item MARCH run (lexical), median of {rounds} interleaved rounds:")
     for name, runs in times.items():
         median = statistics.median(runs)
         print(f"  {name:<34} {median:5.2f} s  ({min(runs):.2f}-{max(runs):.2f})  {median / base:4.2f}x core")
+
+
+def main() -> None:
+    args = arguments(__doc__, rounds=7, against="bare")
+    if args.against not in ("bare", "extras"):
+        raise SystemExit("--against: bare or extras")
+    (against_bare if args.against == "bare" else against_extras)(args.rounds)
 
 
 if __name__ == "__main__":

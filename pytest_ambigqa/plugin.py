@@ -62,12 +62,25 @@ def pytest_configure(config: pytest.Config) -> None:
             refuse_idle_options(config)
         return
     pytest_ambigqa_gate.quiet()  # before any test imports deepeval (our judge); workers inherit it
+    _load_unrewritten(config)
     # Imported by name, not as ``from . import session``: pytester's inline runs drop the
     # package's submodules from sys.modules between runs, and the package attribute would
     # keep the previous run's module (and its stash keys).
     from .session import start
 
     start(config)
+
+
+def _load_unrewritten(config: pytest.Config) -> None:
+    """Import the rest of the package as plain Python, not through pytest's assertion rewriter.
+
+    pytest marks every module of a ``pytest11`` distribution for rewriting; ours hold no test
+    assertions (a user's ``assert_ambig`` raises its own message), and the rewriter's slower
+    load of the ~100 modules a run imports cost a 1-item run about 20 ms (``bench/startup.py``).
+    """
+    must = getattr(getattr(config.pluginmanager, "rewrite_hook", None), "_must_rewrite", None)
+    if isinstance(must, set):
+        must.discard(__name__.partition(".")[0])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -134,6 +134,33 @@ def test_an_idle_plugin_imports_only_its_options(pytester):
     result.assert_outcomes(passed=1)
 
 
+def test_a_one_item_run_loads_only_what_it_uses(pytester):
+    """A 1-item run of the user's own system (bench/startup.py: issue 27, target 5) imports no
+    numpy (no retriever, one score per metric), no HTTP client, and the package's modules as
+    plain Python, not through pytest's assertion rewriter (but for the idle plugin's, which
+    pytest imports before any hook of ours runs)."""
+    pytester.makepyfile(qa="def answer(question):\n    return 'It depends.'\n")
+    pytester.makeconftest(
+        """
+import sys
+
+def pytest_unconfigure(config):
+    loaded = [m for m in ("numpy", "urllib.request", "pytest_ambigqa.retrieval.bm25") if m in sys.modules]
+    idle = {"pytest_ambigqa.hookspecs", "pytest_ambigqa.options", "pytest_ambigqa.plugin"}  # loaded first
+    rewritten = [name for name, module in list(sys.modules.items()) if name.startswith("pytest_ambigqa.")
+                 and name not in idle
+                 and type(getattr(module, "__loader__", None)).__name__ == "AssertionRewritingHook"]
+    with open("loaded.txt", "w") as out:
+        out.write(" ".join(loaded + rewritten))
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--ambig-suite=march", "--ambig-limit=1", "--ambig-system=qa:answer"
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "loaded.txt").read_text() == ""
+
+
 def test_every_option_has_one_definition_with_its_ini_name():
     assert len(OPTIONS) == len({o.name for o in OPTIONS.values()})
     for option in OPTIONS.values():

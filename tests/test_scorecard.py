@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ambigqa.report.scorecard import summarize
-from pytest_ambigqa.report.stats import rouge_bootstrap_mid, stable_seed
+from pytest_ambigqa.report.stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
 from pytest_ambigqa.schema import ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 
@@ -30,6 +30,13 @@ def test_mean_of_items_on_the_printed_scale(values):
     s = summarize("str_em", [ok(n, str_em=v) for n, v in enumerate(values)], seed=0)
     assert s.mean == pytest.approx(100 * sum(values) / len(values))
     assert s.low <= s.mean + 1e-9 and s.mean - 1e-9 <= s.high and s.n == len(values)
+
+
+@given(st.floats(0, 1), st.integers(1, 50), st.integers(0, 2**32 - 1))
+def test_equal_values_are_their_own_interval(value, n, seed):
+    """Checked before numpy is imported, so that a 1-item run never loads it (issue 27)."""
+    assert bootstrap_interval([value] * n, seed) == (value, value)
+    assert bootstrap_interval([True] * n, seed) == (1.0, 1.0)
 
 
 @given(st.lists(st.lists(unit, max_size=4), min_size=1, max_size=20), st.integers(0, 3))

@@ -23,13 +23,17 @@ import threading
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..metrics.profiles import PROFILES, ScorerProfile
 from .local import offline_transformers, pick_device
 from .usage import Usage
+
+if TYPE_CHECKING:  # numpy is imported where a reader decodes: a run without one never loads it
+    import numpy as np
+
+    # start logits, end logits, and per token its character span in the context (None outside it).
+    Window = tuple[np.ndarray, np.ndarray, Sequence[tuple[int, int] | None]]
 
 MAX_LENGTH, STRIDE, N_BEST, NULL_THRESHOLD = 384, 128, 20, 0.0
 GPU_BATCH_ROWS = 64  # windows per forward pass on a GPU, across the items read at once
@@ -76,10 +80,6 @@ def _check_answer(data: Any) -> str | None:
     return None
 
 
-# start logits, end logits, and per token its character span in the context (None outside it).
-Window = tuple[np.ndarray, np.ndarray, Sequence[tuple[int, int] | None]]
-
-
 def decode(context: str, windows: Sequence[Window], max_answer_tokens: int = 30) -> str:
     """The answer text ``run_qa.py`` would return for one example (SQuAD 2.0 rules).
 
@@ -87,6 +87,8 @@ def decode(context: str, windows: Sequence[Window], max_answer_tokens: int = 30)
     outside the context (question, special tokens, padding); token 0 is the CLS token whose
     start + end logit is the window's null score.
     """
+    import numpy as np
+
     null_score: float | None = None
     best_score, best_text = -np.inf, ""
     for start_logits, end_logits, offsets in windows:
@@ -110,6 +112,8 @@ def decode(context: str, windows: Sequence[Window], max_answer_tokens: int = 30)
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     exp = np.exp(logits - logits.max())
     return exp / exp.sum()
 
@@ -121,6 +125,8 @@ def decode_pipeline(context: str, windows: Sequence[Window], max_answer_tokens: 
     answers to words), or None outside the context; token 0 is CLS. Ties go to the span,
     as the pipeline's stable sort puts the null answer after the spans.
     """
+    import numpy as np
+
     min_null = np.inf
     best_score, best_text = -np.inf, ""
     for start_logits, end_logits, spans in windows:

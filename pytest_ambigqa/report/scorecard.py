@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..metrics import METRICS
 from ..metrics.coverage import vacuous_answers
 from ..models.usage import Usage
@@ -340,6 +338,8 @@ def _summarize_pooled(
     its score of 0, so that it stays in the denominator. The interval resamples items, the
     statistic staying a ratio of pooled sums.
     """
+    import numpy as np
+
     units = [r.units[metric] if metric in r.units else [r.scores[metric]] for r in scored]
     factor = METRICS[metric].factor
     value = float(statistics.mean([u for item in units for u in item])) * factor
@@ -362,6 +362,8 @@ def _summarize_geometric(
     (the bootstrap mid). The interval resamples items (pairs) with plain means inside, which
     is cheaper than a bootstrap of bootstrap mids and differs from it by their difference.
     """
+    import numpy as np
+
     spec = METRICS[metric]
     parts = [known[m] if m in known else summarize(m, results, seed, *scope) for m in spec.of]
     missing = next((p for p in parts if p.mean is None), None)

@@ -22,14 +22,16 @@ def bootstrap_interval(values, seed: int, statistic: Callable | None = None) -> 
     means to the reported number (DR's sqrt of a product); by default, the plain mean.
     Deterministic for a given seed and value order, so serial and xdist runs agree.
     """
+    if len(values) == 0:
+        raise ValueError("no values")
+    if statistic is None:  # every resample of equal values has their mean: no numpy to load
+        first = float(values[0])
+        if len(values) == 1 or all(float(value) == first for value in values):
+            return first, first
     import numpy as np  # only the controller builds a scorecard; workers never need it
 
     data = np.asarray(values, dtype=float)
     n = len(data)
-    if n == 0:
-        raise ValueError("no values")
-    if statistic is None and (n == 1 or np.all(data == data[0])):
-        return float(data[0]), float(data[0])
     rng = np.random.default_rng(seed)
     stats = np.empty(RESAMPLES)
     step = max(1, _CHUNK_CELLS // n)

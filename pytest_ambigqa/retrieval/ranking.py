@@ -5,17 +5,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..schema import Passage
 from .corpus import Corpus
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RRF_K = 60  # Cormack, Clarke & Buettcher (2009), "Reciprocal rank fusion outperforms ..."
 
 
 def top(scores: np.ndarray, depth: int) -> list[tuple[int, float]]:
     """Indices of the ``depth`` highest scores, best first, ties broken by lower index."""
+    import numpy as np  # here: a run whose system searches nothing never loads it
+
     depth = min(depth, len(scores))
     if depth <= 0:
         return []

@@ -180,13 +180,25 @@ def _versions(directory: Path) -> dict[str, str]:
     found = {"python": platform.python_version()}
     for name in _VERSIONED:
         try:
-            found[name] = metadata.version(name)
+            found[name] = _version(name)
         except metadata.PackageNotFoundError:
             found[name] = "not installed"
     commit = _commit(directory)
     if commit:
         found["commit"] = commit
     return found
+
+
+def _version(name: str) -> str:
+    """``importlib.metadata.version(name)``, read from the metadata's headers alone: it parses
+    the whole file (a long description included) with the email parser, ~1.5 ms a package."""
+    text = metadata.distribution(name).read_text("METADATA") or ""
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end at the first blank line
+        if line.startswith("Version:"):
+            return line.removeprefix("Version:").strip()
+    return metadata.version(name)  # PKG-INFO (an egg), or no Version header
 
 
 def _commit(directory: Path) -> str | None:

@@ -12,7 +12,6 @@ from typing import Any
 
 from ..errors import UsageError
 from .call import System, from_object
-from .http import http_system
 
 BUILTIN = {
     "oracle": "pytest_ambigqa.baselines:oracle",
@@ -29,6 +28,8 @@ def load_system(spec: str, search_dir: Path, llm: Callable[[], Any] | None = Non
         return _llm_system(spec, llm)
     target = BUILTIN.get(spec.lower(), spec)
     if target.startswith(("http://", "https://")):
+        from .http import http_system  # urllib and http.client: for an endpoint only
+
         return http_system(target)
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
