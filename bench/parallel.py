@@ -12,7 +12,10 @@ after round (interleaved), with the median of each printed and the ratios of tho
 - **computing**: a 0 ms system, every ASQA metric (ROUGE-Lsum, STR-EM, COVER-EM, length):
   ``-n 0`` against ``-n 2``, where xdist's second process puts scoring on a second core;
 - **mixed**: a 20 ms system, every ASQA metric, serial: ``-n 0`` against ``-n 2`` (the target
-  of issue 5, >= 1.6x).
+  of issue 5, >= 1.6x);
+- **xdist alone** (with the waiting job): two empty tests, no suite, ``-n 2`` against ``-n 0``:
+  what starting and stopping two workers costs whatever the plugin does, to set beside the
+  waiting job's difference.
 
 ``--before DIR``: a checkout of an earlier version (``git archive COMMIT | tar -x -C DIR``)
 whose package runs the waiting job too, in the same rounds, for before and after figures.
@@ -56,6 +59,8 @@ def main() -> None:
         (root / "warm").mkdir()
         warm = scaled("asqa", 8, root / "warm", source)
         (root / "ambig").mkdir()  # collects nothing but the benchmark items
+        (root / "bare").mkdir()
+        (root / "bare" / "test_bare.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
 
         def runner(checkout: Path, sleep: float, *options: str):
             path = os.pathsep.join([str(checkout), str(root)])  # the checkout's package, the system
@@ -86,6 +91,15 @@ def main() -> None:
                         checkout, 0.2, str_em, "-n", "2", "--ambig-concurrency=16"
                     ),
                 }
+        if "waiting" in jobs:
+
+            def bare(*options: str):
+                return lambda items: run_pytest(["bare", *options], root, env={"PYTHONPATH": str(ROOT)})
+
+            runners |= {
+                "xdist alone: two empty tests, -n 0": bare(),
+                "xdist alone: two empty tests, -n 2": bare("-n", "2"),
+            }
         if "computing" in jobs:
             runners |= {"computing: -n 0": runner(ROOT, 0.0), "computing: -n 2": runner(ROOT, 0.0, "-n", "2")}
         if "mixed" in jobs:
@@ -112,6 +126,13 @@ def main() -> None:
             "waiting: -n 2 --ambig-concurrency=16",
             "waiting: one process, --ambig-concurrency=32",
         )
+        alone = ("xdist alone: two empty tests, -n 2", "xdist alone: two empty tests, -n 0")
+        waiting = ("waiting: -n 2 --ambig-concurrency=16", "waiting: one process, --ambig-concurrency=32")
+        if all(name in median for name in alone + waiting):
+            print(
+                f"  -n 2 takes {median[waiting[0]] - median[waiting[1]]:.2f} s more; "
+                f"xdist alone takes {median[alone[0]] - median[alone[1]]:.2f} s more for two empty tests"
+            )
         ratio(
             "  the same, before",
             "waiting, before: -n 2 --ambig-concurrency=16",
