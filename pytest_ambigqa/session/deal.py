@@ -32,7 +32,7 @@ T = TypeVar("T")
 
 
 def deals(config: pytest.Config) -> bool:
-    """Whether this xdist controller deals: ``-n`` (or ``--tx``) with ``--dist`` left to its
+    """Whether this xdist controller deals: ``-n`` with ``--dist`` left to its
     default. A ``--dist`` the user gave (``load`` included) is xdist's to schedule."""
     given = config.known_args_namespace  # the command line and addopts, before xdist's defaults
     return (
