@@ -591,6 +591,19 @@ def test_xdist_gives_the_same_scorecard(pytester):
     assert _without_timing(serial) == _without_timing(parallel)
 
 
+def test_dealt_workers_give_the_same_scorecard_as_one_process(pytester):
+    """-n 2 with pools (each worker asks its dealt share, session/deal.py) against one process
+    with the same pool: every item's scores and every metric of the scorecard, to the last digit."""
+    args = ("--ambig-suite=march,condambigqa,asqa", "--ambig-concurrency=4")
+    _, one = scorecard(pytester, *args, report="one")
+    result, dealt = scorecard(pytester, *args, "-n", "2", "-v", report="dealt")
+    result.stdout.fnmatch_lines(["scheduling tests via DealScheduling"])
+    assert [(r["item_id"], r["scores"]) for r in dealt["items"]] == [
+        (r["item_id"], r["scores"]) for r in one["items"]
+    ]
+    assert _without_timing(one) == _without_timing(dealt)
+
+
 def test_items_of_a_crashed_worker_are_listed_as_missing(pytester):
     pytester.makepyfile(
         mysys=f"""

@@ -91,9 +91,88 @@ def test_each_item_is_asked_once_under_xdist(system):
     result.assert_outcomes(passed=len(MARCH))
     asked = [c["item"] for c in calls(system)]
     assert sorted(asked) == sorted(i.id for i in MARCH)  # no item asked twice, by either worker's pool
-    # Which worker asks which item is the scheduler's business (one may take them all on a busy
-    # machine): the promise is only that every item is asked exactly once.
     assert not any(r["cached"] for r in card["items"])  # asked in this run: none "from the store"
+
+
+# Which test ran in which process, in order (a conftest of the inner run, workers included).
+RAN_BY = """
+import json, os
+def pytest_runtest_call(item):
+    with open(os.path.join(str(item.config.rootpath), "ran.jsonl"), "a") as log:
+        log.write(json.dumps({"pid": os.getpid(), "test": item.name}) + "\\n")
+"""
+
+
+def test_each_worker_asks_only_the_items_its_tests_run(system):
+    """Under -n with a pool, each worker is dealt every other item up front (session/deal.py):
+    its pool asks those, in its tests' order, and nothing else, deselected items excluded."""
+    system.makeconftest(RAN_BY)
+    skip = MARCH[3].id
+    args = ("--ambig-suite=march", "--ambig-system=mysys:answer", "-k", f"not {skip}", "-p", "no:randomly")
+    order = [
+        line.split("::")[-1]
+        for line in system.runpytest(*args, "--co", "-q").outlines
+        if "::test_ambig[" in line
+    ]
+    result, card = run(
+        system, "-k", f"not {skip}", "-p", "no:randomly", "-n", "2", "--ambig-concurrency=3", "-v"
+    )
+    result.assert_outcomes(passed=len(MARCH) - 1)  # under xdist the controller counts no deselection
+    result.stdout.fnmatch_lines(["scheduling tests via DealScheduling"])
+    ran: dict[int, list[str]] = {}
+    for row in map(json.loads, (system.path / "ran.jsonl").read_text().splitlines()):
+        ran.setdefault(row["pid"], []).append(row["test"])
+    assert sorted(ran.values()) == sorted([order[0::2], order[1::2]])  # each its share, in order
+    asked: dict[int, set[str]] = {}
+    for call in calls(system):
+        asked.setdefault(call["pid"], set()).add(call["item"])
+    assert len(calls(system)) == len(MARCH) - 1 and skip not in set().union(*asked.values())
+    assert asked == {
+        pid: {t.split("[")[1].rstrip("]").removeprefix("march-") for t in tests} for pid, tests in ran.items()
+    }
+
+
+@pytest.mark.parametrize(
+    "options, scheduler",
+    [
+        (("--dist=load", "--ambig-concurrency=3"), "LoadScheduling"),  # the user's --dist is xdist's
+        (("--ambig-concurrency=1",), "LoadScheduling"),  # no pool: nothing asks ahead
+    ],
+    ids=["dist-given", "no-pool"],
+)
+def test_xdist_schedules_when_the_run_does_not_deal(system, options, scheduler):
+    result, card = run(system, "-n", "2", "-v", *options)
+    result.assert_outcomes(passed=len(MARCH))
+    result.stdout.fnmatch_lines([f"scheduling tests via {scheduler}"])
+    assert sorted(c["item"] for c in calls(system)) == sorted(i.id for i in MARCH)  # claims: once each
+
+
+def test_x_stops_every_dealt_worker(system, monkeypatch):
+    """-x under the deal: the other worker runs only the chunk it was sent."""
+    monkeypatch.setenv("FAIL_ON", MARCH[0].id)
+    result, _ = run(system, "-p", "no:randomly", "-n", "2", "--ambig-concurrency=2", "-x")
+    outcomes = result.parseoutcomes()
+    assert outcomes["errors"] == 1 and outcomes.get("passed", 0) < len(MARCH) - 1
+
+
+def test_a_crashed_dealt_workers_items_go_to_its_replacement(system):
+    """The replacement takes the dead worker's slot; the item it died in is missing, the others run."""
+    system.makepyfile(
+        mysys=f"""
+        import os
+        def answer(question, item):
+            marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crashed")
+            if item.id == {MARCH[2].id!r} and not os.path.exists(marker):
+                open(marker, "w").close()
+                os._exit(3)
+            return item.long_answers[0]
+        """
+    )
+    result, card = run(system, "-p", "no:randomly", "-n", "2", "--ambig-concurrency=2")
+    result.stdout.fnmatch_lines(["*replacing crashed worker*"])
+    statuses = [r["status"] for r in card["items"]]
+    assert len(statuses) == len(MARCH) and statuses.count("missing") == 1
+    assert statuses.count("ok") == len(MARCH) - 1
 
 
 def test_resume_asks_only_for_what_is_missing(system, monkeypatch):

@@ -45,6 +45,7 @@ from ..suites import SUITES, LoadedSuite, LoadOptions, Scorers, Setup, shard, st
 from ..systems import System, load_system
 from ..systems.replay import load_saved
 from .config import RunConfig
+from .deal import DEAL_INPUT
 
 LLM_CACHE_FILE = "llm.sqlite"  # the llm:<method> systems' calls, beside the judge's
 RUN_KEY: pytest.StashKey[Run] = pytest.StashKey()  # the session's run, when a suite is selected
@@ -56,6 +57,8 @@ class Run:
         self.cfg = cfg
         worker = getattr(config, "workerinput", None)
         self.in_worker = worker is not None
+        # [slot, count] when the controller deals the items (session/deal.py): no claims needed
+        self.dealt: list[int] | None = worker.get(DEAL_INPUT) if worker else None
         self.run_id = worker["ambigqa_run"] if worker and "ambigqa_run" in worker else uuid.uuid4().hex
         self._temporary_cache: Path | None = None
         self.cache_dir = self._choose_cache_dir()
@@ -156,7 +159,7 @@ class Run:
             scoring=self._scoring_fingerprint(),
             run_id=self.run_id,
             replaying=self.rescore is not None,
-            claims=cfg.concurrency > 1 and self.in_worker,
+            claims=cfg.concurrency > 1 and self.in_worker and self.dealt is None,
             resume=cfg.resume,
             timeout=cfg.timeout,
             rate=cfg.rate,

@@ -22,6 +22,7 @@ from ..store import SharedStore
 from ..store.pool import Prefetcher
 from ..systems import System, from_object
 from .collection import ITEM_KEY
+from .deal import DEAL_INPUT, DealScheduling, deals, share
 from .run import Run
 
 RUNNER_KEY: pytest.StashKey[Runner] = pytest.StashKey()
@@ -41,16 +42,29 @@ class Runner:
         self._pool: Prefetcher | None = None
         self._warming: threading.Thread | None = None
         self._warming_lock = threading.Lock()
-        self._order: list[str] = []  # keys of the builtin items in the order this process runs them
+        self._order: list[str] = []  # keys of the builtin items this process runs, in their order
+        self._dealer: DealScheduling | None = None  # the xdist controller's, when it deals
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._order = [item.stash[ITEM_KEY].key for item in session.items if ITEM_KEY in item.stash]
+        items = session.items if self.run.dealt is None else share(session.items, *self.run.dealt)
+        self._order = [item.stash[ITEM_KEY].key for item in items if ITEM_KEY in item.stash]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """xdist controller: every worker shares this run's id and cache, so they share its answers."""
+        """xdist controller: every worker shares this run's id and cache, so they share its
+        answers; when its pool asks ahead, its slot in the deal (session/deal.py)."""
         node.workerinput["ambigqa_run"] = self.run.run_id
         node.workerinput["ambigqa_cache"] = str(self.run.cache_dir)
+        if self._dealer is None and self.run.cfg.concurrency > 1 and deals(self.run.config):
+            self._dealer = DealScheduling(self.run.config, node.workerinput["workercount"])
+        if self._dealer is not None:
+            node.workerinput[DEAL_INPUT] = self._dealer.seat(node)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, log: Any) -> DealScheduling | None:
+        if self._dealer is not None:
+            self._dealer.log = log.dealsched
+        return self._dealer
 
     def system_for(self, obj: Any) -> System:
         """The :class:`System` for an ``ambig_system`` fixture value (wrapped once)."""
@@ -79,7 +93,7 @@ class Runner:
         """The item's result: from the pool when it runs ahead, else evaluated now."""
         run = self.run
         # Without the store's claims, the pools of xdist workers would ask each other's items.
-        shared = not run.in_worker or self.store.get() is not None
+        shared = not self.evaluator.context.claims or self.store.get() is not None
         if run.cfg.concurrency > 1 and self._pool is None and shared:
             ready = threading.Event()
             warm = functools.partial(self._start_warming, ready)

@@ -5,7 +5,8 @@ fingerprint), the item id and the item's content, so a changed item or system ne
 reuses an old answer. Rows also say which run wrote them: without ``--ambig-resume`` a run
 only reads its own rows; with it, any stored answer that is not an error is reused.
 
-The same table coordinates the pools of xdist workers: a process *claims* an item before
+The same table coordinates the pools of xdist workers whose items are not dealt to them up
+front (a ``--dist`` the user gave; see session/deal.py): a process *claims* an item before
 asking the system, so each item is asked once per run, whichever worker gets there first.
 A claim whose process has died is taken over. Answers leave the call path: ``put`` queues
 the row and a writer thread commits whatever has queued in one transaction as soon as it is
