@@ -3,11 +3,14 @@
 pytest runs tests one after another; the systems under evaluation mostly wait on I/O. With
 ``--ambig-concurrency=N`` the items' system calls start in test order on N threads, and each
 test takes its item's result when it gets there, so reports, ``-x`` and ``--lf`` behave as in
-a serial run. Scoring (judge and reader calls included) is a second stage on its own N
+a serial run. Scoring (judge and reader calls included) is a second stage on its own
 threads, which wait for ``ready`` (the scorers' imports and model loads, done in the
 background): a call never waits for scoring, so the first calls are in flight while NLTK,
-SciPy or a reader load. Threads are daemons: a hung system never keeps the process alive, and
-``stop`` cancels everything not yet started.
+SciPy or a reader load. The scoring stage has N threads where the run's scorers wait on models
+(judge and reader calls), and one where they only compute: more threads cannot compute faster
+in one process, and would take the interpreter from the tests and the calls (the scoring
+pool, ``scoring.py``, computes on the other cores). Threads are daemons: a hung system never
+keeps the process alive, and ``stop`` cancels everything not yet started.
 """
 
 from __future__ import annotations
@@ -24,10 +27,15 @@ Scoring = Callable[[], ItemResult]  # what is left to do for an item once the sy
 
 class Prefetcher:
     def __init__(
-        self, call: Callable[[AmbigItem], Scoring], workers: int, ready: threading.Event | None = None
+        self,
+        call: Callable[[AmbigItem], Scoring],
+        workers: int,
+        ready: threading.Event | None = None,
+        scorers: int | None = None,
     ) -> None:
         self._call = call
         self._workers = workers
+        self._scorers = workers if scorers is None else scorers  # the scoring stage's threads
         self._ready = ready
         self._futures: dict[str, Future[ItemResult]] = {}
         self._calls: queue.SimpleQueue[tuple[AmbigItem, Future[ItemResult]]] = queue.SimpleQueue()
@@ -46,9 +54,9 @@ class Prefetcher:
         self._open = len(self._futures)
         for future in self._futures.values():
             future.add_done_callback(self._closed)
-        threads = min(self._workers, len(items))
-        for n in range(threads):
+        for n in range(min(self._workers, len(items))):
             threading.Thread(target=self._call_stage, name=f"ambigqa-call-{n}", daemon=True).start()
+        for n in range(min(self._scorers, len(items))):
             threading.Thread(target=self._score_stage, name=f"ambigqa-score-{n}", daemon=True).start()
 
     def _closed(self, future: Future[ItemResult]) -> None:
