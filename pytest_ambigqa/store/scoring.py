@@ -11,31 +11,39 @@ STR-EM, COVER-EM, the counts); the reader and the judge (models, I/O) stay in th
 process, and ``metrics.scoring.score`` merges the workers' parts where it would have
 computed them, so every number is the one an in-process run gives, to the last digit.
 
-Workers come from a fork server that has imported the scorers once (a process with threads
-is never forked), and ignore Ctrl-C, which is the run's: :meth:`ScoringPool.close` ends and
-reaps them. A worker that dies takes no item with it: its batch, and everything after the
-last worker, is scored in the run's process, and the run says so (:attr:`ScoringPool.died`).
-The pool is started only for :data:`THRESHOLD` items or more; fewer do not pay its start.
+A worker is a fresh interpreter (``python -c``, the run's ``sys.path``) that imports the
+scorers and nothing of the run: not multiprocessing's start methods, which fork a process
+that has threads ("fork") or run the user's main script again in every child that lacks an
+``if __name__ == "__main__"`` guard ("spawn", "forkserver": a script calling
+``pytest.main()`` would start a run in each worker). Pickled messages go over its stdin and
+stdout; it runs in a session of its own, so Ctrl-C reaches the run alone, which ends and
+reaps the workers (:meth:`ScoringPool.close`); a worker whose run is gone reads the end of
+its input and exits. A worker that dies takes no item with it: its batch, and everything
+after the last worker, is scored in the run's process, and the run says so
+(:attr:`ScoringPool.died`). The pool starts only for :data:`THRESHOLD` items or more: each
+worker's start (an interpreter and NLTK's import, about a second of CPU) must pay for itself.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
+import pickle
 import signal
+import struct
+import subprocess
+import sys
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..metrics.scoring import Failure, compute
 from ..schema import safe_str
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-
     from ..metrics.scoring import Scorers
     from ..metrics.spec import Scored
     from ..schema import AmbigItem, Answer
@@ -43,13 +51,6 @@ if TYPE_CHECKING:
 
 BATCH = 64  # the most items one round trip to a worker carries
 THRESHOLD = 200  # items evaluated ahead below which the pool does not pay its start (bench/scoring.py)
-# What the fork server imports once for every worker: the scorers and NLTK's sentence splitter.
-PRELOAD = [
-    "pytest_ambigqa.store.scoring",
-    "pytest_ambigqa.suites",
-    "nltk.tokenize.punkt",
-    "rouge_score.rouge_scorer",
-]
 
 Parts = Mapping[str, "Scored | Failure"]  # a worker's part of one answer's scoring (metrics.scoring.compute)
 _NONE: Parts = {}
@@ -98,7 +99,7 @@ class ScoringPool:
         self._cond = threading.Condition()
         self._closed = False
         self._live = workers
-        self._processes: list[multiprocessing.process.BaseProcess] = []
+        self._workers: list[_Worker] = []
         self._threads = [
             threading.Thread(target=self._serve, args=(n,), name=f"ambigqa-scoring-{n}", daemon=True)
             for n in range(workers)
@@ -110,7 +111,7 @@ class ScoringPool:
     @property
     def pids(self) -> list[int]:
         """The worker processes' ids (for tests: none is left after :meth:`close`)."""
-        return [p.pid for p in self._processes if p.pid is not None]
+        return [worker.process.pid for worker in self._workers]
 
     def submit(self, suite: Suite, item: AmbigItem, answer: Answer) -> None:
         """Queue the pure scorers of ``answer`` (called as it arrives, ahead of its test)."""
@@ -133,26 +134,21 @@ class ScoringPool:
             return _NONE
         return entry[1].result()
 
-    def close(self, grace: float = 5.0) -> None:
-        """End the workers (Ctrl-C, -x, the session's end): what is queued is left to this
-        process; a worker still busy after ``grace`` seconds is terminated; all are reaped."""
+    def close(self) -> None:
+        """End the workers now (the session's end, Ctrl-C, -x): what is queued or in a batch is
+        left to this process; every worker is killed and reaped, and its thread let go."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
             left = list(self._queue)
             self._queue.clear()
+            workers = list(self._workers)
         for *_, future in left:
             future.set_result(_NONE)
+        for worker in workers:
+            worker.end()
         for thread in self._threads:
-            thread.join(timeout=grace)
-        for process in list(self._processes):
-            process.join(timeout=0 if process.exitcode is not None else grace)
-            if process.exitcode is None:
-                process.terminate()
-                process.join(timeout=grace)
-            if process.exitcode is None:
-                process.kill()
-                process.join()
+            thread.join(timeout=5)
 
     def _take(self) -> list[tuple[str, AmbigItem, Answer, Future[Parts]]] | None:
         """The next batch (None: the pool closes): a fair share of what is queued, at most BATCH."""
@@ -165,44 +161,37 @@ class ScoringPool:
             return [self._queue.popleft() for _ in range(size)]
 
     def _serve(self, n: int) -> None:
-        connection: Connection | None = None
+        worker: _Worker | None = None
         try:
-            process, connection = self._start(n)
+            worker = self._start()
             while (batch := self._take()) is not None:
                 contexts = {name: self._contexts[name] for name, *_ in batch}
                 try:
-                    connection.send((contexts, [(name, item, answer) for name, item, answer, _ in batch]))
-                    parts = connection.recv()
-                except (EOFError, OSError) as exc:  # the worker died (killed, out of memory)
+                    worker.send((contexts, [(name, item, answer) for name, item, answer, _ in batch]))
+                    parts = worker.receive()
+                except (EOFError, OSError, pickle.UnpicklingError) as exc:  # it died (killed, out of memory)
                     for *_, future in batch:
                         future.set_result(_NONE)
-                    raise _Died(process, exc) from None
+                    raise _Died(worker.reason()) from exc
                 for (*_, future), part in zip(batch, parts, strict=True):
                     future.set_result(part)
         except Exception as exc:  # noqa: BLE001 - a worker that cannot run leaves its items to this process
             with self._cond:
-                self.died = self.died or _reason(exc)
+                if not self._closed:  # closing ends every worker: no death
+                    self.died = self.died or _reason(exc)
         finally:
-            if connection is not None:
-                try:
-                    connection.send(None)
-                except OSError:
-                    pass
-                connection.close()
+            if worker is not None:
+                worker.end()
             self._retire()
 
-    def _start(self, n: int) -> tuple[multiprocessing.process.BaseProcess, Connection]:
-        context = _context()
-        mine, theirs = context.Pipe()
+    def _start(self) -> _Worker:
         warm = {name: scorers for name, (names, scorers) in self._contexts.items() if names}
-        process = context.Process(target=_work, args=(theirs, warm), name=f"ambigqa-scoring-{n}", daemon=True)
         with self._cond:
             if self._closed:
                 raise _Closing
-            self._processes.append(process)
-        process.start()
-        theirs.close()
-        return process, mine
+            worker = _Worker(warm)
+            self._workers.append(worker)
+        return worker
 
     def _retire(self) -> None:
         """One worker fewer; with none left, whatever is queued is scored in this process."""
@@ -217,39 +206,99 @@ class ScoringPool:
 
 
 class _Died(Exception):
-    def __init__(self, process: multiprocessing.process.BaseProcess, exc: BaseException) -> None:
-        super().__init__(process, exc)
-        self.process = process
+    """A worker that ended while it had a batch (its reason: :meth:`_Worker.reason`)."""
 
 
 class _Closing(Exception):
-    """The pool closed before this worker started: not a death."""
+    """The pool closed before this worker started."""
 
 
-def _reason(exc: BaseException) -> str | None:
-    if isinstance(exc, _Closing):
-        return None
+def _reason(exc: BaseException) -> str:
     if isinstance(exc, _Died):
-        exc.process.join(timeout=1)
-        code = exc.process.exitcode
-        if code is not None and code < 0:
-            return f"a scoring worker process was killed ({signal.Signals(-code).name})"
-        return f"a scoring worker process ended (exit code {code})"
+        return str(exc)
     return f"a scoring worker process could not run: {type(exc).__name__}: {safe_str(exc)[:200]}"
 
 
-def _context() -> Any:
-    """A fork server where the system has one (a process with threads must not fork), else spawn."""
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    if method == "forkserver":
-        context.set_forkserver_preload(PRELOAD)
-    return context
+class _Worker:
+    """One scoring process: length-prefixed pickles over its stdin and stdout, its stderr kept
+    (in a file) for the reason it gives if it dies."""
+
+    def __init__(self, warm: Mapping[str, Scorers]) -> None:
+        self._stderr = tempfile.TemporaryFile()
+        path = [entry for entry in sys.path if isinstance(entry, str)]
+        bootstrap = f"import sys; sys.path[:] = {path!r}; from {__name__} import serve; serve()"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", bootstrap],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            start_new_session=True,  # Ctrl-C is the run's: it ends the workers
+        )
+        self.send(warm)
+
+    def send(self, message: Any) -> None:
+        assert self.process.stdin is not None
+        _write(self.process.stdin, message)
+
+    def receive(self) -> Any:
+        assert self.process.stdout is not None
+        return _read(self.process.stdout)
+
+    def reason(self) -> str:
+        """How it ended: killed by a signal, or its exit code and the last line it wrote."""
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "a scoring worker process stopped answering"
+        if code < 0:
+            return f"a scoring worker process was killed ({signal.Signals(-code).name})"
+        self._stderr.seek(0)
+        said = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return f"a scoring worker process ended (exit code {code}{f': {said[-1][:200]}' if said else ''})"
+
+    def end(self) -> None:
+        """Killed and reaped (an idle worker holds nothing to save; waiting for its interpreter
+        to exit would hold up the session's end)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self._stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
 
 
-def _work(connection: Connection, warm: Mapping[str, Scorers]) -> None:
-    """A scoring worker: batches of (suite, item, answer) in, one :data:`Parts` each out."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's; it closes the pool
+_LENGTH = struct.Struct("!Q")
+
+
+def _write(stream: IO[bytes], message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_LENGTH.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _read(stream: IO[bytes]) -> Any:
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        raise EOFError
+    (size,) = _LENGTH.unpack(head)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)  # noqa: S301 - our own worker's answer, over a pipe only we hold
+
+
+def serve() -> None:
+    """A scoring worker's main: the suites to warm, then batches of (suite, item, answer) in,
+    one :data:`Parts` each out, until the run closes its input."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's
+    incoming = sys.stdin.buffer
+    outgoing = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # what a scorer prints goes to stderr, not into the answers
+    warm = _read(incoming)
     from ..suites import SUITES
 
     for name, scorers in warm.items():  # the suites' heavy imports, before the first batch
@@ -257,14 +306,11 @@ def _work(connection: Connection, warm: Mapping[str, Scorers]) -> None:
             SUITES[name].warm(scorers)
     while True:
         try:
-            message = connection.recv()
-        except (EOFError, OSError):
-            return  # the run is gone
-        if message is None:
-            return
-        contexts, jobs = message
+            contexts, jobs = _read(incoming)
+        except EOFError:
+            return  # the run closed it, or is gone
         parts = []
         for name, item, answer in jobs:
             names, scorers = contexts[name]
             parts.append(compute(names, item, answer, scorers))
-        connection.send(parts)
+        _write(outgoing, parts)
