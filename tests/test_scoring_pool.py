@@ -119,6 +119,23 @@ def test_a_scorer_that_raises_in_a_worker_fails_its_item_as_in_process():
     assert raised[0] == raised[1] == "ValueError: STR-EM needs at least one gold interpretation"
 
 
+def test_an_answer_that_does_not_pickle_is_scored_in_process_and_the_pool_goes_on():
+    suite, scorers = SUITES["asqa"], Scorers()
+    first, second = SUITES["asqa"].load(None, LoadOptions()).items[:2]
+    odd = Answer(text=first.long_answers[0], metadata={"client": lambda: None})  # a system's own object
+    plain = Answer(text=second.long_answers[0])
+    pool = ScoringPool(1, [suite], scorers)
+    try:
+        pool.submit(suite, first, odd)
+        assert pool.done(first, odd) == {}  # this process scores it
+        pool.submit(suite, second, plain)
+        done = pool.done(second, plain)
+    finally:
+        pool.close()
+    assert done and suite.score(second, plain, scorers, done) == suite.score(second, plain, scorers)
+    assert pool.died is None
+
+
 def test_a_suite_with_a_scoring_of_its_own_is_not_offloaded():
     class Own(type(SUITES["asqa"])):
         def score(self, item, answer, scorers, done=None):

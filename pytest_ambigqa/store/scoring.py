@@ -143,8 +143,7 @@ class ScoringPool:
             left = list(self._queue)
             self._queue.clear()
             workers = list(self._workers)
-        for *_, future in left:
-            future.set_result(_NONE)
+        _leave(left)
         for worker in workers:
             worker.end()
         for thread in self._threads:
@@ -162,16 +161,21 @@ class ScoringPool:
 
     def _serve(self, n: int) -> None:
         worker: _Worker | None = None
+        batch: list[tuple[str, AmbigItem, Answer, Future[Parts]]] = []
         try:
             worker = self._start()
-            while (batch := self._take()) is not None:
+            while (taken := self._take()) is not None:
+                batch = taken
                 contexts = {name: self._contexts[name] for name, *_ in batch}
                 try:
-                    worker.send((contexts, [(name, item, answer) for name, item, answer, _ in batch]))
+                    message = _encode((contexts, [(name, item, answer) for name, item, answer, _ in batch]))
+                except Exception:  # noqa: BLE001 - an answer that does not pickle (its metadata holds a client)
+                    _leave(batch)  # scored in this process; the worker goes on
+                    continue
+                try:
+                    worker.send(message)
                     parts = worker.receive()
                 except (EOFError, OSError, pickle.UnpicklingError) as exc:  # it died (killed, out of memory)
-                    for *_, future in batch:
-                        future.set_result(_NONE)
                     raise _Died(worker.reason()) from exc
                 for (*_, future), part in zip(batch, parts, strict=True):
                     future.set_result(part)
@@ -180,6 +184,7 @@ class ScoringPool:
                 if not self._closed:  # closing ends every worker: no death
                     self.died = self.died or _reason(exc)
         finally:
+            _leave(batch)
             if worker is not None:
                 worker.end()
             self._retire()
@@ -201,7 +206,13 @@ class ScoringPool:
                 return
             left = list(self._queue)
             self._queue.clear()
-        for *_, future in left:
+        _leave(left)
+
+
+def _leave(jobs: Sequence[tuple[str, AmbigItem, Answer, Future[Parts]]]) -> None:
+    """These answers are scored in the run's process: their waiters get no parts."""
+    for *_, future in jobs:
+        if not future.done():
             future.set_result(_NONE)
 
 
@@ -224,6 +235,8 @@ class _Worker:
     (in a file) for the reason it gives if it dies."""
 
     def __init__(self, warm: Mapping[str, Scorers]) -> None:
+        self._ending = threading.Lock()
+        self._ended = False
         self._stderr = tempfile.TemporaryFile()
         path = [entry for entry in sys.path if isinstance(entry, str)]
         bootstrap = f"import sys; sys.path[:] = {path!r}; from {__name__} import serve; serve()"
@@ -234,11 +247,12 @@ class _Worker:
             stderr=self._stderr,
             start_new_session=True,  # Ctrl-C is the run's: it ends the workers
         )
-        self.send(warm)
+        self.send(_encode(warm))
 
-    def send(self, message: Any) -> None:
+    def send(self, data: bytes) -> None:
+        """One message, as :func:`_encode` made it."""
         assert self.process.stdin is not None
-        _write(self.process.stdin, message)
+        _write(self.process.stdin, data)
 
     def receive(self) -> Any:
         assert self.process.stdout is not None
@@ -258,23 +272,31 @@ class _Worker:
 
     def end(self) -> None:
         """Killed and reaped (an idle worker holds nothing to save; waiting for its interpreter
-        to exit would hold up the session's end)."""
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self._stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        to exit would hold up the session's end); once, whoever asks first (its thread, or the
+        pool closing)."""
+        with self._ending:
+            if self._ended:
+                return
+            self._ended = True
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout, self._stderr):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except (OSError, ValueError):  # a pipe the dead worker left half written
+                    pass
 
 
 _LENGTH = struct.Struct("!Q")
 
 
-def _write(stream: IO[bytes], message: Any) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+def _encode(message: Any) -> bytes:
+    return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _write(stream: IO[bytes], data: bytes) -> None:
     stream.write(_LENGTH.pack(len(data)))
     stream.write(data)
     stream.flush()
@@ -313,4 +335,4 @@ def serve() -> None:
         for name, item, answer in jobs:
             names, scorers = contexts[name]
             parts.append(compute(names, item, answer, scorers))
-        _write(outgoing, parts)
+        _write(outgoing, _encode(parts))
