@@ -42,6 +42,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..metrics.scoring import Failure, compute
 from ..schema import safe_str
+from ..suites import SUITES
 
 if TYPE_CHECKING:
     from ..metrics.scoring import Scorers
@@ -91,6 +92,9 @@ class ScoringPool:
 
     def __init__(self, workers: int, suites: Sequence[Suite], scorers: Scorers) -> None:
         self.died: str | None = None  # how the first worker that died ended (the run says so)
+        self._scorers = scorers
+        self._warming = threading.Lock()
+        self._warmed: set[str] = set()  # suites whose imports this process made (to score here)
         # Per suite, the scorers a worker runs and the context they read (Suite.offload).
         self._contexts = {s.name: s.offload(scorers) for s in suites}
         self.offloads = any(names for names, _ in self._contexts.values())
@@ -127,12 +131,17 @@ class ScoringPool:
 
     def done(self, item: AmbigItem, answer: Answer) -> Parts:
         """What the workers computed of ``answer``'s scoring (waiting for it); empty when they
-        computed nothing of it (never submitted, a worker died): this process scores it all."""
+        computed nothing of it (never submitted, a worker died): this process scores it all,
+        after its suite's imports (once, under a lock: the run's process skipped them)."""
         with self._cond:
             entry = self._futures.pop(item.key, None)
-        if entry is None or entry[0] is not answer:
-            return _NONE
-        return entry[1].result()
+        parts = entry[1].result() if entry is not None and entry[0] is answer else _NONE
+        if not parts:
+            with self._warming:
+                if item.suite not in self._warmed:
+                    self._warmed.add(item.suite)
+                    SUITES[item.suite].warm(self._scorers)
+        return parts
 
     def close(self) -> None:
         """End the workers now (the session's end, Ctrl-C, -x): what is queued or in a batch is
@@ -321,8 +330,6 @@ def serve() -> None:
     outgoing = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # what a scorer prints goes to stderr, not into the answers
     warm = _read(incoming)
-    from ..suites import SUITES
-
     for name, scorers in warm.items():  # the suites' heavy imports, before the first batch
         if name in SUITES:
             SUITES[name].warm(scorers)
