@@ -18,6 +18,8 @@ from pytest_ambigqa.suites import SUITES, LoadOptions
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
+# The real ASQA dev sample (../shared/data, not ours to commit): the bench's ASQA items where present.
+REAL_ASQA = ROOT.parent / "shared" / "data" / "asqa" / "asqa_dev_sample40.jsonl"
 
 
 def scaled(suite: str, n: int, directory: Path, source: Path | None = None) -> Path:

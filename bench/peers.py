@@ -37,11 +37,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import scaled
+from _common import REAL_ASQA, scaled
 
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
-REAL_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "asqa" / "asqa_dev_sample40.jsonl"
 CONCURRENCY = 32
 
 JOB = '''
@@ -205,7 +204,7 @@ report([r.metrics_data[0].score for r in result.test_results])
 
 def _items(n: int, root: Path) -> tuple[Path, Path]:
     root.mkdir(exist_ok=True)
-    source = REAL_SAMPLE if REAL_SAMPLE.exists() else None
+    source = REAL_ASQA if REAL_ASQA.exists() else None
     data = scaled("asqa", n, root, source)
     items = SUITES["asqa"].load(data, LoadOptions()).items
     neutral = [
@@ -323,7 +322,7 @@ def main() -> None:
         for cmd in chosen.values():
             _run(cmd, root, {**env, "PEER_ITEMS": str(warm_items)}, data=warm_data)
         start = _run([*pytest, "empty"], root, env)["wall"]
-        source = "the real dev sample, repeated" if REAL_SAMPLE.exists() else "the bundled sample"
+        source = "the real dev sample, repeated" if REAL_ASQA.exists() else "the bundled sample"
         print(f"{args.items} ASQA items ({source}), system {args.latency * 1000:.0f} ms, STR-EM")
         print(f"pytest's own start-up (one empty test): {start:.2f} s")
         floor = means = None

@@ -3,7 +3,9 @@ system's answer (stored, claimed across xdist workers, rate-limited), and its sc
 it needs of the run is a small :class:`Context`, not the run.
 
 :meth:`Evaluator.prepare` is the pool's first stage (ask the system) and returns its second
-(score the answer), so a run with ``--ambig-concurrency`` scores while it asks.
+(score the answer), so a run with ``--ambig-concurrency`` scores while it asks; with a
+scoring pool (``store/scoring.py``, :attr:`Evaluator.offload`) the pure scorers of each
+answer start on a worker process as soon as it arrives.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from .retrieval import Retriever
     from .retrieval.config import RetrievalConfig
     from .retrieval.corpus import Corpus
+    from .store.scoring import ScoringPool
     from .suites import Scorers
 
 ACTION_KEY = "ambigqa.action"  # a turn's action, stored in its answer's metadata
@@ -84,6 +87,7 @@ class Evaluator:
         self.store = store
         self._lock = threading.Lock()
         self.unreadable = 0  # stored rows this process could not read back, and asked again
+        self.offload: ScoringPool | None = None  # the scoring pool of the items evaluated ahead
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         scoring = self.prepare(item, system)
@@ -126,7 +130,9 @@ class Evaluator:
         if asked.cached and self.context.resume:
             reused = self._reused(key, item, answer, duration, evidence)
             if reused is not None:
-                return reused
+                return reused  # nothing to score: never sent to a scoring worker
+        if self.offload is not None:
+            self.offload.submit(suite, item, answer)
         return lambda: self._kept(key, self._score(item, answer, duration, evidence, asked.cached))
 
     def _reused(
@@ -166,7 +172,8 @@ class Evaluator:
     ) -> ItemResult:
         suite, scorers = SUITES[item.suite], self.scorers
         try:
-            scored = suite.score(item, answer, scorers)
+            done = self.offload.done(item, answer) if self.offload is not None else None
+            scored = suite.score(item, answer, scorers, done) if done else suite.score(item, answer, scorers)
         except Exception as exc:  # noqa: BLE001 - a scorer bug: this item says so, the run goes on
             error = f"scoring failed: {type(exc).__name__}: {safe_str(exc)[:300]}"
             failed = suite.failed_result(item, scorers, "error", error, duration)

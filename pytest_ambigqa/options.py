@@ -172,6 +172,13 @@ _OPTIONS = (
         "--ambig-concurrency", "N", "system (and judge) calls in flight ahead of the tests, per process", "1"
     ),
     Option(
+        "--ambig-score-workers",
+        "N|auto",
+        "processes that score the items evaluated ahead (--ambig-concurrency above 1): auto is the "
+        "cores this process may use, shared among xdist workers; 0 or 1 scores in the run's process",
+        "auto",
+    ),
+    Option(
         "--ambig-rate", "REQ_PER_S", "cap on system calls per second, across all xdist workers of the machine"
     ),
     Option(
@@ -360,6 +367,13 @@ def number(option: str, text: str, *, kind=float, low: float | None = None, high
         bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
         refuse(f"{option}: {text} must be {bounds}")
     return value
+
+
+def workers(option: str, text: str) -> int | None:
+    """``N|auto``: a count of processes, or None for ``auto`` (the caller sizes it)."""
+    if text.strip().lower() == "auto":
+        return None
+    return number(option, text, kind=int, low=0, high=MAX_THREADS)
 
 
 def price(option: str, text: str | None) -> tuple[float, float] | None:

@@ -449,7 +449,7 @@ def test_a_store_another_process_holds_is_waited_for_not_set_aside(tmp_path, rec
     from pytest_ambigqa.store.sqlite import open_database
 
     path = tmp_path / "answers.sqlite"
-    holder = sqlite3.connect(path, isolation_level=None)
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN EXCLUSIVE")  # as a worker switching the new file to WAL holds it
     threading.Timer(0.5, lambda: holder.execute("COMMIT")).start()
     db = open_database(path, SCHEMA, "SELECT count(*) FROM answers", "answer cache")

@@ -4,6 +4,10 @@ A suite lists the metrics it reports; each metric's spec names the :class:`~.spe
 that computes it. :func:`score` runs every scorer those metrics need once, in the order the
 suite lists them, checking each model a scorer needs once: so a metric registered by a
 plugin runs on a built-in suite as on its own.
+
+The pure scorers of this package (:func:`offloadable`) may run in a scoring worker process
+(``store/scoring.py``): :func:`compute` there, their parts handed back to :func:`score` as
+``done``, which merges them where it would have computed them, so the result is the same.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ScorerUnavailable
 from ..models.usage import Usage
@@ -76,27 +80,82 @@ def _needed(selected: frozenset[str]) -> frozenset[str]:
     return frozenset(needed)
 
 
+def _groups(metrics: Sequence[str], scorers: Scorers) -> dict[Scorer, list[str]]:
+    """The scorers that run for ``metrics``, each with its metrics, in the order of ``metrics``:
+    one that no selected metric reads, or whose model the run lacks, does not."""
+    groups: dict[Scorer, list[str]] = {}
+    for name in metrics:
+        if (scorer := METRICS[name].scorer) is not None:
+            groups.setdefault(scorer, []).append(name)
+    return {
+        scorer: group
+        for scorer, group in groups.items()
+        if scorers.wants(*group) and not (scorer.needs and getattr(scorers, scorer.needs) is None)
+    }
+
+
+def offloadable(metrics: Sequence[str], scorers: Scorers) -> tuple[str, ...]:
+    """The scorers of ``metrics`` a scoring worker process can run (their names): pure (no
+    model: the reader and the judge stay with the run) and this package's own, which a
+    worker imports (a plugin's scorer is registered in the run's process only)."""
+    return tuple(
+        scorer.name
+        for scorer in _groups(metrics, scorers)
+        if scorer.needs is None and scorer.compute.__module__.startswith(f"{__package__}.")
+    )
+
+
+class Failure(NamedTuple):
+    """A pure scorer's exception as a worker process hands it back (an exception need not
+    survive pickling): :func:`score` raises it again, under its type's name."""
+
+    kind: str
+    message: str
+
+    def exception(self) -> Exception:
+        return type(self.kind, (Exception,), {})(self.message)
+
+
+def compute(
+    names: Sequence[str], item: AmbigItem, answer: Answer, scorers: Scorers
+) -> dict[str, Scored | Failure]:
+    """In a scoring worker: the pure scorers ``names`` (:func:`offloadable`) of one answer, in
+    order; the first that raises ends it, as it ends :func:`score`."""
+    parts: dict[str, Scored | Failure] = {}
+    for name in names:
+        try:
+            parts[name] = _built_in()[name].compute(item, answer, scorers, Usage())
+        except Exception as exc:  # noqa: BLE001 - handed back: the item says so, as in-process
+            parts[name] = Failure(type(exc).__name__, safe_str(exc))
+            break
+    return parts
+
+
+@lru_cache(maxsize=1)
+def _built_in() -> dict[str, Scorer]:
+    return {spec.scorer.name: spec.scorer for spec in METRICS.values() if spec.scorer is not None}
+
+
 def score(
     metrics: Sequence[str],
     item: AmbigItem,
     answer: Answer,
     scorers: Scorers,
     outside: Mapping[str, str] = {},  # noqa: B006 - read only
+    done: Mapping[str, Scored | Failure] = {},  # noqa: B006 - read only
 ) -> Scored:
     """``metrics`` of one answer: each scorer they name run once, a scorer whose model the
     run lacks skipped (its metrics n/a), one that fails leaving only its own metrics
     unscored; ``outside`` (metrics the run's setting does not report) unscored with its
-    reason. Scores and reasons come in the order of ``metrics``, as the scorecard lists them."""
+    reason; ``done``: pure scorers' parts a worker process computed (:func:`compute`), taken
+    in their turn. Scores and reasons come in the order of ``metrics``, as the scorecard lists them."""
     scored = Scored(unscored=scorers.unavailable(metrics))
-    groups: dict[Scorer, list[str]] = {}
-    for name in metrics:
-        if (scorer := METRICS[name].scorer) is not None:
-            groups.setdefault(scorer, []).append(name)
-    for scorer, group in groups.items():
-        if not scorers.wants(*group) or (scorer.needs and getattr(scorers, scorer.needs) is None):
-            continue
+    for scorer, group in _groups(metrics, scorers).items():
         if scorer.needs is None:
-            _merge(scored, scorer.compute(item, answer, scorers, Usage()))
+            part = done.get(scorer.name)
+            if isinstance(part, Failure):
+                raise part.exception()
+            _merge(scored, part if part is not None else scorer.compute(item, answer, scorers, Usage()))
             continue
         usage = Usage()
         try:

@@ -53,6 +53,7 @@ class RunConfig:
     settings: dict[str, str]  # the setting each suite with settings runs (Suite.settings)
     profile: str
     concurrency: int
+    score_workers: int | None  # --ambig-score-workers: None is auto (store/scoring.py sizes it)
     rate: float | None
     max_text: int  # the characters one text of an item's record keeps (output.bounded)
     resume: bool
@@ -295,6 +296,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
             low=1,
             high=options.MAX_THREADS,
         ),
+        score_workers=options.workers("--ambig-score-workers", options.text(config, "--ambig-score-workers")),
         rate=options.number("--ambig-rate", rate, low=0.001, high=1e6) if rate else None,
         max_text=options.number(
             "--ambig-max-text", options.text(config, "--ambig-max-text"), kind=int, low=200, high=2**31

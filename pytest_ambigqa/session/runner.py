@@ -18,7 +18,7 @@ from ..metrics import METRICS
 from ..models.reader import HFReader
 from ..output import bounded, cut, json_text, safe_output
 from ..schema import AmbigItem, ItemResult
-from ..store import SharedStore
+from ..store import SharedStore, scoring
 from ..store.pool import Prefetcher
 from ..systems import System, from_object
 from .collection import ITEM_KEY
@@ -40,6 +40,8 @@ class Runner:
         self.evaluator = Evaluator(run.context(), self.store)
         self._systems: dict[int, tuple[Any, System]] = {}
         self._pool: Prefetcher | None = None
+        self._scoring: scoring.ScoringPool | None = None  # the pure scorers on the other cores
+        self._said = False  # a scoring worker's death was warned about
         self._warming: threading.Thread | None = None
         self._warming_lock = threading.Lock()
         self._order: list[str] = []  # keys of the builtin items this process runs, in their order
@@ -95,16 +97,26 @@ class Runner:
         # Without the store's claims, the pools of xdist workers would ask each other's items.
         shared = not self.evaluator.context.claims or self.store.get() is not None
         if run.cfg.concurrency > 1 and self._pool is None and shared:
+            ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
+            suites = [loaded.suite for loaded in run.loaded]
+            self._scoring = scoring.start(
+                run.cfg.score_workers, len(ahead), suites, run.scorers, lazy=run.cfg.resume
+            )
+            self.evaluator.offload = self._scoring
             ready = threading.Event()
             warm = functools.partial(self._start_warming, ready)
             if not run.cfg.resume:  # resuming, items whose scores are stored need no scorer: wait for one
                 warm()
+            threads = run.cfg.concurrency if self._models() else 1  # pure scoring: one thread computes
             prepare = functools.partial(self.evaluator.prepare, system=system)
-            self._pool = Prefetcher(prepare, run.cfg.concurrency, ready, warm if run.cfg.resume else None)
-            ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
+            self._pool = Prefetcher(
+                prepare, run.cfg.concurrency, ready, threads, warm=warm if run.cfg.resume else None
+            )
             self._pool.start([run.by_key[k] for k in ahead])
         result = self._pool.result(item) if self._pool is not None else None
-        return result if result is not None else self.evaluator.evaluate(item, system)
+        result = result if result is not None else self.evaluator.evaluate(item, system)
+        self._say_died()  # in the test that first meets it: pytest's summary lists it
+        return result
 
     def in_flight(self) -> int:
         """Items this process's pool is asking or scoring now (0 without a pool)."""
@@ -127,9 +139,10 @@ class Runner:
         """
         run, scorers = self.run, self.run.scorers
         try:
-            for loaded in run.loaded:
-                loaded.suite.warm(scorers)
-            needs = {METRICS[m].needs for s in run.loaded for m in scorers.selected(s.suite.reported())}
+            if self._scoring is None:  # else the scoring workers import what they need
+                for loaded in run.loaded:
+                    loaded.suite.warm(scorers)
+            needs = self._models()
             if run.judge is not None and "judge" in needs:
                 run.judge.warm(geval=any("deepeval" in s.suite.judge_packages for s in run.loaded))
             if isinstance(scorers.reader, HFReader) and "reader" in needs:
@@ -138,6 +151,12 @@ class Runner:
             pass
         finally:
             ready.set()
+
+    def _models(self) -> set[str]:
+        """The models ("judge", "reader") this run's selected metrics score with."""
+        run, scorers = self.run, self.run.scorers
+        needs = {METRICS[m].needs for s in run.loaded for m in scorers.selected(s.suite.reported())}
+        return {need for need in needs if need and getattr(scorers, need) is not None}
 
     def attach(self, node: pytest.Item, result: ItemResult, system: System) -> None:
         """What the test's final report carries: readable properties (to JUnit ``<properties>``),
@@ -183,6 +202,7 @@ class Runner:
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None]:
         if self._pool is not None:
             self._pool.stop()  # -x, --maxfail, Ctrl-C: nothing new starts; stored answers stay
+        self._close_scoring()
         if self.run.in_worker:  # what xdist hands the controller when this worker is done
             # workeroutput: set by xdist on its workers only
             session.config.workeroutput[UNREADABLE_OUTPUT] = self.evaluator.unreadable  # type: ignore[attr-defined]
@@ -193,6 +213,26 @@ class Runner:
         warm-up started are let finish: a module half imported by a thread that outlives the
         run breaks whoever imports it next in this process (a second session in one process,
         pytester's inline runs)."""
+        self._close_scoring()
         if self._warming is not None:
             self._warming.join(timeout=120)
         self.store.close()
+
+    def _close_scoring(self) -> None:
+        """The scoring workers end (no process is left behind)."""
+        if self._scoring is not None:
+            self._scoring.close()
+            self._say_died()
+            self._scoring = self.evaluator.offload = None
+
+    def _say_died(self) -> None:
+        """A scoring worker that died, said once: its items were scored here, to the same numbers."""
+        pool = self._scoring
+        if pool is not None and pool.died and not self._said:
+            self._said = True
+            warnings.warn(
+                AmbigQAWarning(
+                    f"{pool.died}; its items were scored in the run's process instead (same scores)"
+                ),
+                stacklevel=2,
+            )

@@ -3,17 +3,23 @@
 pytest runs tests one after another; the systems under evaluation mostly wait on I/O. With
 ``--ambig-concurrency=N`` the items' system calls start in test order on N threads, and each
 test takes its item's result when it gets there, so reports, ``-x`` and ``--lf`` behave as in
-a serial run. Scoring (judge and reader calls included) is a second stage on its own N
+a serial run. Scoring (judge and reader calls included) is a second stage on its own
 threads, which wait for ``ready`` (the scorers' imports and model loads, done in the
 background): a call never waits for scoring, so the first calls are in flight while NLTK,
-SciPy or a reader load. Threads are daemons: a hung system never keeps the process alive, and
-``stop`` cancels everything not yet started.
+SciPy or a reader load. The scoring stage has N threads where the run's scorers wait on models
+(judge and reader calls), and one where they only compute: more threads cannot compute faster
+in one process, and would take the interpreter from the tests and the calls (the scoring
+pool, ``scoring.py``, computes on the other cores). Calls start at most ``window`` items
+ahead of the test that waits: a fast system does not fill memory with results, nor keep N
+threads computing while the tests wait for the interpreter. Threads are daemons: a hung
+system never keeps the process alive, and ``stop`` cancels everything not yet started.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, wait
 
@@ -22,6 +28,7 @@ from ..schema import AmbigItem, ItemResult
 # What is left to do for an item once the system answered, or its result when nothing is
 # (scores read back from the store, an item that errored before its call): never waits for ``ready``.
 Scoring = Callable[[], ItemResult] | ItemResult
+AHEAD = 512  # the fewest items a pool may ask ahead of the tests (bench/scoring.py)
 
 
 class Prefetcher:
@@ -30,14 +37,21 @@ class Prefetcher:
         call: Callable[[AmbigItem], Scoring],
         workers: int,
         ready: threading.Event | None = None,
+        scorers: int | None = None,
+        window: int | None = None,
         warm: Callable[[], None] | None = None,
     ) -> None:
         self._call = call
         self._workers = workers
+        self._scorers = workers if scorers is None else scorers  # the scoring stage's threads
+        self._window = window or max(AHEAD, 4 * workers)  # items asked ahead of the waiting test
         self._ready = ready
         self._warm = warm  # called (idempotent) when an item first needs scoring: the warm-up's start
         self._futures: dict[str, Future[ItemResult]] = {}
-        self._calls: queue.SimpleQueue[tuple[AmbigItem, Future[ItemResult]]] = queue.SimpleQueue()
+        self._index: dict[str, int] = {}  # each item's place in the order the tests run
+        self._calls: deque[tuple[int, AmbigItem, Future[ItemResult]]] = deque()
+        self._room = threading.Condition()  # guards _calls and _cursor: calls wait in it for room
+        self._cursor = 0  # the place of the item the tests wait for now
         self._scores: queue.SimpleQueue[tuple[Callable[[], ItemResult], Future[ItemResult]]]
         self._scores = queue.SimpleQueue()
         self._stopped = threading.Event()
@@ -47,16 +61,17 @@ class Prefetcher:
         self._ended = 0
 
     def start(self, items: Sequence[AmbigItem]) -> None:
-        for item in items:
+        for n, item in enumerate(items):
             future: Future[ItemResult] = Future()
             self._futures[item.key] = future
-            self._calls.put((item, future))
+            self._index[item.key] = n
+            self._calls.append((n, item, future))
         self._open = len(self._futures)
         for future in self._futures.values():
             future.add_done_callback(self._closed)
-        threads = min(self._workers, len(items))
-        for n in range(threads):
+        for n in range(min(self._workers, len(items))):
             threading.Thread(target=self._call_stage, name=f"ambigqa-call-{n}", daemon=True).start()
+        for n in range(min(self._scorers, len(items))):
             threading.Thread(target=self._score_stage, name=f"ambigqa-score-{n}", daemon=True).start()
 
     def _closed(self, future: Future[ItemResult]) -> None:
@@ -70,12 +85,23 @@ class Prefetcher:
         """Items being asked or scored now (live progress shows them as calls in flight)."""
         return self._started - self._ended
 
+    def _next(self) -> tuple[AmbigItem, Future[ItemResult]] | None:
+        """The next item to ask, once it is within the window (None: nothing left, or stopped).
+        Only the head of the queue can be next, so one waiting thread is woken at a time."""
+        with self._room:
+            while self._calls and not self._stopped.is_set():
+                n, item, future = self._calls[0]
+                if n < self._cursor + self._window:
+                    self._calls.popleft()
+                    if self._calls and self._calls[0][0] < self._cursor + self._window:
+                        self._room.notify()  # the next one has room too
+                    return item, future
+                self._room.wait()
+            return None
+
     def _call_stage(self) -> None:
-        while not self._stopped.is_set():
-            try:
-                item, future = self._calls.get_nowait()
-            except queue.Empty:
-                return
+        while (taken := self._next()) is not None:
+            item, future = taken
             if not future.set_running_or_notify_cancel():
                 continue
             with self._open_lock:
@@ -111,10 +137,16 @@ class Prefetcher:
                 future.set_exception(exc)
 
     def result(self, item: AmbigItem) -> ItemResult | None:
-        """The item's result, waiting for it if it is running; None if the pool never took it."""
-        future = self._futures.get(item.key)
+        """The item's result, waiting for it if it is running; None if the pool never took it.
+        The window moves up to the item (a test that never asks for its item holds no room)."""
+        future = self._futures.pop(item.key, None)  # the result is the test's from now on
         if future is None:
             return None
+        with self._room:
+            at = self._index[item.key]
+            if at > self._cursor:
+                self._cursor = at
+                self._room.notify()  # the head's thread; it wakes the next while there is room
         try:
             return future.result()
         except CancelledError:
@@ -128,6 +160,8 @@ class Prefetcher:
         never holds up the end of the session.
         """
         self._stopped.set()
+        with self._room:
+            self._room.notify_all()
         for future in self._futures.values():
             future.cancel()
         running = [f for f in self._futures.values() if not f.done()]

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import DataError
 from ..metrics import METRICS
-from ..metrics.scoring import Scorers, score
+from ..metrics.scoring import Failure, Scorers, offloadable, score
 from ..metrics.spec import Scored
 from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status
@@ -158,11 +158,30 @@ class Suite:
         file hands the items passages."""
         return OPEN_RETRIEVAL
 
-    def score(self, item: AmbigItem, answer: Answer, scorers: Scorers) -> Scored:
+    def score(
+        self,
+        item: AmbigItem,
+        answer: Answer,
+        scorers: Scorers,
+        done: Mapping[str, Scored | Failure] = {},  # noqa: B006 - read only
+    ) -> Scored:
         """The suite's metrics of one answer; the long-answer ones read the text its scorer
-        profile reads (ALCE: the first line, ``[n]`` marks removed; else the whole answer)."""
-        context = scorers if self.uses_profile else dataclasses.replace(scorers, profile=None)
-        return score(self.reported(), item, answer, context, self.outside_setting(scorers))
+        profile reads (ALCE: the first line, ``[n]`` marks removed; else the whole answer).
+        ``done``: what a scoring worker process computed of it (:meth:`offload`)."""
+        return score(
+            self.reported(), item, answer, self._context(scorers), self.outside_setting(scorers), done
+        )
+
+    def offload(self, scorers: Scorers) -> tuple[tuple[str, ...], Scorers]:
+        """What of scoring an answer a scoring worker process can do (``store/scoring.py``):
+        the names of the pure scorers it runs, and the context they read, without the models
+        (which stay with the run). A suite with a scoring of its own offloads nothing."""
+        context = self._context(scorers)
+        names = offloadable(self.reported(), context) if type(self).score is Suite.score else ()
+        return names, dataclasses.replace(context, reader=None, judge=None)
+
+    def _context(self, scorers: Scorers) -> Scorers:
+        return scorers if self.uses_profile else dataclasses.replace(scorers, profile=None)
 
     def failed_result(
         self, item: AmbigItem, scorers: Scorers, status: Status, error: str, duration: float = 0.0
