@@ -279,6 +279,20 @@ def test_a_pooled_run_equals_a_serial_one_and_leaves_no_process(pytester, many, 
     assert len(pids) == 2 and gone(pids)
 
 
+def test_a_resumed_pooled_run_reuses_every_score_and_starts_no_worker(pytester, many, monkeypatch):
+    """Target 2 over target 1: stored scores are never sent to a worker, and a run that scores
+    nothing pays for no worker's start."""
+    pools = started_pools(monkeypatch)
+    first_result, first = ambig_run(pytester, *options(many, "--ambig-score-workers=2"), report="first")
+    again_result, again = ambig_run(
+        pytester, *options(many, "--ambig-score-workers=2", "--ambig-resume"), report="again"
+    )
+    again_result.assert_outcomes(passed=len(first["items"]))
+    assert all(r["reused"] for r in again["items"])
+    assert items_of(again) == items_of(first) and suites_of(again) == suites_of(first)
+    assert pools[1] is not None and pools[1].pids == []  # the pool was made; no worker started
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_a_killed_worker_costs_no_item_and_no_hang(pytester, many, monkeypatch):
     monkeypatch.setenv("KILL_AT", "copy-30")
