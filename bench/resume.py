@@ -17,7 +17,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _common import arguments, run_pytest, scaled
+from _common import REAL_ASQA, arguments, run_pytest, scaled
 
 SYSTEM = """
 import os, time
@@ -25,7 +25,6 @@ def answer(question, item):
     time.sleep(float(os.environ.get("AMBIGQA_BENCH_SLEEP", "0")))
     return item.long_answers[0]
 """
-REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "asqa" / "asqa_dev_sample40.jsonl"
 
 
 def main() -> None:
@@ -33,7 +32,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         (directory / "replay_system.py").write_text(SYSTEM)
-        data = scaled("asqa", args.items, directory, REAL if REAL.exists() else None)
+        data = scaled("asqa", args.items, directory, REAL_ASQA if REAL_ASQA.exists() else None)
         base = [
             "--ambig-suite=asqa", f"--ambig-data={data}", "--ambig-system=replay_system:answer",
             "--ambig-concurrency=32", "--ambig-cache-dir=cache",
