@@ -77,6 +77,19 @@ def _base_and_new(root: Path, module: str, source: str, suite: str, *options: st
     return root
 
 
+@pytest.fixture
+def open_page(open_page):
+    """``open_page`` (fixtures/browser.py), returning once the report has drawn itself: it
+    unpacks its items first, which may end after the load event."""
+
+    def open_report(path: Path, **options):
+        page = open_page(path, **options)
+        page.wait_for_selector("main", state="attached")
+        return page
+
+    return open_report
+
+
 def clean(page) -> None:
     """No console error, no script error, and nothing asked of the network."""
     assert page.console_errors == []
