@@ -7,7 +7,8 @@ differs on a third of them), then times, median of R:
   - the comparison (report/compare.py: every metric and slice, bootstrap, tests, Holm);
   - writing report.html (payload, JSON, packing) and its size;
 and, in headless Chromium (Playwright, as the browser tests drive it), the page's first draw,
-opening the Items tab, a search over every item's answer and opening one item.
+its details unpacked (from the start), opening the Items tab, a search over every item's answer
+and opening one item.
 
     python bench/report.py [--items 10000] [--runs 3]
 """
@@ -90,7 +91,13 @@ def browse(path: Path, runs: int) -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     chromium = "/usr/bin/chromium"
-    found: dict[str, list[float]] = {"first draw": [], "Items tab": [], "search": [], "open an item": []}
+    found: dict[str, list[float]] = {
+        "first draw": [],
+        "details unpacked": [],
+        "Items tab": [],
+        "search": [],
+        "open an item": [],
+    }
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
         for _ in range(runs):
@@ -99,6 +106,8 @@ def browse(path: Path, runs: int) -> dict[str, float]:
             page.goto(path.as_uri(), timeout=120_000)
             page.wait_for_selector("#overview h2", timeout=120_000)
             found["first draw"].append(time.perf_counter() - start)
+            page.wait_for_selector("main:not([aria-busy])", state="attached", timeout=120_000)
+            found["details unpacked"].append(time.perf_counter() - start)
             for name, action in (
                 ("Items tab", lambda page=page: page.click("#tab-items")),
                 ("search", lambda page=page: page.fill("#search", "could not")),

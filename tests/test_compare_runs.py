@@ -261,7 +261,8 @@ def test_report_html_keeps_answers_inert(runs, pytester):
     assert [s.get("type") for s in parser.scripts] == ["application/json", PACKED, PACKED, None]
     assert "</script><script>window.__pwned" not in page
     # The answer rides in the packed details, whose base64 has no character that ends a script.
-    assert any(EVIL in d["answer"]["text"] for d in blocks(pytester.path / "evil" / "report.html")["ambigqa-details"])
+    details = blocks(pytester.path / "evil" / "report.html")["ambigqa-details"]
+    assert any(EVIL in d["answer"]["text"] for d in details)
     for packed in re.findall(f'<script type="{re.escape(PACKED)}" id="[^"]+">([^<]*)</script>', page):
         assert re.fullmatch("[A-Za-z0-9+/]*=*", packed)
     assert "Content-Security-Policy" in page and "script-src 'sha256-" in page

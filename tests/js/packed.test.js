@@ -32,3 +32,28 @@ test("a damaged block is an error, never a part of the data", async () => {
   await assert.rejects(packed.text(block.slice(0, block.length - 8)));
   await assert.rejects(packed.text("bm90IGRlZmxhdGVk")); // "not deflated"
 });
+
+// The page's load (main.js) over packed blocks, with a stand-in for the document.
+const { main } = require("../../pytest_ambigqa/report/assets/js/main.js");
+const pack = (value) => zlib.deflateSync(Buffer.from(JSON.stringify(value), "utf-8")).toString("base64");
+
+test("the page draws from its items before their details are in, and what needs a detail waits for it once", async () => {
+  const data = { comparison: null, metrics: {}, reasons: ["no judge"] };
+  const items = [{ key: "march-a", question: "Which one?", shown: { str_em: "100.0" } }, { key: "march-b", question: "", shown: {} }];
+  const details = [{ answer: { text: "That one." }, gold: { interpretations: [] } }, { unscored: { judge_f1: 0 }, error: "boom" }];
+  const blocks = { "ambigqa-data": JSON.stringify(data), "ambigqa-items": pack(items), "ambigqa-details": pack(details) };
+  const page = await main.load({ getElementById: (id) => ({ textContent: blocks[id] }) });
+  assert.deepStrictEqual(page.items, items);
+  const first = page.withDetails(() => page.detailOf(0));
+  assert.ok(first instanceof Promise); // the details wait to be unpacked
+  const pending = Symbol("pending"); // nothing inflates them but unpack
+  assert.strictEqual(await Promise.race([first, new Promise((resolve) => setTimeout(resolve, 50, pending))]), pending);
+  page.unpack();
+  const d = await first;
+  // What the item's row has is put back: its shown scores, its question
+  assert.deepStrictEqual(d, { answer: { text: "That one." }, gold: { interpretations: [], question: "Which one?" },
+    scores: { str_em: "100.0" }, unscored: {}, samples: {} });
+  // Once in, at once; the reasons by index
+  assert.deepStrictEqual(page.withDetails(() => page.detailOf(1).unscored), { judge_f1: "no judge" });
+  assert.strictEqual(page.haystack(1), "march-b\n\n\nboom");
+});

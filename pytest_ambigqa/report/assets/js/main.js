@@ -41,13 +41,20 @@
     return head;
   }
 
-  // What every part of the page shares: the data, the items and their details (both packed:
-  // inflated at load, the details parsed when one is first needed), the tabs.
+  // What every part of the page shares: the data, the items, their details, the tabs. The
+  // items and their details are packed: the items are inflated before the first draw, the
+  // details (nearly all of the page) once ``unpack`` is called (start: when the first draw is
+  // on the screen) and parsed when one is first needed; what needs them waits for them once
+  // (``withDetails``).
   async function load(doc) {
     const data = JSON.parse(doc.getElementById("ambigqa-data").textContent);
     const block = (id) => ns.packed.text(doc.getElementById(id).textContent);
-    const [rows, text] = await Promise.all([block("ambigqa-items"), block("ambigqa-details")]);
-    const items = JSON.parse(rows);
+    const items = JSON.parse(await block("ambigqa-items"));
+    let text = null;
+    let unpack;
+    // Settles once the details are inflated (rejects if they cannot be).
+    const inflated = new Promise((resolve) => { unpack = resolve; })
+      .then(() => block("ambigqa-details")).then((t) => { text = t; });
     const details = [];
     let parsed = null;
     const hay = [];
@@ -56,6 +63,10 @@
       items: items,
       diffs: new Map((data.comparison ? data.comparison.regressions : []).map((r) => [r.key, r.diff])),
       metric: (m) => data.metrics[m] || { label: m },
+      details: inflated,
+      unpack: () => unpack(),
+      // fn() now if the details are in, else once they are (a Promise of its value).
+      withDetails(fn) { return text !== null ? fn() : inflated.then(fn); },
       detailOf(i) {
         if (details[i] === undefined) {
           if (parsed === null) parsed = JSON.parse(text);
@@ -112,6 +123,13 @@
     }
     doc.body.appendChild(nav);
     doc.body.appendChild(main);
+    // Busy until the details are in: a search or an item opened before then waits for them.
+    // They inflate once the first draw is on the screen (after the next frame): inflating
+    // holds the page's thread, and would hold the first draw back.
+    main.setAttribute("aria-busy", "true");
+    page.details.then(() => main.removeAttribute("aria-busy"), (error) => main.prepend(el("p", { class: "warn",
+      id: "unpack-failed", text: "This report could not unpack its items' details (" + error + ")." })));
+    requestAnimationFrame(() => setTimeout(page.unpack));
     window.addEventListener("resize", () => page.list.draw());
     page.showTab("overview");
     page.list.refilter();
@@ -124,7 +142,7 @@
     window.addEventListener("hashchange", openFromHash);
     openFromHash();
   }
-  ns.main = { itemFromHash, start };
+  ns.main = { itemFromHash, load, start };
   if (typeof document !== "undefined" && document.getElementById("ambigqa-data")) start(document);
 })(globalThis.ambigqa = globalThis.ambigqa || {});
 if (typeof module !== "undefined") module.exports = globalThis.ambigqa;
