@@ -4,11 +4,14 @@ comparison in the summary, scorecard.json, scorecard.md and report.html; the gat
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 
 import pytest
 
+from fixtures.pages import blocks
 from pytest_ambigqa.cli import main as cli
+from pytest_ambigqa.report.html import PACKED
 
 # The gold long answer, except for the items named in $WORSE (comma-separated ids), which get
 # $ANSWER (default: a non-answer).
@@ -128,8 +131,7 @@ def test_every_gate_evaluated_is_listed_passed_ones_too(runs, pytester):
     assert (
         "| march | --ambig-fail-under=str\\_em=30 | STR-EM mean | 92.3 | ≥ 30 | +62.3 | passed |" in markdown
     )
-    page = (pytester.path / "new" / "report.html").read_text()
-    data = json.loads(page.split('id="ambigqa-data">')[1].split("</script>")[0])
+    data = blocks(pytester.path / "new" / "report.html")["ambigqa-data"]
     assert data["gates"]["checks"]["rows"][0] == [
         "march", "--ambig-fail-under=str_em=30", "STR-EM mean", "92.3", "≥ 30", "+62.3", "passed"
     ]  # fmt: skip
@@ -207,15 +209,10 @@ def test_merged_shards_compare_like_one_run(runs, pytester, monkeypatch):
     assert merged["comparison"]["rows"] == card(pytester, "whole")["comparison"]["rows"]
     assert any("worse than the base run" in s for s in merged["gates"]["shortfalls"])
     # report.html of a merge still shows questions: the data file is read again.
-    details = page_data(pytester.path / "merged" / "report.html", "ambigqa-details")
-    assert len(details) == 13 and all(d["gold"]["question"] for d in details)
-
-
-def page_data(path, block: str = "ambigqa-data"):
-    """A JSON block report.html draws itself from."""
-    page = path.read_text()
-    start = page.index(f'id="{block}">') + len(f'id="{block}">')
-    return json.loads(page[start : page.index("</script>", start)])
+    page = blocks(pytester.path / "merged" / "report.html")
+    details, items = page["ambigqa-details"], page["ambigqa-items"]
+    assert len(details) == 13 and all(d["gold"]["interpretations"] for d in details)
+    assert all(item["question"] for item in items)  # the drill-down's question is its row's
 
 
 @pytest.mark.parametrize(
@@ -259,10 +256,15 @@ def test_report_html_keeps_answers_inert(runs, pytester):
     page = (pytester.path / "evil" / "report.html").read_text()
     parser = _Scripts()
     parser.feed(page)
-    # Only the page's own script elements: two data blocks and the inline script.
-    assert [s["tag"] for s in parser.scripts] == ["script", "script", "script"]
-    assert parser.scripts[0]["type"] == parser.scripts[1]["type"] == "application/json"
-    assert "</script><script>window.__pwned" not in page and "\\u003c/script\\u003e" in page
+    # Only the page's own script elements: three data blocks and the inline script.
+    assert [s["tag"] for s in parser.scripts] == ["script"] * 4
+    assert [s.get("type") for s in parser.scripts] == ["application/json", PACKED, PACKED, None]
+    assert "</script><script>window.__pwned" not in page
+    # The answer rides in the packed details, whose base64 has no character that ends a script.
+    details = blocks(pytester.path / "evil" / "report.html")["ambigqa-details"]
+    assert any(EVIL in d["answer"]["text"] for d in details)
+    for packed in re.findall(f'<script type="{re.escape(PACKED)}" id="[^"]+">([^<]*)</script>', page):
+        assert re.fullmatch("[A-Za-z0-9+/]*=*", packed)
     assert "Content-Security-Policy" in page and "script-src 'sha256-" in page
     assert (
         "http://" not in page.split('id="ambigqa-data"')[0]

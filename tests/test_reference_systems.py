@@ -16,6 +16,7 @@ from pytest_ambigqa.baselines.llm import DECODING, METHODS, POLICIES
 from pytest_ambigqa.baselines.llm.planned import kept_nodes, top_queries
 
 from fixtures.network import GUARD
+from fixtures.pages import shown
 from fixtures.process import ambig_run
 from fixtures.servers import SECRET, scripted_model
 from pytest_ambigqa.suites import SUITES, LoadOptions
@@ -561,7 +562,7 @@ def test_an_errored_item_keeps_its_calls_in_its_record_the_cost_line_and_the_pag
     result.stdout.fnmatch_lines(
         ["  model calls (llm:clarion, scripted-m): *over 2 items (0 answered, 2 errored)"]
     )
-    page = (pytester.path / "report" / "report.html").read_text(encoding="utf-8")
+    page = shown(pytester.path / "report" / "report.html")
     assert "calls to scripted-m" in page and "this is not JSON" in page
     rescored, again = ambig_run(pytester, "--ambig-rescore=report/scorecard.json", report="again")
     assert [i["details"]["calls"] for i in again["items"]] == [i["details"]["calls"] for i in card["items"]]

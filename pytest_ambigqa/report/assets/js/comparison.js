@@ -39,12 +39,14 @@
         const box = el("div", { class: "regression", dataset: { key: r.key } },
           el("button", { class: "link", text: visible(r.key), onclick: open }),
           el("span", { class: "meta", text: " · " + r.text }));
+        const diff = box.appendChild(ns.detail.wordDiff(r.diff));
         const n = index.get(r.key);
-        const d = n === undefined ? null : page.detailOf(n);
-        if (d && d.base) {
-          box.appendChild(ns.detail.sideBySide(d.base.text || "(no answer)", d.answer ? d.answer.text : "(no answer)"));
+        if (n !== undefined) {
+          page.withDetails(() => { // the two answers, before the diff, once the details are in
+            const d = page.detailOf(n);
+            if (d.base) box.insertBefore(ns.detail.sideBySide(d.base.text || "(no answer)", d.answer ? d.answer.text : "(no answer)"), diff);
+          });
         }
-        box.appendChild(ns.detail.wordDiff(r.diff));
         out.appendChild(box);
       }
       if (regs.length > SHOWN) out.appendChild(el("p", { class: "meta", text: (regs.length - SHOWN) + " more: tick “regressions” in Items to list them all." }));

@@ -41,6 +41,11 @@
       order: ITEMS.map((_, i) => i),
       selected: null,
       refilter() {
+        // A search reads the items' details: it waits for them once, while they unpack.
+        if (controls.search.value.trim()) page.withDetails(() => this.apply());
+        else this.apply();
+      },
+      apply() {
         const metric = controls.metric.value;
         const keep = ns.filter.keep(ITEMS, {
           q: controls.search.value.trim().toLowerCase(), suite: controls.suite.value, type: controls.type.value,
@@ -93,8 +98,10 @@
         const top = this.box.clientHeight ? reveal(this.order.indexOf(i), this.box.scrollTop, this.box.clientHeight) : null;
         if (top !== null) this.box.scrollTop = top;
         this.draw();
-        this.detail.replaceChildren(...ns.detail.itemDetail(page, i));
-        this.detail.scrollTop = 0;
+        page.withDetails(() => {
+          this.detail.replaceChildren(...ns.detail.itemDetail(page, i));
+          this.detail.scrollTop = 0;
+        });
         const hash = "#item=" + encodeURIComponent(ITEMS[i].key);
         if (location.hash !== hash) history.replaceState(null, "", hash);
       },

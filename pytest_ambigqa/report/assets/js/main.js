@@ -41,23 +41,39 @@
     return head;
   }
 
-  // What every part of the page shares: the data, the items and their details (parsed when
-  // one is first needed), the tabs.
-  function load(doc) {
+  // What every part of the page shares: the data, the items, their details, the tabs. The
+  // items and their details are packed: the items are inflated before the first draw, the
+  // details (nearly all of the page) once ``unpack`` is called (start: when the first draw is
+  // on the screen) and parsed when one is first needed; what needs them waits for them once
+  // (``withDetails``).
+  async function load(doc) {
     const data = JSON.parse(doc.getElementById("ambigqa-data").textContent);
+    const block = (id) => ns.packed.text(doc.getElementById(id).textContent);
+    const items = JSON.parse(await block("ambigqa-items"));
+    let text = null;
+    let unpack;
+    // Settles once the details are inflated (rejects if they cannot be).
+    const inflated = new Promise((resolve) => { unpack = resolve; })
+      .then(() => block("ambigqa-details")).then((t) => { text = t; });
     const details = [];
     let parsed = null;
     const hay = [];
     const page = {
       data: data,
-      items: data.items,
+      items: items,
       diffs: new Map((data.comparison ? data.comparison.regressions : []).map((r) => [r.key, r.diff])),
       metric: (m) => data.metrics[m] || { label: m },
+      details: inflated,
+      unpack: () => unpack(),
+      // fn() now if the details are in, else once they are (a Promise of its value).
+      withDetails(fn) { return text !== null ? fn() : inflated.then(fn); },
       detailOf(i) {
         if (details[i] === undefined) {
-          if (parsed === null) parsed = JSON.parse(doc.getElementById("ambigqa-details").textContent);
-          // Empty parts are left out of the file: put them back, and the reasons by index.
-          const d = Object.assign({ scores: {}, unscored: {}, samples: {} }, parsed[i]);
+          if (parsed === null) parsed = JSON.parse(text);
+          // Left out of the file: empty parts, and what the item's row has (its shown scores,
+          // the question); the reasons are indices.
+          const d = Object.assign({ scores: items[i].shown, unscored: {}, samples: {} }, parsed[i]);
+          if (d.gold) d.gold.question = items[i].question;
           for (const m of Object.keys(d.unscored)) d.unscored[m] = data.reasons[d.unscored[m]];
           details[i] = d;
         }
@@ -65,7 +81,7 @@
       },
       haystack(i) { // lower-cased search text per item, built on the first search
         if (hay[i] === undefined) {
-          const it = data.items[i];
+          const it = items[i];
           const d = page.detailOf(i);
           hay[i] = [it.key, it.question, d.answer ? d.answer.text : "", d.error || ""].join("\n").toLowerCase();
         }
@@ -75,9 +91,17 @@
     return page;
   }
 
-  function start(doc) {
+  async function start(doc) {
     const { el } = ns.dom;
-    const page = load(doc);
+    let page;
+    try {
+      page = await load(doc);
+    } catch (error) {
+      doc.body.appendChild(el("p", { class: "warn", id: "unpack-failed", text: "This report could not unpack its items (" +
+        error + "): it needs a browser with DecompressionStream (Chrome 80, Firefox 113, Safari 16.4). " +
+        "scorecard.md beside it has the same numbers as text." }));
+      return;
+    }
     const tabs = [["overview", "Overview", ns.overview], ["items", "Items (" + page.items.length + ")", ns.list]];
     if (page.data.comparison) tabs.push(["comparison", "Comparison", ns.comparison]);
     const sections = {}, buttons = {};
@@ -99,6 +123,13 @@
     }
     doc.body.appendChild(nav);
     doc.body.appendChild(main);
+    // Busy until the details are in: a search or an item opened before then waits for them.
+    // They inflate once the first draw is on the screen (after the next frame): inflating
+    // holds the page's thread, and would hold the first draw back.
+    main.setAttribute("aria-busy", "true");
+    page.details.then(() => main.removeAttribute("aria-busy"), (error) => main.prepend(el("p", { class: "warn",
+      id: "unpack-failed", text: "This report could not unpack its items' details (" + error + ")." })));
+    requestAnimationFrame(() => setTimeout(page.unpack));
     window.addEventListener("resize", () => page.list.draw());
     page.showTab("overview");
     page.list.refilter();
@@ -111,7 +142,7 @@
     window.addEventListener("hashchange", openFromHash);
     openFromHash();
   }
-  ns.main = { itemFromHash, start };
+  ns.main = { itemFromHash, load, start };
   if (typeof document !== "undefined" && document.getElementById("ambigqa-data")) start(document);
 })(globalThis.ambigqa = globalThis.ambigqa || {});
 if (typeof module !== "undefined") module.exports = globalThis.ambigqa;
