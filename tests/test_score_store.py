@@ -113,3 +113,10 @@ def test_a_score_a_model_failed_to_give_is_not_kept(pytester, chat_server):
     assert all(i["usage"]["cached"] >= 1 for i in kept)
     before = {i["item_id"]: i for i in first["items"]}
     assert [i["scores"] for i in kept] == [before[i["item_id"]]["scores"] for i in kept]
+
+
+def test_a_resumed_run_under_xdist_reuses_what_one_process_stored(system):
+    _, fresh = run(system, "--ambig-concurrency=4", report="fresh")
+    _, resumed = run(system, "-n", "2", "--ambig-concurrency=2", "--ambig-resume", report="resumed")
+    assert all(item["reused"] for item in resumed["items"])
+    assert scored(resumed) == scored(fresh) and resumed["suites"] == fresh["suites"]
