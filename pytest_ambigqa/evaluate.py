@@ -87,6 +87,7 @@ class Evaluator:
         self.store = store
         self._lock = threading.Lock()
         self.unreadable = 0  # stored rows this process could not read back, and asked again
+        self._fingerprints: dict[bool, str] = {}  # _config_fingerprint, by whether the system searches
         self.offload: ScoringPool | None = None  # the scoring pool of the items evaluated ahead
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
@@ -252,7 +253,16 @@ class Evaluator:
         return asked
 
     def _config_fingerprint(self, system: System) -> str:
-        """What, besides the item and the system, shapes an answer: the inputs this run gives."""
+        """What, besides the item and the system, shapes an answer: the inputs this run gives
+        (the same for every item: computed once for a system that searches, once for one that
+        does not)."""
+        searches = "retriever" in system.inputs
+        known = self._fingerprints.get(searches)
+        if known is None:
+            known = self._fingerprints[searches] = self._inputs_fingerprint(searches)
+        return known
+
+    def _inputs_fingerprint(self, searches: bool) -> str:
         cfg = self.context
         settings = dict(cfg.settings)  # the built-in suites' two under the keys stored answers have
         parts: dict[str, Any] = {
@@ -260,7 +270,7 @@ class Evaluator:
             "march_setting": settings.pop("march"),
         }
         parts |= {f"{suite}_setting": name for suite, name in settings.items()}
-        if "retriever" in system.inputs:
+        if searches:
             retrieval = cfg.retrieval
             parts |= {
                 "retriever": retrieval.retriever,
