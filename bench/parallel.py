@@ -30,9 +30,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _common import ROOT, arguments, run_pytest, scaled
-
-REAL_SAMPLE = ROOT.parent / "shared" / "data" / "asqa" / "asqa_dev_sample40.jsonl"
+from _common import REAL_ASQA, ROOT, arguments, run_pytest, scaled
 
 SYSTEM = """
 import os, time
@@ -54,7 +52,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "slow_system.py").write_text(SYSTEM)
-        source = REAL_SAMPLE if REAL_SAMPLE.exists() else None
+        source = REAL_ASQA if REAL_ASQA.exists() else None
         data = scaled("asqa", args.items, root, source)
         (root / "warm").mkdir()
         warm = scaled("asqa", 8, root / "warm", source)
