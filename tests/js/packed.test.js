@@ -5,7 +5,7 @@ const assert = require("node:assert");
 const zlib = require("node:zlib");
 const { packed } = require("../../pytest_ambigqa/report/assets/js/packed.js");
 
-// report/html.py's ``packed([{"key": "march-sem-01", "question": "Who? \u2028 🎉 </script>", "n": 1.5}])``
+// report/html.py's ``Packed`` of ``[{"key": "march-sem-01", "question": "Who? \u2028 🎉 </script>", "n": 1.5}]``
 const FROM_PYTHON = "eJyLrlbKTq1UslJQyk0sSs7QLU7N1TUwVNJRUCosTS0uyczPA8mFZ+TbKzxqWKHwYX5fp4KNfnFyUWZBiR1IGUjeUM+0NhYAkKYYNA==";
 
 test("a block the Python writer packed reads back whole: astral characters, line separators, markup", async () => {
