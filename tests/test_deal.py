@@ -57,6 +57,14 @@ def run(scheduler: DealScheduling, *workers: Worker, until: int | None = None) -
             scheduler.mark_test_complete(worker, index)
 
 
+def seated_pair() -> tuple[DealScheduling, Worker, Worker]:
+    """A scheduler for two workers, both seated (configured) as xdist seats them."""
+    scheduler = DealScheduling(CONFIG, 2)
+    first, second = Worker("gw0"), Worker("gw1")
+    scheduler.seat(first), scheduler.seat(second)
+    return scheduler, first, second
+
+
 @pytest.mark.parametrize("count", [1, 2, 3, 4])
 @pytest.mark.parametrize("size", [0, 1, 2, 3, 7, 13, 100])
 def test_every_item_runs_once_in_its_workers_share_and_order(count, size):
@@ -84,9 +92,7 @@ def test_the_share_is_dealt_over_the_items_that_run():
 
 def test_a_worker_is_sent_its_share_in_chunks():
     """A quarter of what is left, so after -x or --maxfail a worker runs only what it was sent."""
-    scheduler = DealScheduling(CONFIG, 2)
-    first, second = Worker("gw0"), Worker("gw1")
-    scheduler.seat(first), scheduler.seat(second)
+    scheduler, first, second = seated_pair()
     start(scheduler, [str(i) for i in range(400)], first, second)
     assert len(first.sent) == 50 and not first.shutting_down
     run(scheduler, first, second, until=20)
@@ -95,9 +101,7 @@ def test_a_worker_is_sent_its_share_in_chunks():
 
 def test_a_crashed_workers_replacement_takes_its_slot_and_the_rest_of_its_share():
     collection = [str(i) for i in range(40)]
-    scheduler = DealScheduling(CONFIG, 2)
-    first, second = Worker("gw0"), Worker("gw1")
-    scheduler.seat(first), scheduler.seat(second)
+    scheduler, first, second = seated_pair()
     start(scheduler, collection, first, second)
     run(scheduler, first, second, until=10)
     crashed = scheduler.node2pending[first][0]
@@ -116,9 +120,7 @@ def test_a_crashed_workers_replacement_takes_its_slot_and_the_rest_of_its_share(
 def test_a_crashed_item_to_run_again_goes_first_to_its_slot():
     """``pytest_handlecrashitem`` may ask for the item again (``mark_test_pending``)."""
     collection = [str(i) for i in range(12)]
-    scheduler = DealScheduling(CONFIG, 2)
-    first, second = Worker("gw0"), Worker("gw1")
-    scheduler.seat(first), scheduler.seat(second)
+    scheduler, first, second = seated_pair()
     start(scheduler, collection, first, second)
     run(scheduler, first, second, until=2)
     crashed = scheduler.remove_node(first)
@@ -134,9 +136,7 @@ def test_a_crashed_item_to_run_again_goes_first_to_its_slot():
 
 
 def test_a_worker_that_dies_before_it_is_ready_leaves_its_slot():
-    scheduler = DealScheduling(CONFIG, 2)
-    first, second = Worker("gw0"), Worker("gw1")
-    scheduler.seat(first), scheduler.seat(second)
+    scheduler, first, second = seated_pair()
     scheduler.add_node(second)
     with pytest.raises(KeyError):  # xdist's DSession expects this of a node it never added
         scheduler.remove_node(first)
