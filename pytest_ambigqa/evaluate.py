@@ -43,7 +43,7 @@ ACTION_KEY = "ambigqa.action"  # a turn's action, stored in its answer's metadat
 # What a stored score keeps of its result: the answer, timing and evidence are this run's.
 _SCORED = (
     *("suite", "item_id", "status", "ambiguity_type", "index"),
-    *("scores", "unscored", "samples", "units", "details", "usage"),
+    *("scores", "unscored", "samples", "units", "details", "usage", "panel"),
 )
 
 
@@ -164,7 +164,8 @@ class Evaluator:
             for m in result.unscored
         ):
             record = result.to_dict()
-            text = json_text({k: record[k] for k in _SCORED})  # scrubbed: no echoed key reaches the disk
+            kept = {k: record[k] for k in _SCORED if k in record}
+            text = json_text(kept)  # scrubbed: no echoed key reaches the disk
             self.store.run(lambda store: store.put_scores(key, text))
         return result
 
@@ -193,6 +194,7 @@ class Evaluator:
             evidence=evidence,
             samples=keep(scored.samples),
             units=keep(scored.units),
+            panel=keep(scored.panel),
             details=scored.details,
             usage=scored.usage,
             index=item.index,
@@ -287,7 +289,10 @@ def _finite(scored: Scored) -> Scored:
         m: v
         for m, v in scored.scores.items()
         if not (isinstance(v, (int, float)) and finite(v))
-        or not all(finite(x) for x in (*scored.samples.get(m, ()), *scored.units.get(m, ())))
+        or not all(
+            finite(x)
+            for x in (*scored.samples.get(m, ()), *scored.units.get(m, ()), *scored.panel.get(m, ()))
+        )
     }
     if not bad:
         return scored
@@ -298,6 +303,7 @@ def _finite(scored: Scored) -> Scored:
         | {m: f"the scorer returned {v!r}, not a finite number" for m, v in bad.items()},
         samples={m: v for m, v in scored.samples.items() if m not in bad},
         units={m: v for m, v in scored.units.items() if m not in bad},
+        panel={m: v for m, v in scored.panel.items() if m not in bad},
     )
 
 

@@ -126,13 +126,38 @@ _OPTIONS = (
         "where the reader and the dense embedder run: auto is CUDA when torch sees a GPU, else the CPU",
         "auto",
     ),
-    Option("--ambig-judge", "MODEL", "LLM judge model, on an OpenAI-compatible server"),
-    Option("--ambig-judge-base-url", "URL", "the judge server (default: $OPENAI_BASE_URL, else OpenAI)"),
+    Option(
+        "--ambig-judge",
+        "MODEL[,MODEL...]",
+        "LLM judge model on an OpenAI-compatible server; several: a panel, each scoring every criterion",
+    ),
+    Option(
+        "--ambig-judge-base-url",
+        "URL[,URL...]",
+        "the judge server, or one per panel judge (default: $OPENAI_BASE_URL, else OpenAI)",
+    ),
+    Option(
+        "--ambig-judge-panel",
+        "mean|median",
+        "how a panel's scores make an item's: the mean, or the median (majority for binary criteria)",
+        "mean",
+        choices=("mean", "median"),
+    ),
+    Option(
+        "--ambig-judge-disagreement",
+        "SHARE",
+        "flag items whose panel judges differ by more than this share of the metric's scale",
+        "0.4",
+    ),
     Option("--ambig-judge-timeout", "SECONDS", "per judge request", "60"),
     Option("--ambig-judge-retries", "N", "retries on 429, 5xx and timeouts (exponential backoff)", "4"),
     Option("--ambig-judge-reasks", "N", "times an invalid JSON reply is asked again", "2"),
     Option("--ambig-judge-concurrency", "N", "judge requests in flight at once, per process", "4"),
-    Option("--ambig-judge-price", "IN,OUT", "$ per million prompt and completion tokens, for the cost line"),
+    Option(
+        "--ambig-judge-price",
+        "IN,OUT[;IN,OUT...]",
+        "$ per million prompt and completion tokens, for the cost line; one pair per panel judge",
+    ),
     Option(
         "--ambig-judge-samples", "K", "judge each output K times with distinct seeds (judge variance)", "1"
     ),
@@ -384,6 +409,19 @@ def price(option: str, text: str | None) -> tuple[float, float] | None:
         refuse(f"{option}: expected IN,OUT ($ per million tokens), got '{text}'")
     price_in, price_out = (number(option, p, low=0, high=1e6) for p in parts)
     return price_in, price_out
+
+
+def prices(option: str, text: str | None, models: int) -> tuple[tuple[float, float] | None, ...]:
+    """``IN,OUT`` for every model, or ``IN,OUT;IN,OUT;...``, one pair per model in order."""
+    if not text or ";" not in text:
+        return (price(option, text),) * max(models, 1)
+    pairs = tuple(price(option, part) for part in text.split(";"))
+    if len(pairs) != models or None in pairs:
+        refuse(
+            f"{option}: {text.count(';') + 1} prices for {models} judges; "
+            "give one IN,OUT for all, or one per judge"
+        )
+    return pairs
 
 
 def shard(text: str | None) -> tuple[int, int] | None:

@@ -127,6 +127,7 @@ def _models() -> dict[str, Any]:
         index: count = 0
         cached: bool = False
         reused: bool = False
+        panel: dict[str, list[number]] = {}
 
     class Summary(Model):
         metric: str
@@ -293,7 +294,7 @@ def _check_item(raw: Any, index: int, scales: Mapping[str, Any]) -> None:
     _validate(_models()["item"], raw, key)
     for metric, value in raw.get("scores", {}).items():
         _on_scale(f"scores.{metric}", value, _item_scale(metric, scales), "item scale", key)
-    for field in ("samples", "units"):
+    for field in ("samples", "units", "panel"):
         for metric, values in raw.get(field, {}).items():
             for value in values:
                 _on_scale(f"{field}.{metric}", value, _item_scale(metric, scales), "item scale", key)

@@ -180,6 +180,7 @@ class ItemResult:
     index: int = 0  # the item's position in its data file
     cached: bool = False  # the answer came from the response store, not from the system
     reused: bool = False  # and its scores too, stored for the same scorers (--ambig-resume)
+    panel: dict[str, list[float]] = field(default_factory=dict)  # judge metrics: each panel judge's score
 
     @property
     def key(self) -> str:
@@ -190,6 +191,8 @@ class ItemResult:
         data["answer"] = self.answer.to_dict() if self.answer else None
         if not self.reused:  # written only when true: a run that reused nothing records what it did
             del data["reused"]
+        if not self.panel:  # written only for a panel of judges
+            del data["panel"]
         return data
 
     @classmethod
@@ -209,6 +212,7 @@ class ItemResult:
             evidence=data.get("evidence"),
             samples={k: [float(x) for x in v] for k, v in (data.get("samples") or {}).items()},
             units={k: [float(x) for x in v] for k, v in (data.get("units") or {}).items()},
+            panel={k: [float(x) for x in v] for k, v in (data.get("panel") or {}).items()},
             details=dict(data.get("details") or {}),
             usage=data.get("usage"),
             index=int(data.get("index") or 0),

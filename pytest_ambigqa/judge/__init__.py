@@ -4,14 +4,19 @@ reader) goes through, with the judge's cache file and samples; the prompts live 
 
 One :class:`Judge` per process wraps the client (cache, retries, JSON checks, cost). With
 ``samples`` K > 1 every judgement is made K times with seeds seed, seed+1, ... and the item
-score is their mean; the spread between samples is kept to report judge variance.
+score is their mean; the spread between samples is kept to report judge variance. A judge of
+several models is a panel (``panel.py``): each scores every criterion, and their scores make
+the item's; the first model alone reads (``--ambig-reader=llm``) and plays the user.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ModelUnavailable
 from ..models.cache import CallCache
 from ..models.chat import ChatClient, ChatSettings
 from ..models.usage import Usage
@@ -27,14 +32,37 @@ CACHE_FILE = "judge.sqlite"
 
 
 class Judge:
-    def __init__(self, settings: ChatSettings, cache_dir: Path | None, samples: int = 1) -> None:
+    def __init__(
+        self,
+        settings: ChatSettings | Sequence[ChatSettings],
+        cache_dir: Path | None,
+        samples: int = 1,
+        panel: str = "mean",
+    ) -> None:
         cache = CallCache(cache_dir / CACHE_FILE) if cache_dir is not None else None
-        self.client = ChatClient(settings, cache)
+        every = [settings] if isinstance(settings, ChatSettings) else list(settings)
+        self.clients = [ChatClient(s, cache) for s in every]
+        self.client = self.clients[0]
         self.samples = samples
+        self.panel = panel  # how a panel's scores make the item's (panel.AGGREGATE)
+
+    def _members(self) -> list[Judge]:
+        """One judge per model of the panel, sharing this one's samples."""
+        members = []
+        for client in self.clients:
+            member = copy.copy(self)
+            member.clients, member.client = [client], client
+            members.append(member)
+        return members
+
+    @property
+    def models(self) -> list[str]:
+        return [c.settings.model for c in self.clients]
 
     def warm(self, geval: bool) -> None:
         """Import the client (and deepeval's G-Eval) now, in the calling thread."""
-        self.client.client  # noqa: B018 - builds the OpenAI client, importing openai and httpx
+        for client in self.clients:
+            client.client  # noqa: B018 - builds the OpenAI client, importing openai and httpx
         if geval:
             from .geval import load_geval
 
@@ -51,7 +79,7 @@ class Judge:
         from .geval import deepeval_fingerprint
 
         settings = self.client.settings
-        return {
+        described = {
             "model": settings.model,
             "base_url": redact(self.client.base_url),
             "templates": {"march": march.TEMPLATE_HASH, "geval": GEVAL_HASH},
@@ -60,12 +88,39 @@ class Judge:
             "seed": settings.seed,
             "prices_per_million": [settings.price_in, settings.price_out],
         }
+        if len(self.clients) > 1:
+            described["panel"] = {
+                "aggregation": self.panel,
+                "judges": [
+                    {
+                        "model": c.settings.model,
+                        "base_url": redact(c.base_url),
+                        "prices_per_million": [c.settings.price_in, c.settings.price_out],
+                    }
+                    for c in self.clients
+                ],
+            }
+        return described
+
+    def _judged(self, judge: Callable[[Judge], Judgement]) -> Judgement:
+        """``judge`` by this model, or by each of the panel's, whose judgements are combined."""
+        if len(self.clients) == 1:
+            return judge(self)
+        from .panel import combine
+
+        judged = []
+        for member in self._members():
+            try:
+                judged.append(judge(member))
+            except ModelUnavailable as exc:  # the panel needs every judge: name the one that failed
+                raise type(exc)(f"panel judge {member.client.settings.model}: {exc}") from None
+        return combine(judged, self.panel)
 
     def march(self, item: AmbigItem, text: str, usage: Usage) -> Judgement:
         """MARCH's four criteria for ``text`` (``march.py``)."""
         from .march import judgement
 
-        return judgement(self, item, text, usage)
+        return self._judged(lambda judge: judgement(judge, item, text, usage))
 
     def condambigqa(
         self, setting: Setting, item: AmbigItem, pairs: tuple[GeneratedInterpretation, ...], usage: Usage
@@ -73,7 +128,7 @@ class Judge:
         """CondAmbigQA's pair matching by G-Eval under ``setting`` (``condambigqa.py``)."""
         from .condambigqa import judgement
 
-        return judgement(self, setting, item, pairs, usage)
+        return self._judged(lambda judge: judgement(judge, setting, item, pairs, usage))
 
     def geval(
         self, which: dict[str, Any], source: str, actual: str, expected: str, seed: int, usage: Usage

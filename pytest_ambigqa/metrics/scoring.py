@@ -178,6 +178,7 @@ def _merge(scored: Scored, part: Scored) -> None:
     scored.samples.update(part.samples)
     scored.units.update(part.units)
     scored.details.update(part.details)
+    scored.panel.update(part.panel)
 
 
 def _failure(exc: Exception) -> str:

@@ -37,6 +37,7 @@ class Scored:
     units: dict[str, list[float]] = field(default_factory=dict)  # pooled metrics, one value per unit
     details: dict[str, Any] = field(default_factory=dict)  # what a scorer saw: reader spans, pair matches
     usage: dict[str, Any] | None = None  # what the judge calls cost (models.usage.Usage)
+    panel: dict[str, list[float]] = field(default_factory=dict)  # judge metrics: one value per panel judge
 
 
 Compute = Callable[["AmbigItem", "Answer", "Scorers", "Usage"], Scored]

@@ -36,7 +36,6 @@ from ..models.cache import CallCache
 from ..models.chat import ChatClient
 from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
-from ..output import redact
 from ..protocols import PROTOCOLS
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
@@ -175,7 +174,9 @@ class Run:
         models = cfg.models
         judge = None
         if self.judge is not None:
-            judge = [models.judge, redact(models.judge_base_url or ""), models.judge_samples]
+            judge = [models.judge, models.judge_urls() or "", models.judge_samples]
+            if len(self.judge.clients) > 1:
+                judge.append(models.judge_panel)
         read: Any = None
         if isinstance(reader, HFReader):
             read = [_stamp([reader.path]), cfg.device]
@@ -196,7 +197,7 @@ class Run:
 
     def _judge(self) -> Judge | None:
         settings = self.cfg.models.judge_settings(self.cfg.seed)
-        if settings is None:
+        if not settings:
             return None
         needs = ["openai"]
         if PROTOCOLS[self.cfg.protocol].judges_suites:  # else the judge model is a user: the client only
@@ -206,7 +207,8 @@ class Run:
             raise pytest.UsageError(
                 f"--ambig-judge needs {', '.join(missing)}: pip install 'pytest-ambigqa[judge]'"
             )
-        return Judge(settings, self.cache_dir, samples=self.cfg.models.judge_samples)
+        models = self.cfg.models
+        return Judge(settings, self.cache_dir, samples=models.judge_samples, panel=models.judge_panel)
 
     def _llm_client(self) -> ChatClient | None:
         """The client of the ``llm:<method>`` systems: the judge's limits, with its own model,
