@@ -146,7 +146,7 @@ _OPTIONS = (
     Option(
         "--ambig-judge-disagreement",
         "SHARE",
-        "flag items whose panel judges differ by more than this share of the metric's scale",
+        "flag items whose panel judges differ by at least this share of the metric's range",
         "0.4",
     ),
     Option("--ambig-judge-timeout", "SECONDS", "per judge request", "60"),

@@ -150,6 +150,21 @@ def _models() -> dict[str, Any]:
         original: Summary
         clarified: Summary
 
+    class Panel(Model):
+        """A panel's agreement on one metric (``report.scorecard.PanelAgreement``)."""
+
+        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a PanelAgreement
+        metric: str
+        judges: list[str]
+        items: count
+        level: Literal["ordinal", "interval"]
+        alpha: number | None
+        low: number | None
+        high: number | None
+        reason: str | None
+        threshold: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
+        disputed: list[str]
+
     class Suite(Model):
         name: str
         sha256: str
@@ -159,6 +174,7 @@ def _models() -> dict[str, Any]:
         metrics: dict[str, Summary]
         slices: list[Slice] = []
         evidence: list[Evidence] = []
+        panel: dict[str, Panel] = {}
 
     rate = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)]
 

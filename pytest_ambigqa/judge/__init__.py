@@ -38,6 +38,7 @@ class Judge:
         cache_dir: Path | None,
         samples: int = 1,
         panel: str = "mean",
+        disagreement: float = 0.4,
     ) -> None:
         cache = CallCache(cache_dir / CACHE_FILE) if cache_dir is not None else None
         every = [settings] if isinstance(settings, ChatSettings) else list(settings)
@@ -45,6 +46,7 @@ class Judge:
         self.client = self.clients[0]
         self.samples = samples
         self.panel = panel  # how a panel's scores make the item's (panel.AGGREGATE)
+        self.disagreement = disagreement  # a panel's spread flagged, as a share of a metric's range
 
     def _members(self) -> list[Judge]:
         """One judge per model of the panel, sharing this one's samples."""
@@ -91,6 +93,7 @@ class Judge:
         if len(self.clients) > 1:
             described["panel"] = {
                 "aggregation": self.panel,
+                "disagreement": self.disagreement,
                 "judges": [
                     {
                         "model": c.settings.model,

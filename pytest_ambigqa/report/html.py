@@ -311,13 +311,14 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
     na = {s.name: {m for m, v in s.metrics.items() if v.mean is None} for s in card.suites}
     ids = PassageIds(card.gold.values())
     priced = bool(card.config.get("llm_price"))
+    disputed = _disputed(card)
     for r in card.results:
         if not na.get(r.suite, set()).isdisjoint(r.scores):
             r = dataclasses.replace(r, scores={m: v for m, v in r.scores.items() if m not in na[r.suite]})
         base = comparison.base_results.get(r.key) if comparison else None
         gold, absent = card.gold.get(r.key), card.gold_absent.get(r.suite)
         way = ways.get(r.suite) or protocol_of(None)
-        items.append(_item(r, gold, base, r.key in regressed, primary, way))
+        items.append(_item(r, gold, base, r.key in regressed, primary, way, r.key in disputed))
         details.append(_detail(r, gold, absent, base, reasons, read.get(r.suite), way, ids, priced))
     names = {m for s in card.suites for m in s.metrics} | {m for r in card.results for m in r.scores}
     unanswered = sum(s.errors + s.missing for s in card.suites)
@@ -358,10 +359,15 @@ def _item(
     regressed: bool,
     primary: dict[str, str | None],
     way: Protocol,
+    disputed: bool = False,
 ) -> dict[str, Any]:
     """One item as the list filters, sorts (``scores``: on the printed scale) and shows it
-    (``shown``); its detail is apart (:func:`_detail`)."""
-    spread = max((max(v) - min(v) for v in r.samples.values() if len(v) > 1), default=0.0)
+    (``shown``); its detail is apart (:func:`_detail`). ``spread``, which the "judge
+    disagreement" filter reads: the widest spread of its judge's samples, or of its panel's
+    judges where they dispute it (``disputed``)."""
+    spreads = [max(v) - min(v) for v in r.samples.values() if len(v) > 1]
+    spreads += [max(v) - min(v) for v in r.panel.values()] if disputed else []
+    spread = max(spreads, default=0.0)
     metric = primary.get(r.suite)
     change = None
     if base is not None and metric and metric in r.scores and metric in base.scores:
@@ -443,6 +449,11 @@ def _steps(r: ItemResult, priced: bool) -> dict[str, Any] | None:
         for name, value in outputs.items()
     ]
     return {"head": TRACE_HEAD, "rows": rows, "total": total, "outputs": shown}
+
+
+def _disputed(card: Scorecard) -> set[str]:
+    """The items a panel of judges disputes (``PanelAgreement.disputed``)."""
+    return {key for suite in card.suites for p in suite.panel.values() for key in p.disputed}
 
 
 def _samples(samples: list[float]) -> str:

@@ -76,6 +76,28 @@ class Variance:
 
 
 @dataclass(frozen=True)
+class PanelAgreement:
+    """How a panel of judges agreed on one metric over a suite's items (``judge/panel.py``).
+
+    Krippendorff's alpha across the judges, at the ordinal level when every judge's score is
+    a whole number (MARCH's 0-5 criteria with one sample), else at the interval level, with
+    a percentile-bootstrap interval over the items (``report/agreement.py``); n/a, with the
+    reason, where it is undefined. ``disputed``: the items whose judges differ by at least
+    ``threshold`` on the item scale (``--ambig-judge-disagreement`` times its range)."""
+
+    metric: str
+    judges: list[str]
+    items: int  # items the panel scored
+    level: str
+    alpha: float | None
+    low: float | None
+    high: float | None
+    reason: str | None
+    threshold: float
+    disputed: list[str]
+
+
+@dataclass(frozen=True)
 class SuiteCard:
     name: str
     title: str
@@ -90,6 +112,7 @@ class SuiteCard:
     slices: list[Slice] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     variance: dict[str, Variance] = field(default_factory=dict)  # judge metrics sampled K > 1 times
+    panel: dict[str, PanelAgreement] = field(default_factory=dict)  # judge metrics scored by a panel
     protocol: Setup = OPEN_RETRIEVAL  # how the items were put to the system
     profile: str | None = None  # the official scorer the long-answer metrics followed
     outside: dict[str, str] = field(default_factory=dict)  # metrics the run's setting does not report
@@ -176,7 +199,8 @@ class Scorecard:
                     **{
                         k: v
                         for k, v in asdict(card).items()
-                        if k not in ("metrics", "slices", "evidence", "variance", "protocol", "section")
+                        if k
+                        not in ("metrics", "slices", "evidence", "variance", "panel", "protocol", "section")
                     },
                     **_sections(card),
                     "protocol": asdict(card.protocol),
@@ -191,6 +215,7 @@ class Scorecard:
                     ],
                     "evidence": [asdict(e) for e in card.evidence],
                     "variance": {m: asdict(v) for m, v in card.variance.items()},
+                    **({"panel": {m: asdict(v) for m, v in card.panel.items()}} if card.panel else {}),
                     "published": published.compare(card.name, card.protocol),
                 }
                 for card in self.suites
@@ -239,6 +264,7 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
         "slices",
         "evidence",
         "variance",
+        "panel",
         "protocol",
         "section",
     }
@@ -254,6 +280,7 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
             for e in data.get("evidence", ())
         ],
         variance={m: Variance(**v) for m, v in data.get("variance", {}).items()},
+        panel={m: PanelAgreement(**v) for m, v in data.get("panel", {}).items()},
         protocol=setup,
         section=data.get(way.name) if way.has_section else None,
     )
@@ -461,6 +488,7 @@ def build(
                 ],
                 evidence=evidence,
                 variance=_variance(suite_results, name, item_min),
+                panel=_panel(suite_results, (judge or {}).get("panel"), seed, name),
                 protocol=protocol,
                 profile=scorers.profile.title
                 if scorers.profile is not None and suite.suite.uses_profile and not episodic
@@ -548,6 +576,40 @@ def _variance(results: Sequence[ItemResult], suite: str, item_min: Sequence[Any]
             max(spreads),
             sum(s == 0 for s in spreads) / len(spreads),
             straddling,
+        )
+    return out
+
+
+def _panel(
+    results: Sequence[ItemResult], panel: Mapping[str, Any] | None, seed: int, suite: str
+) -> dict[str, PanelAgreement]:
+    """Each panel-judged metric's agreement over the suite's items (:class:`PanelAgreement`)."""
+    if not panel:
+        return {}
+    from .agreement import krippendorff_alpha
+
+    judges = [j["model"] for j in panel["judges"]]
+    out = {}
+    for metric in sorted({m for r in results for m in r.panel}):
+        scored = [r for r in results if len(r.panel.get(metric, ())) == len(judges)]
+        units = [r.panel[metric] for r in scored]
+        level = "ordinal" if all(float(v).is_integer() for u in units for v in u) else "interval"
+        spec = METRICS.get(metric)
+        low_end, high_end = (spec.item_range if spec is not None else None) or (0.0, 1.0)
+        threshold = panel["disagreement"] * (high_end - low_end)
+        alpha = krippendorff_alpha(units, level, seed=stable_seed(seed, suite, "panel", metric))
+        disputed = [r.key for r, u in zip(scored, units, strict=True) if max(u) - min(u) >= threshold]
+        out[metric] = PanelAgreement(
+            metric,
+            judges,
+            len(scored),
+            level,
+            alpha.value,
+            alpha.low,
+            alpha.high,
+            alpha.reason,
+            threshold,
+            disputed,
         )
     return out
 

@@ -293,9 +293,11 @@ def _judge(card: Scorecard) -> list[Note]:
     usage = judge["usage"]
     templates = ", ".join(f"{k} {v}" for k, v in judge["templates"].items())
     fingerprints = ", ".join(usage["fingerprints"]) or "none reported"
+    panel = judge.get("panel")
+    judges = panel["judges"] if panel else [judge]
     cost = (
         f"${usage['cost']:.4f}"
-        if judge["prices_per_million"][0] is not None
+        if all(j["prices_per_million"][0] is not None for j in judges)
         else "no prices given (--ambig-judge-price)"
     )
     samples = (
@@ -303,8 +305,14 @@ def _judge(card: Scorecard) -> list[Note]:
         if judge["samples"] > 1
         else ""
     )
+    who = f"judge: {judge['model']} at {judge['base_url']}"
+    if panel:
+        who = (
+            f"judge panel: {', '.join(j['model'] + ' at ' + j['base_url'] for j in judges)}; "
+            f"an item's score is the {panel['aggregation']} of the judges'"
+        )
     notes = [
-        Note(f"judge: {judge['model']} at {judge['base_url']}{samples}"),
+        Note(f"{who}{samples}"),
         Note(f"templates {templates}; system fingerprints: {fingerprints}", 1),
         Note(
             f"requests {usage['requests']} (+{usage['cached']} from cache), retries {usage['retries']}, "
@@ -364,14 +372,15 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
     blocks.append(note_lines(published_lines(suite, rows), 1))
     if suite.slices:
         blocks += _slices(suite, rows, way.unit, way.slice_heading)
-    variance = note_lines(_variance_lines(suite), 1)
+    variance = note_lines(_variance_lines(suite) + _panel_lines(suite), 1)
     own: list[Block] = []  # the protocol's section
     if suite.section is not None:
         own = way.blocks(suite.section, published.protocol_rows(way.name))
-    if suite.variance:  # the terminal says it before the protocol's section, scorecard.md after
+    judged = suite.variance or suite.panel
+    if judged:  # the terminal says it before the protocol's section, scorecard.md after
         blocks += [Gap(), variance] if not own else [Gap(), Notes(variance.notes, "terminal")]
     blocks += own
-    if suite.variance and own:
+    if judged and own:
         blocks.append(Notes(variance.notes, "markdown"))
     if suite.evidence:
         title = _evidence_title(card)
@@ -449,6 +458,27 @@ def _variance_lines(suite: SuiteCard) -> list[str]:
         )
         if v.straddling:
             line += f"; straddling --ambig-item-min: {', '.join(v.straddling)}"
+        lines.append(line)
+    return lines
+
+
+def _panel_lines(suite: SuiteCard) -> list[str]:
+    """Each panel-judged metric: Krippendorff's alpha across the judges, and the items they dispute."""
+    lines = []
+    for p in suite.panel.values():
+        alpha = "n/a" if p.alpha is None else f"{p.alpha:.3f}"
+        if p.alpha is not None and p.low is not None and p.high is not None:
+            alpha += f" [{p.low:.3f}, {p.high:.3f}]"
+        if p.reason:
+            alpha += f" ({p.reason})"
+        line = (
+            f"judge panel, {METRICS[p.metric].label if p.metric in METRICS else p.metric}: "
+            f"Krippendorff's alpha {alpha}, {p.level}, over {p.items} items; "
+            f"{len(p.disputed)} items where the judges differ by {num(p.threshold, p.metric)} or more"
+        )
+        if p.disputed:
+            more = f" and {len(p.disputed) - 10} more" if len(p.disputed) > 10 else ""
+            line += f": {', '.join(p.disputed[:10])}{more}"
         lines.append(line)
     return lines
 

@@ -176,7 +176,7 @@ class Run:
         if self.judge is not None:
             judge = [models.judge, models.judge_urls() or "", models.judge_samples]
             if len(self.judge.clients) > 1:
-                judge.append(models.judge_panel)
+                judge.append(models.judge_panel)  # the disagreement flagged is no score's
         read: Any = None
         if isinstance(reader, HFReader):
             read = [_stamp([reader.path]), cfg.device]
@@ -208,7 +208,13 @@ class Run:
                 f"--ambig-judge needs {', '.join(missing)}: pip install 'pytest-ambigqa[judge]'"
             )
         models = self.cfg.models
-        return Judge(settings, self.cache_dir, samples=models.judge_samples, panel=models.judge_panel)
+        return Judge(
+            settings,
+            self.cache_dir,
+            samples=models.judge_samples,
+            panel=models.judge_panel,
+            disagreement=models.judge_disagreement,
+        )
 
     def _llm_client(self) -> ChatClient | None:
         """The client of the ``llm:<method>`` systems: the judge's limits, with its own model,
