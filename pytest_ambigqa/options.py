@@ -140,7 +140,6 @@ _OPTIONS = (
         "--ambig-judge-panel",
         "mean|median",
         "how a panel's scores make an item's: the mean, or the median (majority for binary criteria)",
-        "mean",
         choices=("mean", "median"),
     ),
     Option(
