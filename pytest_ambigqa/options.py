@@ -92,6 +92,17 @@ _OPTIONS = (
         choices=("mean", "lower-ci"),
     ),
     Option(
+        "--ambig-sequential",
+        None,
+        "items in a seeded random order; stop as soon as every gate is decided (anytime-valid)",
+    ),
+    Option(
+        "--ambig-sequential-alpha",
+        "ALPHA",
+        "--ambig-sequential: each gate's chance of deciding otherwise than the full run",
+        "0.05",
+    ),
+    Option(
         "--ambig-item-min",
         "[SUITE:]METRIC=VALUE,...",
         "fail an item test whose score is below VALUE (item scale)",

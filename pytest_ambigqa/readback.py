@@ -215,6 +215,30 @@ def _models() -> dict[str, Any]:
         checks: list[Check] = []
         deferred: str | None = None
 
+    class SequentialGate(Model):
+        gate: str
+        suite: str
+        metric: str
+        decision: Literal["pass", "fail"] | None
+        after: count | None
+        seen: count
+        population: count
+        lower: number
+        upper: number
+        bound: number
+        unusable: str | None
+
+    class Sequential(Model):
+        """Where ``--ambig-sequential`` stopped the run (``session/sequential.py``)."""
+
+        alpha: Annotated[float, Field(allow_inf_nan=False, gt=0, lt=1)]
+        stopped_after: count | None
+        evaluated: count
+        skipped: count
+        calls_saved_estimate: count
+        cost_saved_estimate: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
+        gates: list[SequentialGate]
+
     class Card(Model):
         schema_version: int
         system: System
@@ -222,6 +246,7 @@ def _models() -> dict[str, Any]:
         versions: dict[str, str] = {}
         suites: list[Suite]
         gates: Gates
+        sequential: Sequential | None = None
         items: list[Any]  # checked one by one: an error names the item
 
     return {

@@ -157,6 +157,7 @@ class Scorecard:
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
     comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
     started: str | None = None  # when the run began, ISO 8601 UTC: orders runs in a history
+    sequential: dict[str, Any] | None = None  # --ambig-sequential: where its gates were decided
     # The items as the data file has them (question, gold), by key, for report.html's
     # drill-down; not written to scorecard.json, which holds results only.
     gold: Mapping[str, AmbigItem] = field(default_factory=dict, repr=False, compare=False)
@@ -181,6 +182,7 @@ class Scorecard:
             checks=[Check(**c) for c in data["gates"].get("checks", ())],
             gates_deferred=data["gates"].get("deferred"),
             started=_started((data.get("timing") or {}).get("started")),
+            sequential=data.get("sequential"),
         )
 
     def to_json(self, duration: float | None = None, stream: bool = False) -> dict[str, Any]:
@@ -226,6 +228,7 @@ class Scorecard:
                 "checks": [asdict(c) for c in self.checks],
                 "deferred": self.gates_deferred,
             },
+            **({"sequential": self.sequential} if self.sequential is not None else {}),
             "comparison": self.comparison.to_json() if self.comparison is not None else None,
             "items": items if stream else list(items),
             "timing": {"duration": duration, "started": self.started},

@@ -181,7 +181,8 @@ def published_lines(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[str]:
 
 
 def scorecard(card: Scorecard) -> list[Block]:
-    blocks: list[Block] = [Heading("ambigqa scorecard", 1), Notes((*_system(card), *_judge(card)))]
+    notes = (*_system(card), *_judge(card), *_sequential(card))
+    blocks: list[Block] = [Heading("ambigqa scorecard", 1), Notes(notes)]
     for suite in card.suites:
         blocks += _suite(card, suite)
     if card.comparison is not None:
@@ -327,6 +328,43 @@ def _judge(card: Scorecard) -> list[Note]:
             Note(
                 f"G-Eval: deepeval {deepeval['version']} (templates {deepeval['geval_templates']}); "
                 f"CondAmbigQA's published scores used deepeval {deepeval['released_with']}",
+                1,
+            )
+        )
+    return notes
+
+
+def _sequential(card: Scorecard) -> list[Note]:
+    """Where a sequential gate stopped the run, and each gate's confidence sequence there."""
+    record = card.sequential
+    if not record:
+        return []
+    total = record["evaluated"] + record["skipped"]
+    level = f"{1 - record['alpha']:.0%}"
+    if record["stopped_after"] is None:
+        head = f"sequential gates (alpha {record['alpha']:g}): not decided before the end; every item ran"
+    else:
+        cost = f", about ${record['cost_saved_estimate']:.4f}" if record["cost_saved_estimate"] else ""
+        head = (
+            f"sequential gates (alpha {record['alpha']:g}, items in a seeded random order): decided after "
+            f"{record['stopped_after']} items; {record['evaluated']} of {total} evaluated, "
+            f"{record['skipped']} skipped (about {record['calls_saved_estimate']} calls saved{cost})"
+        )
+    notes = [Note(head)]
+    for g in record["gates"]:
+        where = f"{g['suite']} {g['gate']}"
+        if g["decision"] is None:
+            why = f": {g['unusable']}" if g["unusable"] else ""
+            notes.append(
+                Note(
+                    f"{where}: undecided after {g['seen']} of {g['population']}{why}; the full run decides", 1
+                )
+            )
+            continue
+        notes.append(
+            Note(
+                f"{where}: {g['decision'].upper()} after {g['after']} of {g['population']} items, "
+                f"{level} confidence sequence [{g['lower']:.2f}, {g['upper']:.2f}] against {g['bound']:g}",
                 1,
             )
         )
