@@ -172,6 +172,13 @@ _OPTIONS = (
         "--ambig-judge-samples", "K", "judge each output K times with distinct seeds (judge variance)", "1"
     ),
     Option(
+        "--ambig-human-labels",
+        "FILE",
+        "human scores of some items, JSON Lines or a JSON list of {id, suite?, system?, score or "
+        "scores: {judge metric: score}}: the scorecard reports the judge's agreement with them "
+        "(Spearman, Krippendorff's alpha, Cohen's kappa) and the prediction-powered human-scale mean",
+    ),
+    Option(
         "--ambig-max-unscored-rate",
         "R",
         "fail the run if more than this fraction of a metric's items is unscored",

@@ -65,6 +65,7 @@ class RunConfig:
     models: ModelConfig
     retrieval: RetrievalConfig
     gates: GateConfig
+    human_labels: Path | None = None  # --ambig-human-labels (report/calibration.py), read by the controller
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it, one flat mapping (URLs redacted; keys are
@@ -259,6 +260,11 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     name = _protocol(config, rescore, saved)
     protocol = PROTOCOLS[name]
     own = protocol.read_options(config)
+    labels = options.value(config, "--ambig-human-labels")
+    if labels is not None and not protocol.judges_suites:
+        refuse(f"--ambig-human-labels: the {name} protocol's episodes have no judge metric to compare")
+    if labels is not None and not models.judge:
+        refuse("--ambig-human-labels: the labels are compared with the judge's scores; set --ambig-judge")
     metrics = _metrics(options.value(config, "--ambig-metrics"), suites, name)
     system = options.value(config, "--ambig-system")
     if system and system.lower().startswith("llm:") and not models.llm_model:
@@ -310,4 +316,5 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         models=models if protocol.uses_judge(own) else dataclasses.replace(models, judge=None),
         retrieval=RetrievalConfig.read(config, base),
         gates=GateConfig.read(config, base, suites, partial(suite_metrics, protocol=name), metrics),
+        human_labels=base / Path(labels).expanduser() if labels else None,
     )

@@ -14,11 +14,11 @@ import warnings
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import AmbigQAWarning, ScorecardError, SpoolError
+from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
 from ..output import safe_output
 from ..report import ci, pipeline, terminal
 from ..report.saved import read_card
@@ -30,6 +30,9 @@ from .run import Run
 from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
 from .sequential import SKIPPED, SequentialGate
 from .spool import Spool
+
+if TYPE_CHECKING:
+    from ..report.calibration import Label
 
 # Told of each builtin item's result as it arrives: (result, its test report, the report's payload).
 Listener = Callable[[ItemResult, pytest.TestReport, dict[str, Any]], None]
@@ -57,6 +60,14 @@ class ScorecardPlugin:
                 self.baseline = read_card(run.cfg.gates.baseline)
             except ScorecardError as exc:
                 raise pytest.UsageError(f"--ambig-baseline: {exc}") from None
+        self.labels: list[Label] = []
+        if run.cfg.human_labels is not None:  # read before any item runs, as the baseline is
+            from ..report.calibration import read_labels
+
+            try:
+                self.labels = read_labels(run.cfg.human_labels)
+            except UnreadableFile as exc:
+                raise pytest.UsageError(f"--ambig-human-labels: {exc}") from None
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.expected = {item.stash[ITEM_KEY].key for item in session.items if ITEM_KEY in item.stash}
@@ -160,6 +171,14 @@ class ScorecardPlugin:
             protocols={suite.suite.name: run.setup(suite, system["inputs"]) for suite in run.loaded},
         )
         card = dataclasses.replace(card, started=self._began)
+        if cfg.human_labels is not None:
+            from ..report.calibration import calibrate
+
+            metrics = {suite.name: list(suite.metrics) for suite in card.suites}
+            calibration = calibrate(
+                str(cfg.human_labels), self.labels, card.results, metrics, str(system["label"]), cfg.seed
+            )
+            card = dataclasses.replace(card, calibration=calibration)
         deferred = None
         if cfg.shard is not None and not cfg.gates.in_shards:
             number, count = cfg.shard
