@@ -86,7 +86,7 @@ class _Conversation:
 class _Batch:
     id: str
     keys: list[str]
-    mine: bool  # sent by this process: its replies are this run's to account
+    mine: bool  # sent by this process, or by an earlier run: its replies are accounted here
     status: dict[str, Any] = field(default_factory=dict)
 
 
@@ -187,9 +187,9 @@ class BatchState:
         if cache is None:
             return
         with self._lock:
-            for batch, _, keys in cache.batches(self.server, self.client.settings.model):
-                if batch not in self._open:
-                    self._open[batch] = _Batch(batch, keys, mine=False)
+            for batch, run, keys in cache.batches(self.server, self.client.settings.model):
+                if batch not in self._open:  # an earlier run's replies are this run's to account
+                    self._open[batch] = _Batch(batch, keys, mine=run != self.run)
 
     def send(self) -> bool:
         """Submit what was recorded, wait for every open batch (until the wait is over), and
