@@ -102,7 +102,10 @@ def test_in_progress_then_completed_shows_progress(pytester, chat_server):
     chat_server.batch_api.plans = ["in_progress=3"]
     result, card = batched(pytester, chat_server, *MARCH)
     result.stdout.fnmatch_lines(
-        ["ambigqa: judge batch batch_1: 3/6 done, 0 failed (in_progress), *", "*6/6 done, 0 failed (completed)*"]
+        [
+            "ambigqa: judge batch batch_1: 3/6 done, 0 failed (in_progress), *",
+            "*6/6 done, 0 failed (completed)*",
+        ]
     )
     assert judge_of(card)["n"] == 6 and chat_server.batch_api.polls == 4
 
@@ -112,7 +115,11 @@ def test_in_progress_then_completed_shows_progress(pytester, chat_server):
     [
         ("failed-lines=2", 2, "judge batch batch_1: HTTP 500: stand-in line failure"),
         ("expired", 3, "judge batch batch_1 expired before this request was answered (not charged; *"),
-        ("cancelled", 6, "judge batch batch_1 was cancelled before this request was answered (not charged; *"),
+        (
+            "cancelled",
+            6,
+            "judge batch batch_1 was cancelled before this request was answered (not charged; *",
+        ),
         ("partial", 1, "judge batch batch_1 completed without a reply for this request"),
         ("failed", 6, "judge batch batch_1 failed: stand-in: input refused"),
     ],
