@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Deferred, ModelUnavailable
 from ..output import clean, redact, safe_output
+from .chat import REASK, _backoff, _brief, _checked, completion_problem, tokens
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -303,8 +304,6 @@ class BatchState:
 
     def _reply(self, batch: _Batch, key: str, line: dict[str, Any]) -> None:
         """One line of a batch's output or error file, for ``key`` (the lock is held)."""
-        from .chat import REASK, _checked, completion_problem
-
         response = line["response"] if isinstance(line.get("response"), dict) else {}
         body, status = response.get("body"), response.get("status_code")
         problem = completion_problem(body) if status == 200 else "no reply"
@@ -430,8 +429,6 @@ class BatchAPI:
     def _call(self, what: str, request: Callable[[Any], Any]) -> Any:
         import openai
 
-        from .chat import _backoff, _brief
-
         settings = self.client.settings
         waited = 0.0
         last: Exception | None = None
@@ -453,18 +450,6 @@ class BatchAPI:
         assert last is not None
         fault = f"HTTP {status}: {_brief(last)}" if status else f"{type(last).__name__}: {_brief(last)}"
         raise ModelUnavailable(f"batch {what} failed after {settings.max_retries + 1} attempts: {fault}")
-
-
-def tokens(raw: dict[str, Any]) -> tuple[int, int, int]:
-    """A completion's prompt, completion and prompt-cache tokens as the server counted them
-    (0 for any it did not count, or counted as something other than a count)."""
-    from .chat import _count
-
-    counted = raw.get("usage")
-    counted = counted if isinstance(counted, dict) else {}
-    details = counted.get("prompt_tokens_details")
-    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    return _count(counted.get("prompt_tokens")), _count(counted.get("completion_tokens")), cached
 
 
 def _cost(prompt: int, completion: int, price_in: float | None, price_out: float | None) -> float | None:

@@ -24,14 +24,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelGivenUp, ModelUnavailable
 from ..output import clean, redact, safe_output, sent, sent_url
-from .batch import BatchState, tokens
 from .cache import CallCache
 from .structured import REFUSED, Ladder, parse_json, response_format, without_thinking
 from .usage import Usage
+
+if TYPE_CHECKING:
+    from .batch import BatchState
 
 REASK = (
     "Your reply could not be used: {problem}. Reply again with only the JSON object asked for, "
@@ -346,6 +348,16 @@ def _checked(
     except Exception as exc:  # noqa: BLE001 - a check that trips over odd data: the reply is unusable
         problem = f"it has an unexpected shape ({type(exc).__name__})"
     return (data, None) if problem is None else (None, problem)
+
+
+def tokens(raw: dict[str, Any]) -> tuple[int, int, int]:
+    """A completion's prompt, completion and prompt-cache tokens as the server counted them
+    (0 for any it did not count, or counted as something other than a count)."""
+    counted = raw.get("usage")
+    counted = counted if isinstance(counted, dict) else {}
+    details = counted.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    return _count(counted.get("prompt_tokens")), _count(counted.get("completion_tokens")), cached
 
 
 def _count(value: Any) -> int:
