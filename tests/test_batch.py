@@ -15,12 +15,14 @@ from fixtures.servers import SECRET
 from pytest_ambigqa.suites import SUITES
 
 
-def batched(pytester: pytest.Pytester, server, *args: str, report: str = "report", batch: str = "5"):
+def batched(
+    pytester: pytest.Pytester, server, *args: str, report: str = "report", batch: str = "5", url: str = ""
+):
     pytester.makeconftest(GUARD)
     flags = (f"--ambig-judge-batch={batch}", "--ambig-judge-batch-poll=0.01") if batch else ()
     return ambig_run(
         pytester,
-        f"--ambig-judge-base-url={server.url}",
+        f"--ambig-judge-base-url={url or server.url}",
         "--ambig-judge=judge-m",
         "--ambig-judge-timeout=5",
         "--ambig-cache-dir=cache",
@@ -41,11 +43,12 @@ def unscored(card: dict, metric: str = "judge") -> dict[str, str]:
     return {r["item_id"]: r["unscored"][metric] for r in card["items"] if metric in r["unscored"]}
 
 
-def assert_secret_nowhere(pytester: pytest.Pytester, result: pytest.RunResult) -> None:
-    for path in pytester.path.rglob("*"):
-        if path.is_file():
-            assert SECRET.encode() not in path.read_bytes(), path
-    assert SECRET not in result.stdout.str() + result.stderr.str()
+def assert_secret_nowhere(pytester: pytest.Pytester, result: pytest.RunResult, *secrets: str) -> None:
+    for secret in (SECRET, *secrets):
+        for path in pytester.path.rglob("*"):
+            if path.is_file():
+                assert secret.encode() not in path.read_bytes(), path
+        assert secret not in result.stdout.str() + result.stderr.str()
 
 
 def test_one_batch_then_a_free_rerun(pytester, chat_server):
@@ -152,22 +155,24 @@ def test_a_429_on_create_is_retried(pytester, chat_server):
 
 
 def test_a_batch_not_done_in_time_is_collected_later_and_never_paid_twice(pytester, chat_server):
+    """With a password in the judge's URL: the store keeps the URL without it."""
     api = chat_server.batch_api
     api.plans = ["pending"]
-    result, card = batched(pytester, chat_server, *MARCH, batch="0.05")
+    url = chat_server.url.replace("http://", "http://user:hunter2secret@")
+    result, card = batched(pytester, chat_server, *MARCH, batch="0.05", url=url)
     assert set(unscored(card).values()) == {"pending batch batch_1"} and judge_of(card)["n"] == 0
     # Still pending: a run without batch mode asks none of its requests, nor a batch run again.
-    plain, card2 = batched(pytester, chat_server, *MARCH, report="plain", batch="")
+    plain, card2 = batched(pytester, chat_server, *MARCH, report="plain", batch="", url=url)
     assert set(unscored(card2).values()) == {"pending batch batch_1"}
-    later, card3 = batched(pytester, chat_server, *MARCH, report="later", batch="0.05")
+    later, card3 = batched(pytester, chat_server, *MARCH, report="later", batch="0.05", url=url)
     assert set(unscored(card3).values()) == {"pending batch batch_1"}
     assert chat_server.requests == [] and len(api.created) == 1
     api.batches["batch_1"]["plan"] = "completed"  # the server is done now
-    done, card4 = batched(pytester, chat_server, *MARCH, "--ambig-resume", report="done", batch="")
+    done, card4 = batched(pytester, chat_server, *MARCH, "--ambig-resume", report="done", batch="", url=url)
     assert not unscored(card4) and judge_of(card4)["n"] == 6
     assert chat_server.requests == [] and len(api.created) == 1
     assert card4["judge"]["usage"]["batched"] == 6  # collected, and counted, by the run that collected it
-    assert_secret_nowhere(pytester, done)
+    assert_secret_nowhere(pytester, done, "hunter2secret")
 
 
 def test_unusable_replies_are_asked_again_in_the_next_batch(pytester, chat_server):
