@@ -8,10 +8,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fixtures.network import GUARD
 from fixtures.process import ambig_run
 from fixtures.servers import SECRET
+from pytest_ambigqa.models import batch
+from pytest_ambigqa.models.batch import chunks
 from pytest_ambigqa.suites import SUITES
 
 
@@ -238,3 +242,53 @@ def test_500_asqa_items_send_one_batch_and_a_rerun_none(pytester, chat_server):
     again.assert_outcomes(passed=500)
     assert len(api.created) == 1 and chat_server.requests == []
     assert card2["suites"][0]["metrics"]["disambig_f1"] == metric
+
+
+@given(
+    st.lists(st.integers(min_value=1, max_value=40), max_size=60),
+    st.integers(min_value=1, max_value=7),
+    st.integers(min_value=1, max_value=100),
+)
+def test_chunks_keep_the_order_within_the_limits_as_few_as_may_be(sizes, most, size_limit):
+    lines = [(str(n), b"x" * size) for n, size in enumerate(sizes)]
+    found = list(chunks(lines, most, size_limit))
+    assert [line for chunk in found for line in chunk] == lines and all(found)
+    for chunk in found:
+        assert len(chunk) <= most
+        assert sum(len(line) for _, line in chunk) <= size_limit or len(chunk) == 1  # a line too long: alone
+    for chunk, after in zip(found, found[1:], strict=False):  # each full: the next line would not fit
+        assert len(chunk) == most or sum(len(line) for _, line in chunk) + len(after[0][1]) > size_limit
+
+
+def test_requests_sharing_a_prompt_prefix_are_sent_together(pytester, chat_server):
+    batched(pytester, chat_server, "--ambig-suite=march,asqa", "--ambig-system=oracle", "--ambig-limit=3",
+            "--ambig-reader=llm")  # fmt: skip
+    lines = [json.loads(line) for line in chat_server.batch_api.files["file-1"].decode().splitlines()]
+    systems = [line["body"]["messages"][0]["content"] for line in lines]
+    assert len(set(systems)) == 2 and systems == sorted(
+        systems
+    )  # the judge's, then the reader's: each in one run
+    assert [line["body"]["messages"] for line in lines] == sorted(
+        (line["body"]["messages"] for line in lines), key=json.dumps
+    )
+
+
+def test_cached_prompt_tokens_are_shown_for_calls_asked_one_by_one(pytester, chat_server):
+    chat_server.prompt_cache = True
+    result, card = batched(pytester, chat_server, *MARCH, batch="")
+    usage = card["judge"]["usage"]
+    assert usage["requests"] == 6 and 0 < usage["cached_tokens"] < usage["prompt_tokens"]
+    result.stdout.fnmatch_lines(
+        [
+            f"  requests 6 (+0 from cache), *, tokens * in ({usage['cached_tokens']:,} from the server's prompt cache)*"
+        ]
+    )
+    assert "in batches" not in result.stdout.str() and "saved" not in result.stdout.str()
+
+
+def test_a_run_past_the_servers_limit_sends_as_few_batches_as_it_allows(pytester, chat_server, monkeypatch):
+    monkeypatch.setattr(batch, "MAX_REQUESTS", 4)  # OpenAI's is 50,000: the same rule, at 6 requests
+    result, card = batched(pytester, chat_server, *MARCH)
+    api = chat_server.batch_api
+    assert len(api.created) == 2 and len(api.submitted) == 6 and judge_of(card)["n"] == 6
+    result.stdout.fnmatch_lines(["*judge batch batch_1: 4/4 done*", "*judge batch batch_2: 2/2 done*"])

@@ -181,23 +181,25 @@ class BatchState:
 
     # -- the rounds -----------------------------------------------------------------------
 
-    def find(self) -> None:
-        """The batches this server and model hold in the cache file (an earlier run's, or
-        another worker's), to be collected before anything is asked again."""
+    def find(self, wanted: set[str] | frozenset[str] = frozenset()) -> None:
+        """The batches of this server and model the cache file holds, to be collected before
+        anything is asked again: every one an earlier run left, and those another worker of
+        this run sent that hold a ``wanted`` key (the others are that worker's to wait for)."""
         cache = self.client.cache
         if cache is None:
             return
         with self._lock:
             for batch, run, keys in cache.batches(self.server, self.client.settings.model):
-                if batch not in self._open:  # an earlier run's replies are this run's to account
-                    self._open[batch] = _Batch(batch, keys, mine=run != self.run)
+                earlier = run != self.run  # an earlier run's replies are this run's to account
+                if batch not in self._open and (earlier or not wanted.isdisjoint(keys)):
+                    self._open[batch] = _Batch(batch, keys, mine=earlier)
 
     def send(self) -> bool:
         """Submit what was recorded, wait for every open batch (until the wait is over), and
         collect those done. False when there was nothing to send or wait for."""
         if self._deadline is None:
             self._deadline = time.monotonic() + self.settings.wait
-        self.find()
+        self.find(set(self._recorded))
         with self._lock:
             recorded, self._recorded = self._recorded, {}
             held = {k for b in self._open.values() for k in b.keys}
@@ -229,7 +231,7 @@ class BatchState:
 
     def _submit(self, recorded: dict[str, _Request]) -> None:
         ordered = sorted(recorded.items(), key=lambda kv: json.dumps(kv[1].body["messages"]))
-        for chunk in _chunks([(key, _line(key, r.body)) for key, r in ordered]):
+        for chunk in chunks([(key, _line(key, r.body)) for key, r in ordered], MAX_REQUESTS, MAX_BYTES):
             keys = [key for key, _ in chunk]
             try:
                 batch = self.api.submit(b"".join(line for _, line in chunk))
@@ -463,12 +465,15 @@ def _line(key: str, body: dict[str, Any]) -> bytes:
     return (json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _chunks(lines: list[tuple[str, bytes]]) -> Iterator[list[tuple[str, bytes]]]:
-    """The lines in batches within the server's limits (:data:`MAX_REQUESTS`, :data:`MAX_BYTES`)."""
+def chunks(
+    lines: list[tuple[str, bytes]], most: int = MAX_REQUESTS, size_limit: int = MAX_BYTES
+) -> Iterator[list[tuple[str, bytes]]]:
+    """The lines in order, in as few batches as the server's limits allow: each as full as
+    it may be (``most`` lines, ``size_limit`` bytes; a longer line alone, for the server to refuse)."""
     chunk: list[tuple[str, bytes]] = []
     size = 0
     for key, line in lines:
-        if chunk and (len(chunk) == MAX_REQUESTS or size + len(line) > MAX_BYTES):
+        if chunk and (len(chunk) == most or size + len(line) > size_limit):
             yield chunk
             chunk, size = [], 0
         chunk.append((key, line))
