@@ -20,7 +20,7 @@ from pytest_ambigqa.suites import SUITES
 
 
 def batched(
-    pytester: pytest.Pytester, server, *args: str, report: str = "report", batch: str = "5", url: str = ""
+    pytester: pytest.Pytester, server, *args: str, report: str = "report", batch: str = "60", url: str = ""
 ):
     pytester.makeconftest(GUARD)
     flags = (f"--ambig-judge-batch={batch}", "--ambig-judge-batch-poll=0.01") if batch else ()
@@ -70,7 +70,7 @@ def test_one_batch_then_a_free_rerun(pytester, chat_server):
     assert usage["cost"] > 0 and usage["saved"] == pytest.approx(usage["cost"])
     result.stdout.fnmatch_lines(
         [
-            "ambigqa: judge batch batch_1: 6/6 done, 0 failed (completed), * s of 5 s",
+            "ambigqa: judge batch batch_1: 6/6 done, 0 failed (completed), * s of 60 s",
             "  requests 0 (+0 from cache) and 6 in batches, retries 0, re-asked 0, "
             "tokens * in (* from the server's prompt cache) / * out, cost $0.0*, $0.0* saved by the batch price",
         ]

@@ -108,9 +108,8 @@ class BatchState:
         self._pending: dict[str, str] = {}  # keys of batches not done in time, and their batch
         self._replies: dict[str, list[dict[str, Any]]] = {}  # collected, not yet accounted to an item
         self._open: dict[str, _Batch] = {}  # batches sent or found, not yet collected
+        self._held: dict[str, str] = {}  # the keys of the open batches, and their batch
         self._deadline: float | None = None
-        self.sent_batches = 0
-        self.sent_requests = 0
 
     # -- in the chat client ---------------------------------------------------------------
 
@@ -141,7 +140,7 @@ class BatchState:
                 raise ModelUnavailable(reason)
             if key in self._pending:
                 raise ModelUnavailable(f"pending batch {self._pending[key]}")
-            waiting = next((b.id for b in self._open.values() if key in b.keys), None)
+            waiting = self._held.get(key)
             if recording is None:
                 if waiting is not None:
                     raise ModelUnavailable(f"pending batch {waiting}")
@@ -192,7 +191,7 @@ class BatchState:
             for batch, run, keys in cache.batches(self.server, self.client.settings.model):
                 earlier = run != self.run  # an earlier run's replies are this run's to account
                 if batch not in self._open and (earlier or not wanted.isdisjoint(keys)):
-                    self._open[batch] = _Batch(batch, keys, mine=earlier)
+                    self._opened(_Batch(batch, keys, mine=earlier))
 
     def send(self) -> bool:
         """Submit what was recorded, wait for every open batch (until the wait is over), and
@@ -202,8 +201,7 @@ class BatchState:
         self.find(set(self._recorded))
         with self._lock:
             recorded, self._recorded = self._recorded, {}
-            held = {k for b in self._open.values() for k in b.keys}
-            recorded = {k: r for k, r in recorded.items() if k not in held}
+            recorded = {k: r for k, r in recorded.items() if k not in self._held}
         if not recorded and not self._open:
             return False
         if recorded and time.monotonic() >= self._deadline:
@@ -243,10 +241,13 @@ class BatchState:
             if cache is not None:
                 cache.add_batch(batch["id"], self.server, self.client.settings.model, self.run, keys)
             with self._lock:
-                self._open[batch["id"]] = _Batch(batch["id"], keys, mine=True, status=batch)
+                self._opened(_Batch(batch["id"], keys, mine=True, status=batch))
                 self._sent.update((k, recorded[k]) for k in keys)
-            self.sent_batches += 1
-            self.sent_requests += len(keys)
+
+    def _opened(self, batch: _Batch) -> None:
+        """A batch to wait for (the lock is held)."""
+        self._open[batch.id] = batch
+        self._held.update(dict.fromkeys(batch.keys, batch.id))
 
     def _wait(self) -> None:
         """Poll the open batches until each is finished or the wait is over; collect the finished."""
@@ -269,6 +270,7 @@ class BatchState:
             for batch in self._open.values():  # not done in time: kept for a later run
                 self._pending.update(dict.fromkeys(batch.keys, batch.id))
             self._open.clear()
+            self._held.clear()
 
     def _collect(self, batch: _Batch) -> None:
         """Fill the cache from a finished batch's files; every key not filled keeps why."""
@@ -289,8 +291,10 @@ class BatchState:
                 line = lines.get(key)
                 if line is not None:
                     self._reply(batch, key, line)
-                elif problem is not None:
-                    self._reasons[key] = f"judge batch {batch.id} {state}, but {problem}"
+                elif problem is not None:  # charged, perhaps: kept for a later run to read again
+                    self._reasons[key] = (
+                        f"judge batch {batch.id} {state}, but {problem} (a later run reads it again)"
+                    )
                 elif state in NOT_CHARGED:
                     self._reasons[key] = (
                         f"judge batch {batch.id} {NOT_CHARGED[state]} "
@@ -301,7 +305,9 @@ class BatchState:
                 else:
                     self._reasons[key] = f"judge batch {batch.id} {state} without a reply for this request"
             del self._open[batch.id]
-        if cache is not None:
+            for key in batch.keys:
+                self._held.pop(key, None)
+        if cache is not None and problem is None:
             cache.drop_batch(batch.id)
 
     def _reply(self, batch: _Batch, key: str, line: dict[str, Any]) -> None:
