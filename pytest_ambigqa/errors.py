@@ -28,6 +28,8 @@ Unavailable               a model, device or index the run needs
                           no usable reply                            SystemFailure; a UserFailure
 - - - ModelGivenUp       given up earlier in the run: no call made  the same; an ``llm:`` item says it
                                                                      made no call
+- - - Deferred           a judge call recorded for a batch, not     caught by the batch rounds
+                          sent (``models/batch.py``)                 (``judge/batch.py``); never reported
 - RetrieverUnavailable    the retriever cannot be opened             the error of each item needing it
 - DeviceUnavailable       ``--ambig-device`` names an absent GPU     ``session/``: a usage error
 - ModelNotFound           the embedder is not on this machine        ``--ambig-embedder``'s usage error
@@ -124,6 +126,12 @@ class ModelUnavailable(ScorerUnavailable):
 class ModelGivenUp(ModelUnavailable):
     """The chat model was given up earlier in the run (a dead server, a refused key): no call
     was made for this one."""
+
+
+class Deferred(ModelUnavailable):
+    """A judge call recorded for the server's batch API instead of sent (batch judging's
+    recording rounds): the scorer stops as if unavailable, and is run again once the batch
+    has filled the cache."""
 
 
 class RetrieverUnavailable(Unavailable):

@@ -179,6 +179,18 @@ _OPTIONS = (
         "(Spearman, Krippendorff's alpha, Cohen's kappa) and the prediction-powered human-scale mean",
     ),
     Option(
+        "--ambig-judge-batch",
+        "SECONDS",
+        "judge through the server's batch API (OpenAI's: half price), waiting up to SECONDS for it; what "
+        "is not done by then is unscored, and collected by a later run",
+    ),
+    Option(
+        "--ambig-judge-batch-price",
+        "IN,OUT",
+        "$ per million tokens of batch requests (default: half of --ambig-judge-price, OpenAI's discount)",
+    ),
+    Option("--ambig-judge-batch-poll", "SECONDS", "how often a batch's progress is asked for", "10"),
+    Option(
         "--ambig-max-unscored-rate",
         "R",
         "fail the run if more than this fraction of a metric's items is unscored",

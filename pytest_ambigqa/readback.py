@@ -77,6 +77,9 @@ def _models() -> dict[str, Any]:
         prompt_tokens: count = 0
         completion_tokens: count = 0
         cost: number = 0.0
+        cached_tokens: count = 0
+        batched: count = 0
+        saved: number = 0.0
         fingerprints: list[str] = []
 
     class Calls(Usage):

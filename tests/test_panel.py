@@ -211,3 +211,25 @@ def test_a_damaged_panel_entry_is_refused_when_read_back(pytester, chat_server):
     card["items"][0]["panel"]["judge"] = [1.0, 7.0]  # off the 0-5 scale
     with pytest.raises(Invalid, match=r"panel\.judge"):
         check_scorecard(card)
+
+
+def test_a_panel_judges_in_batches_as_it_judges_call_by_call(pytester, chat_server):
+    """``--ambig-judge-batch`` with a panel: one batch per judge in one round, the same panel
+    scores as call by call, and a rerun sends nothing."""
+    args = ("--ambig-judge=panel-a,panel-b", f"--ambig-judge-base-url={chat_server.url}", "--ambig-limit=5")
+    direct, one_by_one = run_panel(pytester, *args, report="direct")
+    assert direct.ret == 0
+    pytester.path.joinpath("cache").rename(pytester.path / "cache-direct")  # nothing cached for the batch run
+    chat_server.requests.clear()
+    batched = ("--ambig-judge-batch=60", "--ambig-judge-batch-poll=0.01")
+    result, card = run_panel(pytester, *args, *batched, report="batched")
+    assert result.ret == 0, result.stdout.str()
+    api = chat_server.batch_api
+    assert chat_server.requests == [] and len(api.created) == 2  # each judge's requests, one batch each
+    uploaded = [json.loads(line) for f in api.files.values() for line in f.decode().splitlines()]
+    models = sorted(line["body"]["model"] for line in uploaded if "body" in line)  # not the outputs
+    assert models == ["panel-a"] * 5 + ["panel-b"] * 5
+    assert [i["panel"] for i in card["items"]] == [i["panel"] for i in one_by_one["items"]]
+    assert suite(card)["panel"] == suite(one_by_one)["panel"]
+    again, _ = run_panel(pytester, *args, *batched, report="again")
+    assert again.ret == 0 and len(api.created) == 2 and chat_server.requests == []

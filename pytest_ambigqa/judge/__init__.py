@@ -110,14 +110,17 @@ class Judge:
         """``judge`` by this model, or by each of the panel's, whose judgements are combined."""
         if len(self.clients) == 1:
             return judge(self)
+        from ..models.batch import Deferrals
         from .panel import combine
 
         judged = []
+        deferrals = Deferrals()  # batch judging records every judge's calls in one round
         for member in self._members():
             try:
-                judged.append(judge(member))
+                judged.append(deferrals.call(judge, member))
             except ModelUnavailable as exc:  # the panel needs every judge: name the one that failed
                 raise type(exc)(f"panel judge {member.client.settings.model}: {exc}") from None
+        deferrals.close()
         return combine(judged, self.panel)
 
     def march(self, item: AmbigItem, text: str, usage: Usage) -> Judgement:

@@ -8,6 +8,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from ..metrics.conditional import PairScores, Setting, citation_precision, greedy_match, item_scores
+from ..models.batch import Deferrals
 from ..models.usage import Usage
 from ..schema import AmbigItem, GeneratedInterpretation
 from .geval import ANSWER, CONDITION
@@ -55,19 +56,49 @@ def judgement(
     samples: dict[str, list[float]] = {}
     units: list[list[float]] = []
     matched: list[dict[str, Any]] = []
+    # Batch judging records, per seed, the calls of the first generated pair whose scores are
+    # not in the cache yet; the pairs after it depend on its match, so wait for a later round.
+    seeds = Deferrals()
     for seed in judge.seeds:
+        row = Deferrals()
 
-        def score(g: int, k: int, seed: int = seed) -> PairScores:
+        def score(g: int, k: int, seed: int = seed, row: Deferrals = row) -> PairScores:
+            row.before(g)
             pair, prop = pairs[g], gold[k]
             condition = 0.0
             if setting.weights[0]:
-                condition = judge.geval(
-                    CONDITION, source, pair.condition or "", prop.condition or "", seed, usage
+                condition = row.call(
+                    judge.geval,
+                    CONDITION,
+                    source,
+                    pair.condition or "",
+                    prop.condition or "",
+                    seed,
+                    usage,
+                    default=0.0,
+                    at=g,
                 )
-            answer = judge.geval(ANSWER, source, pair.answer, prop.short_answers[0], seed, usage)
+            answer = row.call(
+                judge.geval,
+                ANSWER,
+                source,
+                pair.answer,
+                prop.short_answers[0],
+                seed,
+                usage,
+                default=0.0,
+                at=g,
+            )
             return PairScores(condition, answer, citation_precision(pair.citations, prop.passage_ids))
 
-        matches = greedy_match(setting, len(pairs), len(gold), score)
+        def matched_all(score=score, row: Deferrals = row):
+            found = greedy_match(setting, len(pairs), len(gold), score)
+            row.close()
+            return found
+
+        matches = seeds.call(matched_all)
+        if matches is None:
+            continue
         if not matched:  # the first seed's matching, for the report
             matched = [
                 {"pair": g, "gold": k, **({} if s is None else dataclasses.asdict(s))}
@@ -78,5 +109,6 @@ def judgement(
             samples.setdefault(metric, []).append(value)
         if "answer" in scores.units:
             units.append(scores.units["answer"])
+    seeds.close()
     pooled = {"answer": [sum(u) / len(u) for u in zip(*units, strict=True)]} if units else {}
     return Judgement(samples, pooled, {"matches": matched})

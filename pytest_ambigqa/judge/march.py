@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+from ..models.batch import Deferrals
 from ..models.usage import Usage
 from ..schema import AmbigItem
 from .judgement import Judgement
@@ -89,8 +90,12 @@ def scores(data: dict[str, int]) -> dict[str, float]:
 def judgement(judge: Judge, item: AmbigItem, text: str, usage: Usage) -> Judgement:
     """The four criteria for ``text``, once per judge seed (judge variance with K samples)."""
     samples: dict[str, list[float]] = {}
+    deferrals = Deferrals()  # batch judging records every seed's call in one round
     for seed in judge.seeds:
-        data, _ = judge.client.chat_json(messages(item, text), check, usage, seed=seed)
-        for metric, value in scores(data).items():
+        reply = deferrals.call(judge.client.chat_json, messages(item, text), check, usage, seed=seed)
+        if reply is None:
+            continue
+        for metric, value in scores(reply[0]).items():
             samples.setdefault(metric, []).append(value)
+    deferrals.close()
     return Judgement(samples)

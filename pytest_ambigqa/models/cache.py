@@ -2,7 +2,9 @@
 
 A row is one chat completion, keyed by a hash of the base URL and the full request
 (model, messages, temperature, seed, ...). The API key is not part of the request and is
-never stored.
+never stored. Beside the calls, the batches of judge requests sent to the server's batch
+API and not yet collected (``models/batch.py``): their ids and request keys, so that a later
+run collects them instead of asking (and paying) again.
 """
 
 from __future__ import annotations
@@ -19,9 +21,17 @@ from typing import Any
 from ..errors import AmbigQAWarning
 from ..store.sqlite import open_database
 
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, reply TEXT NOT NULL, created REAL NOT NULL);"
-)
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, reply TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY,            -- the server's batch id
+    server TEXT NOT NULL,           -- its base URL, without credentials
+    model TEXT NOT NULL,
+    run TEXT NOT NULL,              -- the run that sent it
+    keys TEXT NOT NULL,             -- JSON: the keys of its requests
+    created REAL NOT NULL
+);
+"""
 
 
 class CallCache:
@@ -72,13 +82,51 @@ class CallCache:
         return reply if isinstance(reply, dict) else None
 
     def put(self, key: str, reply: dict[str, Any]) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO calls (key, reply, created) VALUES (?, ?, ?)",
+            (key, json.dumps(reply), time.time()),
+        )
+
+    def batches(self, server: str, model: str) -> list[tuple[str, str, list[str]]]:
+        """The uncollected batches sent to ``server`` for ``model``: (id, run, request keys).
+        A row that cannot be read back is left out (its requests are asked again)."""
+        with self._lock:
+            if self._db is None:
+                return []
+            try:
+                rows = self._db.execute(
+                    "SELECT id, run, keys FROM batches WHERE server = ? AND model = ? ORDER BY created",
+                    (server, model),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                self._off(exc)
+                return []
+        found = []
+        for batch, run, keys in rows:
+            try:
+                keys = json.loads(keys)
+            except (TypeError, ValueError, RecursionError):
+                continue
+            if isinstance(batch, str) and isinstance(keys, list) and all(isinstance(k, str) for k in keys):
+                found.append((batch, str(run), keys))
+        return found
+
+    def add_batch(self, batch: str, server: str, model: str, run: str, keys: list[str]) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO batches (id, server, model, run, keys, created) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (batch, server, model, run, json.dumps(keys), time.time()),
+        )
+
+    def drop_batch(self, batch: str) -> None:
+        """A batch collected (done, failed, expired or cancelled): its keys are free again."""
+        self._write("DELETE FROM batches WHERE id = ?", (batch,))
+
+    def _write(self, sql: str, args: tuple) -> None:
         with self._lock:
             if self._db is None:
                 return
             try:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO calls (key, reply, created) VALUES (?, ?, ?)",
-                    (key, json.dumps(reply), time.time()),
-                )
+                self._db.execute(sql, args)
             except (sqlite3.Error, OSError) as exc:
                 self._off(exc)

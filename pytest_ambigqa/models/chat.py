@@ -24,13 +24,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelGivenUp, ModelUnavailable
 from ..output import clean, redact, safe_output, sent, sent_url
 from .cache import CallCache
 from .structured import REFUSED, Ladder, parse_json, response_format, without_thinking
 from .usage import Usage
+
+if TYPE_CHECKING:
+    from .batch import BatchState
 
 REASK = (
     "Your reply could not be used: {problem}. Reply again with only the JSON object asked for, "
@@ -110,6 +113,7 @@ class ChatClient:
         self._dead: str | None = None  # why the model cannot answer at all (auth, dead server)
         self._failing = 0  # calls in a row that found no server or no model
         self.structured = Ladder()  # how this server takes a call that needs structure
+        self.batch: BatchState | None = None  # batch judging (``batch.py``), or batches to collect
 
     @property
     def client(self):
@@ -145,7 +149,8 @@ class ChatClient:
         a reply that holds no JSON at all (a step whose paper output is prose), checked
         alike. Only a reply that passed is cached, under the first request (the structured
         output asked for is not part of the key), so a re-run reads the usable answer and
-        nothing else.
+        nothing else. With batch judging (``self.batch``) a miss may be recorded for the
+        batch instead of sent, or refused with why the batch left it unanswered.
         """
         key = self._key(messages, seed, params)
         if self.cache is not None:
@@ -153,8 +158,11 @@ class ChatClient:
             if hit is not None and completion_problem(hit) is None:
                 data, problem = _checked(hit, check, prose)
                 if problem is None:
-                    usage.cached += 1
+                    if self.batch is None or not self.batch.account(key, usage):
+                        usage.cached += 1
                     return data, hit
+        if self.batch is not None and schema is None:
+            self.batch.missed(key, self._request(messages, seed, params), check, prose, usage)
         conversation = list(messages)
         problem = "no reply"
         for attempt in range(self.settings.max_reasks + 1):
@@ -241,11 +249,10 @@ class ChatClient:
         usage.requests += 1
         message = raw["choices"][0]["message"] if raw.get("choices") else {}
         usage.last_reply = message.get("content") if isinstance(message, dict) else None
-        tokens = raw.get("usage")
-        tokens = tokens if isinstance(tokens, dict) else {}
-        prompt, completion = (_count(tokens.get(k)) for k in ("prompt_tokens", "completion_tokens"))
+        prompt, completion, cached = tokens(raw)
         usage.prompt_tokens += prompt
         usage.completion_tokens += completion
+        usage.cached_tokens += cached
         price_in, price_out = self.settings.price_in, self.settings.price_out
         if price_in is not None and price_out is not None:
             usage.cost += (prompt * price_in + completion * price_out) / 1_000_000
@@ -341,6 +348,16 @@ def _checked(
     except Exception as exc:  # noqa: BLE001 - a check that trips over odd data: the reply is unusable
         problem = f"it has an unexpected shape ({type(exc).__name__})"
     return (data, None) if problem is None else (None, problem)
+
+
+def tokens(raw: dict[str, Any]) -> tuple[int, int, int]:
+    """A completion's prompt, completion and prompt-cache tokens as the server counted them
+    (0 for any it did not count, or counted as something other than a count)."""
+    counted = raw.get("usage")
+    counted = counted if isinstance(counted, dict) else {}
+    details = counted.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    return _count(counted.get("prompt_tokens")), _count(counted.get("completion_tokens")), cached
 
 
 def _count(value: Any) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import options
 from ..output import redact
+from .batch import BatchSettings
 from .chat import ChatSettings
 
 _DEFAULTS = ChatSettings("", None)
@@ -32,6 +33,9 @@ class ModelConfig:
     judge_panel: str = "mean"
     judge_disagreement: float = 0.4  # a panel's spread, as a share of the metric's scale, flagged
     judge_concurrency: int = _DEFAULTS.concurrency
+    judge_batch: float | None = None  # seconds to wait for the batch; None: no batch judging
+    judge_batch_price: tuple[float, float] | None = None
+    judge_batch_poll: float = 10.0
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_price: tuple[float, float] | None = None
@@ -75,6 +79,16 @@ class ModelConfig:
                 high=1,
             ),
             judge_concurrency=count("--ambig-judge-concurrency", 1, options.MAX_THREADS),
+            judge_batch=optional("--ambig-judge-batch", float, options.MAX_SECONDS),
+            judge_batch_price=options.price(
+                "--ambig-judge-batch-price", options.value(config, "--ambig-judge-batch-price")
+            ),
+            judge_batch_poll=options.number(
+                "--ambig-judge-batch-poll",
+                options.text(config, "--ambig-judge-batch-poll"),
+                low=0.001,
+                high=options.MAX_SECONDS,
+            ),
             llm_model=options.value(config, "--ambig-llm-model"),
             llm_base_url=options.value(config, "--ambig-llm-base-url"),
             llm_price=options.price("--ambig-llm-price", options.value(config, "--ambig-llm-price")),
@@ -98,6 +112,17 @@ class ModelConfig:
             self._settings(model, url, price, self.judge_concurrency, seed)
             for (model, url), price in zip(models, prices, strict=True)
         ]
+
+    def batch_settings(self) -> BatchSettings | None:
+        """Batch judging's (None: the judge is asked call by call). The batch price is half
+        the judge's unless given: OpenAI's Batch API costs 50% of the synchronous price."""
+        if self.judge_batch is None:
+            return None
+        price = self.judge_batch_price
+        if price is None and self.judge_price is not None:
+            price = (self.judge_price[0] / 2, self.judge_price[1] / 2)
+        price_in, price_out = price or (None, None)
+        return BatchSettings(self.judge_batch, self.judge_batch_poll, price_in, price_out)
 
     def llm_settings(self, seed: int, concurrency: int) -> ChatSettings | None:
         """The ``llm:`` systems' client settings, sized for ``concurrency`` items at once."""

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..metrics.profiles import PROFILES, ScorerProfile
+from .batch import Deferrals
 from .local import offline_transformers, pick_device
 from .usage import Usage
 
@@ -63,14 +64,16 @@ class LLMReader:
     def read(self, questions: Sequence[str], context: str, usage: Usage | None = None) -> list[str]:
         usage = usage if usage is not None else Usage()
         answers = []
+        deferrals = Deferrals()  # batch judging records every question's call in one round
         for question in questions:
             messages = [
                 {"role": "system", "content": LLM_READER_SYSTEM},
                 {"role": "user", "content": f"Context: {context}\n\nQuestion: {question}"},
             ]
-            data, _ = self.judge.client.chat_json(messages, _check_answer, usage)
-            span = data["answer"].strip()
+            reply = deferrals.call(self.judge.client.chat_json, messages, _check_answer, usage)
+            span = reply[0]["answer"].strip() if reply is not None else ""
             answers.append(span if span and span in context else "")  # not in the context: no answer
+        deferrals.close()
         return answers
 
 

@@ -307,6 +307,14 @@ def _judge(card: Scorecard) -> list[Note]:
         if all(j["prices_per_million"][0] is not None for j in judges)
         else "no prices given (--ambig-judge-price)"
     )
+    # Batch judging (models/batch.py) and the server's prompt cache, said only where they were used.
+    batched = f" and {usage['batched']} in batches" if usage.get("batched") else ""
+    cached = (
+        f" ({usage['cached_tokens']:,} from the server's prompt cache)" if usage.get("cached_tokens") else ""
+    )
+    saved = ""
+    if usage.get("batched") and judge["prices_per_million"][0] is not None:
+        saved = f", ${usage.get('saved', 0.0):.4f} saved by the batch price"
     samples = (
         f", {judge['samples']} samples per judgement (seeds from {judge['seed']})"
         if judge["samples"] > 1
@@ -322,9 +330,10 @@ def _judge(card: Scorecard) -> list[Note]:
         Note(f"{who}{samples}"),
         Note(f"templates {templates}; system fingerprints: {fingerprints}", 1),
         Note(
-            f"requests {usage['requests']} (+{usage['cached']} from cache), retries {usage['retries']}, "
-            f"re-asked {usage['reasks']}, tokens {usage['prompt_tokens']:,} in / "
-            f"{usage['completion_tokens']:,} out, cost {cost}",
+            f"requests {usage['requests']} (+{usage['cached']} from cache){batched}, "
+            f"retries {usage['retries']}, re-asked {usage['reasks']}, "
+            f"tokens {usage['prompt_tokens']:,} in{cached} / {usage['completion_tokens']:,} out, "
+            f"cost {cost}{saved}",
             1,
         ),
     ]

@@ -65,6 +65,8 @@ class Run:
         self._temporary_cache: Path | None = None
         self.cache_dir = self._choose_cache_dir()
         self.judge = self._judge()
+        if cfg.models.judge_batch is not None and self.judge is None:
+            raise pytest.UsageError("--ambig-judge-batch: batch judging needs a judge (--ambig-judge)")
         self.scorers = Scorers(
             reader=self._reader(),
             judge=self.judge,

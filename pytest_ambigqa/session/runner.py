@@ -3,6 +3,7 @@ tests ask, the pool that asks ahead, and what each test report carries to the co
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import threading
@@ -14,6 +15,7 @@ import pytest
 
 from ..errors import AmbigQAWarning
 from ..evaluate import Evaluator
+from ..judge import batch
 from ..metrics import METRICS
 from ..models.reader import HFReader
 from ..output import bounded, cut, json_text, safe_output
@@ -46,6 +48,8 @@ class Runner:
         self._warming_lock = threading.Lock()
         self._order: list[str] = []  # keys of the builtin items this process runs, in their order
         self._dealer: DealScheduling | None = None  # the xdist controller's, when it deals
+        self._priming: batch.Priming | None = None  # batch judging's first phase (judge/batch.py)
+        self._batch_checked = False  # the judge's batches looked for (collected, or sent and waited for)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = session.items if self.run.dealt is None else share(session.items, *self.run.dealt)
@@ -57,7 +61,8 @@ class Runner:
         answers; when its pool asks ahead, its slot in the deal (session/deal.py)."""
         node.workerinput["ambigqa_run"] = self.run.run_id
         node.workerinput["ambigqa_cache"] = str(self.run.cache_dir)
-        if self._dealer is None and self.run.cfg.concurrency > 1 and deals(self.run.config):
+        asks_ahead = self.run.cfg.concurrency > 1 or self.run.cfg.models.judge_batch is not None
+        if self._dealer is None and asks_ahead and deals(self.run.config):
             self._dealer = DealScheduling(self.run.config, node.workerinput["workercount"])
         if self._dealer is not None:
             node.workerinput[DEAL_INPUT] = self._dealer.seat(node)
@@ -105,8 +110,17 @@ class Runner:
         return system
 
     def result_for(self, item: AmbigItem, system: System) -> ItemResult:
-        """The item's result: from the pool when it runs ahead, else evaluated now."""
+        """The item's result: from batch judging's first phase, from the pool when it runs
+        ahead, else evaluated now."""
         run = self.run
+        if not self._batch_checked:
+            self._batch_checked = True
+            self._batch(item, system)
+        if self._priming is not None:
+            primed = self._priming.take(item)
+            if primed is None:
+                return self.evaluator.evaluate(item, system)
+            return primed if isinstance(primed, ItemResult) else primed()
         # Without the store's claims, the pools of xdist workers would ask each other's items.
         shared = not self.evaluator.context.claims or self.store.get() is not None
         if run.cfg.concurrency > 1 and self._pool is None and shared:
@@ -136,6 +150,46 @@ class Runner:
         result = result if result is not None else self.evaluator.evaluate(item, system)
         self._say_died()  # in the test that first meets it: pytest's summary lists it
         return result
+
+    def _batch(self, item: AmbigItem, system: System) -> None:
+        """Before the first result: the judge's batches. Without batch mode, those an earlier
+        run left are collected (a request pending in one is never asked again); with it, the
+        items from ``item`` on are answered and their judge requests sent as batches."""
+        run = self.run
+        if run.judge is None:
+            return
+        settings = run.cfg.models.batch_settings()
+        states = batch.attach(run.judge.clients, settings, run.run_id)  # a panel's every judge
+        if settings is None:
+            return
+        if run.in_worker and run.dealt is None:
+            warnings.warn(
+                AmbigQAWarning(
+                    "--ambig-judge-batch: with a --dist of your own no worker knows its items ahead, "
+                    "so this worker asks the judge call by call (leave --dist to its default)"
+                ),
+                stacklevel=3,
+            )
+            for state in states:
+                state.client.batch = None
+            return
+        for state in states:
+            state.say = self._say
+        self._priming = batch.Priming(states, run.cfg.concurrency)
+        ahead = self._order[self._order.index(item.key) :] if item.key in self._order else [item.key]
+        self._priming.run(
+            [run.by_key[k] for k in ahead], functools.partial(self.evaluator.prepare, system=system)
+        )
+
+    def _say(self, text: str) -> None:
+        """A line of batch progress on the terminal (a plain run's; a worker has none)."""
+        config = self.run.config
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or self.run.in_worker:
+            return
+        capture = config.pluginmanager.get_plugin("capturemanager")
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            reporter.write_line(f"ambigqa: {safe_output(text)}")
 
     def in_flight(self) -> int:
         """Items this process's pool is asking or scoring now (0 without a pool)."""
