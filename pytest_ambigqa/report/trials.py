@@ -56,11 +56,12 @@ def variance(values: Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class TrialMetric:
-    """One metric over a suite's repeated trials. ``items``: those whose every trial has a score
-    of it (the statistics here are over them; a metric no item has is left out); ``variance``: the mean over them of the
-    variance of an item's trial scores, item scale; for a 0/1 metric, ``pass_at`` and
-    ``pass_all`` (pass^k) for k = 1..K on the printed scale, with the 95% bootstrap interval
-    (resampling items) of pass@K and pass^K, and ``flaky``: the items whose trials disagree."""
+    """One metric over a suite's repeated trials. ``items``: those whose every trial has a
+    score of it (the statistics here are over them; a metric no item has is left out);
+    ``variance``: the mean over them of the variance of an item's trial scores, item scale;
+    for a 0/1 metric, ``pass_at`` and ``pass_all`` (pass^k) for k = 1..K on the printed
+    scale, with the 95% bootstrap interval (resampling items) of pass@K and pass^K, and
+    ``flaky``: the items whose trials disagree."""
 
     metric: str
     items: int
@@ -108,13 +109,16 @@ def repeats(results: Sequence[ItemResult], metrics: Sequence[str], k: int, seed:
             passes = [int(sum(v)) for v in values]
             at = [[pass_at_k(k, c, j) for c in passes] for j in range(1, k + 1)]
             every = [[pass_hat_k(k, c, j) for c in passes] for j in range(1, k + 1)]
-            factor, where = spec.factor, (seed, suite, "trials", metric)
+            factor, where = (
+                spec.factor,
+                stable_seed(seed, suite, "trials", metric),
+            )  # one draw of items for both
             entry = TrialMetric(
                 *(entry.metric, entry.items, entry.variance, entry.max_variance),
                 pass_at=[math.fsum(v) / len(v) * factor for v in at],
                 pass_all=[math.fsum(v) / len(v) * factor for v in every],
-                pass_at_interval=_interval(at[-1], factor, stable_seed(*where, "@")),
-                pass_all_interval=_interval(every[-1], factor, stable_seed(*where, "^")),
+                pass_at_interval=_interval(at[-1], factor, where),
+                pass_all_interval=_interval(every[-1], factor, where),
                 flaky=[r.key for (r, _), c in zip(complete, passes, strict=True) if 0 < c < k],
             )
         out[metric] = entry
