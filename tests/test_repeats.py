@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fixtures.process import ambig_run, run_pytest
+from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.errors import Invalid
 from pytest_ambigqa.readback import check_scorecard
 from pytest_ambigqa.report.trials import pass_at_k, pass_hat_k, variance
@@ -236,3 +237,13 @@ def test_a_repeated_scorecard_is_read_back_and_damage_is_refused(systems):
     card["suites"][0]["repeats"]["metrics"]["str_hit"]["pass_all"][0] = float("nan")
     with pytest.raises(Invalid, match="is not a finite number"):
         check_scorecard(card)
+
+
+def test_shards_of_repeated_trials_merge_into_the_whole(systems):
+    _, whole = run(systems, "coin", "--ambig-repeats=2", report="whole")
+    for n in (1, 2):
+        run(systems, "coin", "--ambig-repeats=2", f"--ambig-shard={n}/2", report=f"shard{n}")
+    assert cli(["merge", "shard1/scorecard.json", "shard2/scorecard.json", "-o", "merged"]) == 0
+    card = json.loads((systems.path / "merged" / "scorecard.json").read_text())
+    assert card["suites"][0]["repeats"] == whole["suites"][0]["repeats"]
+    assert card["suites"][0]["metrics"] == whole["suites"][0]["metrics"]
