@@ -105,6 +105,17 @@ _OPTIONS = (
         choices=("mean", "lower-ci"),
     ),
     Option(
+        "--ambig-sequential",
+        None,
+        "items in a seeded random order; stop as soon as every gate is decided (anytime-valid)",
+    ),
+    Option(
+        "--ambig-sequential-alpha",
+        "ALPHA",
+        "--ambig-sequential: each gate's chance of deciding otherwise than the full run",
+        "0.05",
+    ),
+    Option(
         "--ambig-item-min",
         "[SUITE:]METRIC=VALUE,...",
         "fail an item test whose score is below VALUE (item scale)",
@@ -172,6 +183,13 @@ _OPTIONS = (
     ),
     Option(
         "--ambig-judge-samples", "K", "judge each output K times with distinct seeds (judge variance)", "1"
+    ),
+    Option(
+        "--ambig-human-labels",
+        "FILE",
+        "human scores of some items, JSON Lines or a JSON list of {id, suite?, system?, score or "
+        "scores: {judge metric: score}}: the scorecard reports the judge's agreement with them "
+        "(Spearman, Krippendorff's alpha, Cohen's kappa) and the prediction-powered human-scale mean",
     ),
     Option(
         "--ambig-max-unscored-rate",

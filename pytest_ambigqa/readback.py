@@ -258,6 +258,68 @@ def _models() -> dict[str, Any]:
         checks: list[Check] = []
         deferred: str | None = None
 
+    class SequentialGate(Model):
+        gate: str
+        suite: str
+        metric: str
+        decision: Literal["pass", "fail"] | None
+        after: count | None
+        seen: count
+        population: count
+        lower: number
+        upper: number
+        bound: number
+        unusable: str | None
+
+    class Sequential(Model):
+        """Where ``--ambig-sequential`` stopped the run (``session/sequential.py``)."""
+
+        alpha: Annotated[float, Field(allow_inf_nan=False, gt=0, lt=1)]
+        stopped_after: count | None
+        evaluated: count
+        skipped: count
+        calls_saved_estimate: count
+        cost_saved_estimate: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
+        gates: list[SequentialGate]
+
+    class Statistic(Model):
+        """A ``report.agreement.Statistic``: a value with its interval, or n/a and why."""
+
+        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a Statistic
+        value: number | None
+        low: number | None = None
+        high: number | None = None
+        n: count = 0
+        reason: str | None = None
+
+    class MetricCalibration(Model):
+        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a MetricCalibration
+        suite: str
+        metric: str
+        labelled: count
+        pairs: count
+        unpaired: list[str]
+        level: Literal["ordinal", "interval"]
+        spearman: Statistic
+        alpha: Statistic
+        kappa: Statistic | None
+        judge_mean: number | None
+        judged: count
+        left_out: list[str]
+        ppi: Statistic
+        lam: fraction
+
+    class Calibration(Model):
+        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a Calibration
+        source: str
+        rows: count
+        system: str
+        other_systems: count
+        not_in_run: count
+        not_in_run_ids: list[str]
+        not_judged: list[str]
+        metrics: list[MetricCalibration]
+
     class Card(Model):
         schema_version: int
         system: System
@@ -266,6 +328,8 @@ def _models() -> dict[str, Any]:
         suites: list[Suite]
         gates: Gates
         sample: Sample | None = None
+        sequential: Sequential | None = None
+        calibration: Calibration | None = None  # only where --ambig-human-labels was given
         items: list[Any]  # checked one by one: an error names the item
 
     return {

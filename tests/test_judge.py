@@ -10,6 +10,7 @@ import pytest
 from fixtures.servers import MALFORMED, SECRET
 from pytest_ambigqa.errors import ModelGivenUp, ModelUnavailable
 from pytest_ambigqa.judge import Judge, Usage
+from pytest_ambigqa.judge import asqa as asqa_judge
 from pytest_ambigqa.judge import march as march_judge
 from pytest_ambigqa.judge.condambigqa import judgement as judge_pairs
 from pytest_ambigqa.metrics.conditional import SETTINGS, balanced, generated_pairs
@@ -21,6 +22,7 @@ from pytest_ambigqa.suites import SUITES, LoadOptions
 
 MARCH = SUITES["march"].load(None, LoadOptions()).items
 CONDAMBIGQA = SUITES["condambigqa"].load(None, LoadOptions()).items
+ASQA = SUITES["asqa"].load(None, LoadOptions()).items
 
 
 def client(server, tmp_path, **overrides) -> ChatClient:
@@ -228,6 +230,23 @@ def test_march_judge_and_samples(chat_server, tmp_path):
     )
     assert three.samples["judge_correctness"] == [4.0, 3.0, 4.0]  # seeds 0, 1, 2
     assert [r["seed"] for r in chat_server.requests] == [0, 1, 2]  # seed 0 came from the cache
+
+
+def test_asqa_utility_judge(chat_server, tmp_path):
+    """The judge sees the question and the answer only (as ALCE's raters of utility did) and
+    its 1-5 integer becomes ``judge_utility``; anything else is asked again."""
+    item, answer = ASQA[0], " ".join(["word"] * 31)
+    one = asqa_judge.judgement(judge(chat_server, tmp_path), item, answer, Usage())
+    assert one.means() == {"judge_utility": 3.0}  # the stand-in: 1 + 31 // 15
+    prompt = chat_server.requests[0]["messages"][1]["content"]
+    assert prompt == f"Question: {item.question}\n\nAnswer: {answer}"
+    assert item.long_answers[0] not in prompt
+    assert (
+        asqa_judge.check({"utility": 0})
+        == asqa_judge.check({"utility": True})
+        == ("'utility' must be an integer from 1 to 5")
+    )
+    assert asqa_judge.check({"utility": 5}) is None and asqa_judge.check([]) == "it is not a JSON object"
 
 
 def _gold_answer(item, n=None):

@@ -211,6 +211,10 @@ def test_a_gate_on_pass_hat_k(systems):
         (("--ambig-repeats=2", "--ambig-item-min=str_hit^k=1"), "a suite's statistic, not an item's"),
         (("--ambig-repeats=0",), "--ambig-repeats: 0 must be between 1 and 1000"),
         (("--ambig-repeats=2", "--ambig-protocol=interactive"), "only with the single-shot protocol"),
+        (
+            ("--ambig-repeats=2", "--ambig-sequential", "--ambig-fail-under=str_hit^k=50"),
+            "--ambig-sequential: str_hit^k (pass^k) is no mean",
+        ),
     ],
 )
 def test_usage_errors(systems, args, message):

@@ -498,3 +498,38 @@ def test_an_llm_items_trace_shows_each_step_and_what_the_method_made(open_page, 
     assert steps and all(s.startswith("turn ") for s in steps)
     assert episode.locator("#transcript .turn").count() >= 2
     clean(episode)
+
+
+def test_the_judge_against_human_labels_is_a_section_of_the_overview(open_page, tmp_path):
+    """--ambig-human-labels: the overview shows the notes and both tables as scorecard.md has them."""
+    from pytest_ambigqa.report.calibration import Label, calibrate
+
+    loaded = SUITES["march"].load(None, LoadOptions())
+    results = {
+        i.key: ItemResult("march", i.id, "ok", i.ambiguity_type, scores={"judge": float(n % 5)}, index=n)
+        for n, i in enumerate(loaded.items)
+    }
+    card = build(
+        [loaded],
+        results,
+        None,
+        Scorers(metrics=frozenset({"judge"})),
+        0,
+        system={"label": "sys", "inputs": []},
+        config={"seed": 0, "suites": ["march"]},
+        versions={},
+    )
+    labels = [Label("line 1", i.id, None, None, {None: float(n % 3)}) for n, i in enumerate(loaded.items[:8])]
+    calibration = calibrate("labels.jsonl", labels, card.results, {"march": ["judge"]}, "sys", 0)
+    card = dataclasses.replace(card, calibration=calibration)
+    path = tmp_path / "report.html"
+    path.write_text(html.render(card))
+    page = open_page(path)
+    section = page.locator("#calibration")
+    assert section.locator("h2").text_content() == "Judge against human labels"
+    assert section.locator(".meta").first.text_content() == view.calibration_notes(calibration)[0]
+    agreement, ppi = view.calibration_rows(calibration, {"march": "MARCH"})
+    tables = section.locator("table")
+    assert tables.nth(0).locator("tr").nth(1).locator("td").all_text_contents() == list(agreement[0])
+    assert tables.nth(1).locator("tr").nth(1).locator("td").all_text_contents() == list(ppi[0])
+    clean(page)

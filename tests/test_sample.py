@@ -198,6 +198,10 @@ def test_the_same_items_under_xdist_and_another_hash_seed(pytester):
         (("--ambig-sample=0",), "--ambig-sample: 0 must be between 1"),
         (("--ambig-sample=10", "--ambig-limit=3"), "--ambig-sample: not with --ambig-limit"),
         (("--ambig-sample=10", "--ambig-shard=1/2"), "--ambig-sample: not with --ambig-shard"),
+        (
+            ("--ambig-sample=10", "--ambig-sequential", "--ambig-fail-under=str_em=10"),
+            "--ambig-sample: not with --ambig-sequential",
+        ),
     ],
 )
 def test_usage_errors(pytester, args, message):

@@ -1,6 +1,7 @@
 """The LLM judge: the chat client (``models/chat.py``) every judged metric (and the LLM
 reader) goes through, with the judge's cache file and samples; the prompts live per suite
-(``march.py``: MARCH's 0-5 criteria, ``geval.py``: CondAmbigQA's G-Eval).
+(``march.py``: MARCH's 0-5 criteria, ``asqa.py``: ASQA's 1-5 utility, ``geval.py``:
+CondAmbigQA's G-Eval).
 
 One :class:`Judge` per process wraps the client (cache, retries, JSON checks, cost). With
 ``samples`` K > 1 every judgement is made K times with seeds seed, seed+1, ... and the item
@@ -76,7 +77,7 @@ class Judge:
 
     def describe(self) -> dict[str, Any]:
         from ..output import redact
-        from . import march
+        from . import asqa, march
         from .geval import TEMPLATE_HASH as GEVAL_HASH
         from .geval import deepeval_fingerprint
 
@@ -84,7 +85,7 @@ class Judge:
         described = {
             "model": settings.model,
             "base_url": redact(self.client.base_url),
-            "templates": {"march": march.TEMPLATE_HASH, "geval": GEVAL_HASH},
+            "templates": {"march": march.TEMPLATE_HASH, "asqa": asqa.TEMPLATE_HASH, "geval": GEVAL_HASH},
             "deepeval": deepeval_fingerprint(),
             "samples": self.samples,
             "seed": settings.seed,
@@ -124,6 +125,12 @@ class Judge:
         from .march import judgement
 
         return self._judged(lambda judge: judgement(judge, item, text, usage))
+
+    def asqa(self, item: AmbigItem, text: str, usage: Usage) -> Judgement:
+        """The utility of ``text`` for ASQA's question, 1-5 (``asqa.py``)."""
+        from .asqa import judgement
+
+        return judgement(self, item, text, usage)
 
     def condambigqa(
         self, setting: Setting, item: AmbigItem, pairs: tuple[GeneratedInterpretation, ...], usage: Usage

@@ -1,7 +1,11 @@
-"""MARCH's LLM-judge metrics: the mean of four criteria and each criterion, 0-5 (Park et al.
-2025, "MARCH: Evaluating the Intersection of Ambiguity Interpretation and Multi-hop
-Inference", Table 9). The judge's MARCH prompt (``judge/march.py``) scores them, in one
-call per item and seed."""
+"""The LLM-judge metrics of MARCH and ASQA.
+
+MARCH's: the mean of four criteria and each criterion, 0-5 (Park et al. 2025, "MARCH:
+Evaluating the Intersection of Ambiguity Interpretation and Multi-hop Inference", Table 9),
+scored by the judge's MARCH prompt (``judge/march.py``) in one call per item and seed.
+ASQA's: the utility of the answer, 1-5, the criterion of ALCE's human evaluation (Gao et al.
+2023; ``judge/asqa.py``); an item without an answer counts as 0, below the scale,
+as every judged metric counts it (in the denominator, never dropped)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,13 @@ def _judge(item, answer, scorers, usage) -> Scored:
 
 
 MARCH_JUDGE = Scorer("march-judge", _judge, needs="judge")
+
+
+def _utility(item, answer, scorers, usage) -> Scored:
+    return scorers.judge.asqa(item, answer.text, usage).scored()
+
+
+ASQA_JUDGE = Scorer("asqa-judge", _utility, needs="judge")
 
 # The metrics of this module, by the names options and reports use.
 SPECS = (
@@ -27,4 +38,11 @@ SPECS = (
         scale=5,
     ),
     judged("judge_correctness", "Judge: correctness", "MARCH Table 9 criterion, 0-5", MARCH_JUDGE, scale=5),
+    judged(
+        "judge_utility",
+        "Judge: utility",
+        "ALCE human-evaluation criterion (Gao et al. 2023), 1-5",
+        ASQA_JUDGE,
+        scale=5,
+    ),
 )

@@ -298,6 +298,7 @@ class GateConfig:
     baseline: Path | None = None  # --ambig-baseline: read by the controller only
     fail_if_worse: tuple[Margin, ...] = ()
     in_shards: bool = False  # --ambig-shard-gates: each shard gates on its own part
+    sequential: float | None = None  # --ambig-sequential: its alpha (session/sequential.py)
 
     @classmethod
     def read(
@@ -327,6 +328,9 @@ class GateConfig:
         )
         if margins and not baseline:
             refuse("--ambig-fail-if-worse: name the run to compare with, --ambig-baseline=SCORECARD")
+        sequential = None
+        if options.value(config, "--ambig-sequential") is not None:
+            sequential = _sequential(config, fail_under, margins)
         return cls(
             fail_under=fail_under,
             gate=options.choice(config, "--ambig-gate"),
@@ -336,6 +340,7 @@ class GateConfig:
             baseline=base / Path(baseline).expanduser() if baseline else None,
             fail_if_worse=margins,
             in_shards=options.value(config, "--ambig-shard-gates") is not None,
+            sequential=sequential,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -347,4 +352,31 @@ class GateConfig:
             "max_unscored_rate": self.max_unscored_rate,
             "baseline": str(self.baseline) if self.baseline else None,
             "fail_if_worse": [str(m) for m in self.fail_if_worse],
+            **({"sequential_alpha": self.sequential} if self.sequential is not None else {}),
         }
+
+
+def _sequential(config: Any, fail_under: Sequence[Threshold], margins: Sequence[Margin]) -> float:
+    """``--ambig-sequential``'s alpha, once its gates are known to be decidable as items come:
+    a suite value that is the mean of item scores on a bounded scale."""
+    flag = "--ambig-sequential"
+    if not fail_under and not margins:
+        refuse(f"{flag}: no gate to decide; give --ambig-fail-under or --ambig-fail-if-worse")
+    if options.value(config, "--ambig-shard"):
+        refuse(f"{flag}: a shard sees part of the items; decide on one run (it can use -n)")
+    for t in fail_under:
+        if t.of_trials:
+            refuse(f"{flag}: {t.metric}{PASS_ALL} (pass^k) is no mean of item scores; gate it without it")
+    for metric in [t.metric for t in fail_under] + [m.metric for m in margins]:
+        spec = METRICS[metric]
+        if (
+            spec.aggregation != "mean"
+            or spec.item_range is None
+            or not all(map(math.isfinite, spec.item_range))
+        ):
+            refuse(
+                f"{flag}: {metric} ({spec.label}) cannot be gated as items come: its suite value is "
+                "not the mean of bounded item scores"
+            )
+    alpha = options.text(config, "--ambig-sequential-alpha")
+    return number("--ambig-sequential-alpha", alpha, low=1e-6, high=0.5)

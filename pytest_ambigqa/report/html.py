@@ -347,6 +347,22 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
         "details": details,  # by item, as items
         "reasons": list(reasons),
         "comparison": _comparison(comparison, card.config) if comparison else None,
+        "calibration": _calibration(card),
+    }
+
+
+def _calibration(card: Scorecard) -> dict[str, Any] | None:
+    """The overview's section on the judge against human labels, formatted as scorecard.md has it."""
+    if card.calibration is None:
+        return None
+    agreement, ppi = view.calibration_rows(card.calibration, {s.name: s.title for s in card.suites})
+    return {
+        "notes": view.calibration_notes(card.calibration),
+        "tables": [
+            {"head": list(view.CALIBRATION_HEAD), "rows": [list(r) for r in agreement]},
+            {"head": list(view.PPI_HEAD), "rows": [list(r) for r in ppi]},
+        ],
+        "key": view.CALIBRATION_KEY,
     }
 
 

@@ -33,6 +33,7 @@ from .trials import Repeats, TrialMetric
 from .trials import repeats as trial_section
 
 if TYPE_CHECKING:
+    from .calibration import Calibration
     from .compare import Comparison
 
 SCHEMA_VERSION = 1
@@ -164,6 +165,8 @@ class Scorecard:
     comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
     sample: dict[str, Any] | None = None  # --ambig-sample: what was drawn from what (suites/sample.py)
     started: str | None = None  # when the run began, ISO 8601 UTC: orders runs in a history
+    sequential: dict[str, Any] | None = None  # --ambig-sequential: where its gates were decided
+    calibration: Calibration | None = None  # the judge against --ambig-human-labels (report/calibration.py)
     # The items as the data file has them (question, gold), by key, for report.html's
     # drill-down; not written to scorecard.json, which holds results only.
     gold: Mapping[str, AmbigItem] = field(default_factory=dict, repr=False, compare=False)
@@ -189,6 +192,8 @@ class Scorecard:
             gates_deferred=data["gates"].get("deferred"),
             started=_started((data.get("timing") or {}).get("started")),
             sample=data.get("sample"),
+            sequential=data.get("sequential"),
+            calibration=_calibration(data.get("calibration")),
         )
 
     def to_json(self, duration: float | None = None, stream: bool = False) -> dict[str, Any]:
@@ -239,7 +244,10 @@ class Scorecard:
                 "checks": [asdict(c) for c in self.checks],
                 "deferred": self.gates_deferred,
             },
+            **({"sequential": self.sequential} if self.sequential is not None else {}),
             "comparison": self.comparison.to_json() if self.comparison is not None else None,
+            # only where --ambig-human-labels was given: other runs' files stay as they were
+            **({"calibration": self.calibration.to_json()} if self.calibration is not None else {}),
             "items": items if stream else list(items),
             "timing": {"duration": duration, "started": self.started},
         }
@@ -259,6 +267,15 @@ def _started(value: Any) -> str | None:
 
 
 _STARTED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def _calibration(data: Mapping[str, Any] | None) -> Calibration | None:
+    """The ``calibration`` key read back (absent from older scorecards and runs without labels)."""
+    if data is None:
+        return None
+    from .calibration import Calibration
+
+    return Calibration.from_json(data)
 
 
 def _sections(card: SuiteCard) -> dict[str, Any]:

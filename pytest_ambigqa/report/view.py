@@ -13,7 +13,7 @@ block says which of them shows it (``only``): the two outputs are kept as they w
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..metrics import METRICS, printed_range
 from ..protocols import protocol_of
@@ -34,6 +34,10 @@ from .blocks import (
 )
 from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text
 from .scorecard import Check, MetricSummary, Scorecard, SuiteCard
+
+if TYPE_CHECKING:  # numpy's agreement.py loads only where a run has labels
+    from .agreement import Statistic
+    from .calibration import Calibration
 
 # ---- numbers, formatted once
 
@@ -181,9 +185,12 @@ def published_lines(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[str]:
 
 
 def scorecard(card: Scorecard) -> list[Block]:
-    blocks: list[Block] = [Heading("ambigqa scorecard", 1), Notes((*_system(card), *_judge(card)))]
+    notes = (*_system(card), *_judge(card), *_sequential(card))
+    blocks: list[Block] = [Heading("ambigqa scorecard", 1), Notes(notes)]
     for suite in card.suites:
         blocks += _suite(card, suite)
+    if card.calibration is not None:
+        blocks += calibration(card.calibration, {s.name: s.title for s in card.suites})
     if card.comparison is not None:
         blocks += comparison(card.comparison)
     blocks.append(Gap())
@@ -342,6 +349,43 @@ def _judge(card: Scorecard) -> list[Note]:
             Note(
                 f"G-Eval: deepeval {deepeval['version']} (templates {deepeval['geval_templates']}); "
                 f"CondAmbigQA's published scores used deepeval {deepeval['released_with']}",
+                1,
+            )
+        )
+    return notes
+
+
+def _sequential(card: Scorecard) -> list[Note]:
+    """Where a sequential gate stopped the run, and each gate's confidence sequence there."""
+    record = card.sequential
+    if not record:
+        return []
+    total = record["evaluated"] + record["skipped"]
+    level = f"{1 - record['alpha']:.0%}"
+    if record["stopped_after"] is None:
+        head = f"sequential gates (alpha {record['alpha']:g}): not decided before the end; every item ran"
+    else:
+        cost = f", about ${record['cost_saved_estimate']:.4f}" if record["cost_saved_estimate"] else ""
+        head = (
+            f"sequential gates (alpha {record['alpha']:g}, items in a seeded random order): decided after "
+            f"{record['stopped_after']} items; {record['evaluated']} of {total} evaluated, "
+            f"{record['skipped']} skipped (about {record['calls_saved_estimate']} calls saved{cost})"
+        )
+    notes = [Note(head)]
+    for g in record["gates"]:
+        where = f"{g['suite']} {g['gate']}"
+        if g["decision"] is None:
+            why = f": {g['unusable']}" if g["unusable"] else ""
+            notes.append(
+                Note(
+                    f"{where}: undecided after {g['seen']} of {g['population']}{why}; the full run decides", 1
+                )
+            )
+            continue
+        notes.append(
+            Note(
+                f"{where}: {g['decision'].upper()} after {g['after']} of {g['population']} items, "
+                f"{level} confidence sequence [{g['lower']:.2f}, {g['upper']:.2f}] against {g['bound']:g}",
                 1,
             )
         )
@@ -604,6 +648,83 @@ def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> list[Block
     if unanswered:
         lines.append(f"{unanswered} item(s) errored or missing: their tests fail, and so does the run")
     return [*table, note_lines(lines, only=only)]
+
+
+# ---- the judge against human labels (report/calibration.py)
+
+
+def statistic(s: Statistic, digits: int = 3) -> str:
+    """'0.412 [0.031, 0.694]'; 'n/a (why)'; the value alone, and why, when only the interval is n/a."""
+    if s.value is None:
+        return f"n/a ({s.reason})"
+    value = f"{s.value:.{digits}f}"
+    if s.low is None or s.high is None:
+        return f"{value} ({s.reason})" if s.reason else value
+    return f"{value} [{s.low:.{digits}f}, {s.high:.{digits}f}]"
+
+
+CALIBRATION_HEAD = ("suite", "metric", "pairs", "Spearman", "Krippendorff's alpha", "Cohen's kappa")
+PPI_HEAD = ("suite", "metric", "judge mean", "human-scale mean (PPI)", "items: labelled + unlabelled")
+
+
+Rows = list[tuple[str, ...]]
+
+
+def calibration_rows(c: Calibration, titles: dict[str, str]) -> tuple[Rows, Rows]:
+    """The agreement table's rows and the prediction-powered table's, as every writer shows them."""
+    agreement: Rows = []
+    ppi: Rows = []
+    for m in c.metrics:
+        label, suite = METRICS[m.metric].label, titles.get(m.suite, m.suite)
+        kappa = statistic(m.kappa) if m.kappa is not None else "n/a (not both 0/1)"
+        alpha = f"{statistic(m.alpha)} {m.level}"
+        agreement.append((suite, label, f"{m.pairs}/{m.labelled}", statistic(m.spearman), alpha, kappa))
+        digits = _decimals(m.metric) or 3
+        judge = "n/a" if m.judge_mean is None else f"{m.judge_mean:.{digits}f}"
+        ppi.append((suite, label, judge, statistic(m.ppi, digits), f"{m.pairs} + {m.judged - m.pairs}"))
+    return agreement, ppi
+
+
+def calibration_notes(c: Calibration) -> list[str]:
+    """What of the labels file was matched, and what each metric left out and why."""
+    absent = ""
+    if c.not_in_run:
+        more = " ..." if c.not_in_run > len(c.not_in_run_ids) else ""
+        absent = f" ({', '.join(c.not_in_run_ids)}{more})"
+    lines = [
+        f"judge against human labels: {c.source}, {c.rows} rows; {c.other_systems} for other systems than "
+        f"{c.system} (ignored); {c.not_in_run} not among this run's items{absent}",
+        *c.not_judged,
+    ]
+    for m in c.metrics:
+        where = f"{m.suite} {METRICS[m.metric].label}"
+        if m.unpaired:
+            lines.append(f"{where}: labelled but not paired: {'; '.join(m.unpaired)}")
+        if m.left_out:
+            lines.append(f"{where}: left out of the judge mean and PPI: {'; '.join(m.left_out)}")
+    return lines
+
+
+CALIBRATION_KEY = (
+    "pairs: labelled items with a judge score / labelled items; 95% intervals: Spearman by Fisher's z "
+    "(Bonett-Wright), alpha and kappa by a seeded bootstrap of items; alpha is ordinal where both sides "
+    "are integers, else interval. PPI: the prediction-powered (PPI++) estimate of the mean a human would "
+    "give, over the items answered and judged, the labels correcting the judge; the judge's mean is over "
+    "the same items"
+)
+
+
+def calibration(c: Calibration, titles: dict[str, str]) -> list[Block]:
+    agreement, ppi = calibration_rows(c, titles)
+    first, *rest = calibration_notes(c)
+    return [
+        Gap(),
+        Heading("Judge against human labels", 2),
+        Notes((Note(first), *(Note(line, 1) for line in rest))),
+        Table(CALIBRATION_HEAD, tuple(agreement), "llrlll"),
+        Table(PPI_HEAD, tuple(ppi), "llrlr"),
+        Para(CALIBRATION_KEY, 1),
+    ]
 
 
 # ---- the comparison with a base run (report/compare.py)

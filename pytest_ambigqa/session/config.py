@@ -67,6 +67,7 @@ class RunConfig:
     models: ModelConfig
     retrieval: RetrievalConfig
     gates: GateConfig
+    human_labels: Path | None = None  # --ambig-human-labels (report/calibration.py), read by the controller
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it, one flat mapping (URLs redacted; keys are
@@ -263,6 +264,11 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     name = _protocol(config, rescore, saved)
     protocol = PROTOCOLS[name]
     own = protocol.read_options(config)
+    labels = options.value(config, "--ambig-human-labels")
+    if labels is not None and not protocol.judges_suites:
+        refuse(f"--ambig-human-labels: the {name} protocol's episodes have no judge metric to compare")
+    if labels is not None and not models.judge:
+        refuse("--ambig-human-labels: the labels are compared with the judge's scores; set --ambig-judge")
     metrics = _metrics(options.value(config, "--ambig-metrics"), suites, name)
     system = options.value(config, "--ambig-system")
     if system and system.lower().startswith("llm:") and not models.llm_model:
@@ -324,6 +330,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         models=models if protocol.uses_judge(own) else dataclasses.replace(models, judge=None),
         retrieval=RetrievalConfig.read(config, base),
         gates=gates,
+        human_labels=base / Path(labels).expanduser() if labels else None,
     )
 
 
@@ -341,6 +348,6 @@ def _check_repeated(
         return
     if protocol != "single-shot":
         refuse(f"--ambig-sample: only with the single-shot protocol, not --ambig-protocol={protocol}")
-    for other in ("--ambig-limit", "--ambig-shard", "--ambig-rescore"):
+    for other in ("--ambig-limit", "--ambig-shard", "--ambig-rescore", "--ambig-sequential"):
         if options.value(config, other):
             refuse(f"--ambig-sample: not with {other} (the sample's weights are of every item of the data)")

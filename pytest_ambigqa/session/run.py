@@ -15,7 +15,7 @@ import tempfile
 import threading
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -46,6 +46,9 @@ from ..systems import System, load_system
 from ..systems.replay import load_saved
 from .config import RunConfig
 from .deal import DEAL_INPUT
+
+if TYPE_CHECKING:
+    from .sequential import StopSignal
 
 LLM_CACHE_FILE = "llm.sqlite"  # the llm:<method> systems' calls, beside the judge's
 RUN_KEY: pytest.StashKey[Run] = pytest.StashKey()  # the session's run, when a suite is selected
@@ -86,6 +89,12 @@ class Run:
         if self.rescore is not None:
             self._check_rescored(pools)
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
+        self.stop: StopSignal | None = None  # --ambig-sequential: the controller's decision to stop
+        if cfg.gates.sequential is not None:
+            from .sequential import StopSignal, seeded_order
+
+            self.items = seeded_order(self.items, cfg.seed)
+            self.stop = StopSignal(self.cache_dir, self.run_id)
         self.by_key = {item.key: item for item in self.items}
         self.corpus = self._corpus([item for pool in pools for item in pool])
         if not self.in_worker:  # each process loads the data; one says what was repaired

@@ -68,6 +68,19 @@ class Runner:
             self._dealer.log = log.dealsched
         return self._dealer
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Once a sequential gate has decided the run, a builtin item whose call has not
+        started is skipped (one whose call is in flight finishes and counts)."""
+        stop = self.run.stop
+        if stop is None or ITEM_KEY not in item.stash:
+            return
+        if self._pool is not None and self._pool.started(item.stash[ITEM_KEY]):
+            return
+        reason = stop.reason()
+        if reason is not None:
+            pytest.skip(reason)
+
     def system_for(self, obj: Any) -> System:
         """The :class:`System` for an ``ambig_system`` fixture value (wrapped once)."""
         known = self._systems.get(id(obj))
@@ -109,8 +122,14 @@ class Runner:
                 warm()
             threads = run.cfg.concurrency if self._models() else 1  # pure scoring: one thread computes
             prepare = functools.partial(self.evaluator.prepare, system=system)
+            stop = run.stop
             self._pool = Prefetcher(
-                prepare, run.cfg.concurrency, ready, threads, warm=warm if run.cfg.resume else None
+                prepare,
+                run.cfg.concurrency,
+                ready,
+                threads,
+                warm=warm if run.cfg.resume else None,
+                halted=(lambda: stop.reason() is not None) if stop is not None else None,
             )
             self._pool.start([run.by_key[k] for k in ahead])
         result = self._pool.result(item) if self._pool is not None else None

@@ -14,11 +14,11 @@ import warnings
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import AmbigQAWarning, ScorecardError, SpoolError
+from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
 from ..output import safe_output
 from ..report import ci, pipeline, terminal
 from ..report.saved import read_card
@@ -28,7 +28,11 @@ from ..store import FILE as STORE_FILE
 from .collection import ITEM_KEY, key_of
 from .run import Run
 from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
+from .sequential import SKIPPED, SequentialGate
 from .spool import Spool
+
+if TYPE_CHECKING:
+    from ..report.calibration import Label
 
 # Told of each builtin item's result as it arrives: (result, its test report, the report's payload).
 Listener = Callable[[ItemResult, pytest.TestReport, dict[str, Any]], None]
@@ -49,11 +53,21 @@ class ScorecardPlugin:
         self._unreadable = 0  # stored answers that could not be read back (asked again)
         self.listeners: list[Listener] = []  # live progress (progress.py), when it is drawn
         self.baseline: Scorecard | None = None
+        self.sequential: SequentialGate | None = None  # --ambig-sequential, from the first result
+        self._gate_skipped: set[str] = set()  # items skipped once it decided
         if run.cfg.gates.baseline is not None:  # read before any item runs: a bad file stops the run here
             try:
                 self.baseline = read_card(run.cfg.gates.baseline)
             except ScorecardError as exc:
                 raise pytest.UsageError(f"--ambig-baseline: {exc}") from None
+        self.labels: list[Label] = []
+        if run.cfg.human_labels is not None:  # read before any item runs, as the baseline is
+            from ..report.calibration import read_labels
+
+            try:
+                self.labels = read_labels(run.cfg.human_labels)
+            except UnreadableFile as exc:
+                raise pytest.UsageError(f"--ambig-human-labels: {exc}") from None
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.expected = {item.stash[ITEM_KEY].key for item in session.items if ITEM_KEY in item.stash}
@@ -66,6 +80,8 @@ class ScorecardPlugin:
         self.expected = (self.expected or set()) | found
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and self.run.stop is not None and SKIPPED in str(report.longrepr):
+            self._gate_skipped.add(key_of(report.nodeid))
         payload = getattr(report, RESULT_ATTRIBUTE, None) if report.when == "teardown" else None
         if payload is None:
             return
@@ -77,6 +93,22 @@ class ScorecardPlugin:
             self._used.setdefault(system["label"], system)
             for listener in self.listeners:
                 listener(result, report, payload)
+            if self.run.stop is not None:
+                self._sequential().observe(result)
+
+    def _sequential(self) -> SequentialGate:
+        if self.sequential is None:
+            gates, expected, stop = self.run.cfg.gates, self.expected, self.run.stop
+            assert gates.sequential is not None and stop is not None  # run.stop is set only then
+            self.sequential = SequentialGate.start(
+                gates.sequential,
+                stop,
+                [i.key for i in self.run.items if expected is None or i.key in expected],
+                gates.fail_under,
+                gates.fail_if_worse,
+                self.baseline.results if self.baseline is not None else (),
+            )
+        return self.sequential
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -121,10 +153,13 @@ class ScorecardPlugin:
         system: dict[str, Any] = (
             used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
         )
+        expected = self.expected
+        if expected is not None and self._gate_skipped:  # skipped once the gates were decided
+            expected = expected - (self._gate_skipped - self.results.keys())
         card = build(
             run.loaded,
             self.results,
-            self.expected,
+            expected,
             run.scorers,
             cfg.seed,
             system=system,
@@ -138,6 +173,14 @@ class ScorecardPlugin:
             sample=run.sample,
         )
         card = dataclasses.replace(card, started=self._began)
+        if cfg.human_labels is not None:
+            from ..report.calibration import calibrate
+
+            metrics = {suite.name: list(suite.metrics) for suite in card.suites}
+            calibration = calibrate(
+                str(cfg.human_labels), self.labels, card.results, metrics, str(system["label"]), cfg.seed
+            )
+            card = dataclasses.replace(card, calibration=calibration)
         deferred = None
         if cfg.shard is not None and not cfg.gates.in_shards:
             number, count = cfg.shard
@@ -154,6 +197,10 @@ class ScorecardPlugin:
             baseline_path=cfg.gates.baseline,
             item_min=cfg.gates.item_min,
         )
+        if self.sequential is not None and not deferred:
+            self.scorecard = self.sequential.apply(
+                self.scorecard, len(self._gate_skipped - self.results.keys())
+            )
         if cfg.report_dir is not None:
             problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)
             self._unmet += [f"ambigqa: {problem}" for problem in problems]
@@ -161,8 +208,10 @@ class ScorecardPlugin:
         ci.junit_suites(session.config, self.scorecard)
 
     def close(self) -> None:
-        """At the end of the run: the spool is removed."""
+        """At the end of the run: the spool is removed, and a sequential gate's stop signal."""
         self.spool.close()
+        if self.run.stop is not None:
+            self.run.stop.clear()
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for line in self._unmet:

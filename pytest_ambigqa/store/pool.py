@@ -40,6 +40,7 @@ class Prefetcher:
         scorers: int | None = None,
         window: int | None = None,
         warm: Callable[[], None] | None = None,
+        halted: Callable[[], bool] | None = None,
     ) -> None:
         self._call = call
         self._workers = workers
@@ -47,6 +48,7 @@ class Prefetcher:
         self._window = window or max(AHEAD, 4 * workers)  # items asked ahead of the waiting test
         self._ready = ready
         self._warm = warm  # called (idempotent) when an item first needs scoring: the warm-up's start
+        self._halted = halted  # true once no new call may start (a sequential gate decided the run)
         self._futures: dict[str, Future[ItemResult]] = {}
         self._index: dict[str, int] = {}  # each item's place in the order the tests run
         self._calls: deque[tuple[int, AmbigItem, Future[ItemResult]]] = deque()
@@ -90,6 +92,8 @@ class Prefetcher:
         Only the head of the queue can be next, so one waiting thread is woken at a time."""
         with self._room:
             while self._calls and not self._stopped.is_set():
+                if self._halted is not None and self._halted():
+                    return None  # the tests of the items left are skipped; those in flight finish
                 n, item, future = self._calls[0]
                 if n < self._cursor + self._window:
                     self._calls.popleft()
@@ -135,6 +139,11 @@ class Prefetcher:
                 future.set_result(scoring())
             except BaseException as exc:
                 future.set_exception(exc)
+
+    def started(self, item: AmbigItem) -> bool:
+        """Whether the item's call has started (or ended): its test takes its result."""
+        future = self._futures.get(item.key)
+        return future is not None and (future.running() or future.done())
 
     def result(self, item: AmbigItem) -> ItemResult | None:
         """The item's result, waiting for it if it is running; None if the pool never took it.

@@ -33,6 +33,7 @@ class Asqa(Suite):
         "dr",
         "ambiguity_detected",
         "length",
+        "judge_utility",
     )
     sample_file = "asqa_sample.json"
     uses_profile = True

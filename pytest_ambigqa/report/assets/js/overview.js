@@ -69,6 +69,18 @@
       }
       out.appendChild(part);
     }
+    const labels = page.data.calibration;  // the judge against human labels (--ambig-human-labels)
+    if (labels) {
+      const part = el("div", { class: "suite", id: "calibration" }, el("h2", { text: "Judge against human labels" }));
+      for (const note of labels.notes) part.appendChild(el("div", { class: "meta", text: note }));
+      for (const t of labels.tables) {
+        part.appendChild(el("table", { class: "section" },
+          el("tr", {}, t.head.map((h) => el("th", { text: h }))),
+          t.rows.map((r) => el("tr", {}, r.map((c) => el("td", { text: c }))))));
+      }
+      part.appendChild(el("div", { class: "meta", text: labels.key }));
+      out.appendChild(part);
+    }
     return out;
   }
   ns.overview = overview;

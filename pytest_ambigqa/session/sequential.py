@@ -1,0 +1,255 @@
+"""``--ambig-sequential``: the run's gates decided as the items' results arrive, and the items
+left skipped once every gate is decided (issue 29).
+
+The items run in an order drawn from the seed (:func:`seeded_order`), the same in every
+process. On the controller, :class:`SequentialGate` feeds each gated statistic's confidence
+sequence (``report/sequential.py``) with the items' values *in that order*: a result that
+arrives early (another xdist worker, a faster call) waits until those before it are in, so the
+values the sequence sees are a uniformly random draw without replacement whatever the timing,
+which is what makes it valid. When every gate is decided it writes a :class:`StopSignal`,
+which each process's runner reads before an item's test: an item whose call has not started is
+skipped ("gate decided after n items"), one already in flight finishes and counts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..metrics import METRICS
+from ..report.scorecard import Check, Scorecard
+from ..report.sequential import Bounds, ConfidenceSequence, decide
+from ..schema import AmbigItem, ItemResult
+
+SKIPPED = "ambigqa: gate decided after"  # how a skipped item's reason begins
+
+
+def seeded_order(items: Iterable[AmbigItem], seed: int) -> list[AmbigItem]:
+    """``items`` in an order drawn from ``seed`` and their keys alone: the same on every
+    machine and in every process, whatever the hash seed or the data's order."""
+    return sorted(items, key=lambda i: hashlib.sha256(f"{seed}\x1f{i.key}".encode()).digest())
+
+
+class StopSignal:
+    """The controller's decision to stop, as a file in the run's cache directory, which
+    every process of the run shares (xdist workers read it; nothing else carries it to them)."""
+
+    def __init__(self, cache_dir: Path, run_id: str) -> None:
+        self.path = cache_dir / f"ambigqa-stop-{run_id}"
+        self._reason: str | None = None
+
+    def give(self, reason: str) -> None:
+        self._reason = reason
+        try:
+            self.path.write_text(reason, encoding="utf-8")
+        except OSError:  # the controller's own runner still reads _reason; workers run on
+            pass
+
+    def reason(self) -> str | None:
+        """Why the run stopped, or None while it goes on (a file read only until it is there)."""
+        if self._reason is None and self.path.exists():
+            try:
+                self._reason = self.path.read_text(encoding="utf-8") or f"{SKIPPED} a decision"
+            except OSError:
+                return None
+        return self._reason
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+@dataclass
+class Tracked:
+    """One gated statistic: the mean of a metric over a suite's items (``--ambig-fail-under``),
+    or of its paired change against the baseline (``--ambig-fail-if-worse``), on 0-1."""
+
+    gate: str  # the option entry, as the gate's check names it
+    suite: str
+    metric: str
+    bound: float  # on 0-1
+    printed: tuple[float, float]  # 0-1 -> printed scale: value * printed[1] + printed[0]
+    sequence: ConfidenceSequence
+    base: dict[str, float] | None = None  # the baseline's item scores (paired), by key
+    decision: str | None = None
+    decided_at: int | None = None  # items seen when it was decided
+    at_decision: Bounds | None = None
+    unusable: str | None = None  # why it cannot be decided as items come (the full run decides)
+
+    def value(self, result: ItemResult, low: float, high: float) -> float | None:
+        """The result's value on 0-1, None when it has none (an n/a, an item the base lacks)."""
+        if self.metric not in result.scores:
+            return None
+        x = (result.scores[self.metric] - low) / (high - low)
+        if self.base is None:
+            return min(max(x, 0.0), 1.0)
+        if result.key not in self.base:
+            return None
+        change = x - (self.base[result.key] - low) / (high - low)
+        if not METRICS[self.metric].higher_is_better:
+            change = -change
+        return min(max((change + 1) / 2, 0.0), 1.0)
+
+    def check(self, alpha: float) -> Check:
+        """The gate's check as the sequence decided it (it stands for the fixed-n check)."""
+        spec, shown = METRICS[self.metric], self.at_decision or self.sequence.bounds()
+        scale, offset = self.printed[1], self.printed[0]
+        lower, upper, bound = (v * scale + offset for v in (shown.lower, shown.upper, self.bound))
+        what = "change" if self.base is not None else "mean"
+        statistic = (
+            f"{spec.label} {what}, anytime-valid {1 - alpha:.0%} confidence sequence after "
+            f"{self.decided_at} of {self.sequence.population} items"
+        )
+        failure = None
+        if self.decision == "fail":
+            failure = (
+                f"{self.suite} {self.metric} ({spec.label}) {what}: its {1 - alpha:.0%} confidence sequence "
+                f"[{lower:.2f}, {upper:.2f}] after {self.decided_at} of {self.sequence.population} items "
+                f"lies below {bound:g} (--ambig-sequential)"
+            )
+        value = lower if self.decision == "pass" else upper
+        return Check(
+            self.gate, self.suite, statistic, self.metric, value, bound, True, failure is None, failure
+        )
+
+    def report(self) -> dict[str, Any]:
+        shown = self.at_decision or self.sequence.bounds()
+        scale, offset = self.printed[1], self.printed[0]
+        return {
+            "gate": self.gate,
+            "suite": self.suite,
+            "metric": self.metric,
+            "decision": self.decision,
+            "after": self.decided_at,
+            "seen": self.sequence.n,
+            "population": self.sequence.population,
+            "lower": shown.lower * scale + offset,
+            "upper": shown.upper * scale + offset,
+            "bound": self.bound * scale + offset,
+            "unusable": self.unusable,
+        }
+
+
+@dataclass
+class SequentialGate:
+    """On the controller: the gates' confidence sequences, fed in the seeded order."""
+
+    alpha: float
+    signal: StopSignal
+    order: list[str] = field(default_factory=list)  # the keys, in the order the values are taken
+    tracked: list[Tracked] = field(default_factory=list)
+    _waiting: dict[str, ItemResult] = field(default_factory=dict)
+    _next: int = 0  # the place in ``order`` of the next value to take
+    stopped_after: int | None = None
+
+    @classmethod
+    def start(
+        cls,
+        alpha: float,
+        signal: StopSignal,
+        order: Sequence[str],
+        fail_under: Sequence[Any],
+        margins: Sequence[Any],
+        base: Sequence[ItemResult] = (),
+    ) -> SequentialGate:
+        """The gates over the items in ``order`` (the run's expected items, seeded order)."""
+        gate = cls(alpha, signal, list(order))
+        suites = {k: k.split("-", 1)[0] for k in order}  # a key is "<suite>-<id>"
+        for suite in sorted(set(suites.values())):
+            keys = [k for k in order if suites[k] == suite]
+            for t in fail_under:
+                if t.suite in (None, suite):
+                    gate._track(f"--ambig-fail-under={t}", suite, t.metric, t.value, len(keys), None, False)
+            for m in margins:
+                if m.suite in (None, suite):
+                    scores = {
+                        r.key: r.scores[m.metric] for r in base if r.suite == suite and m.metric in r.scores
+                    }
+                    paired = sum(k in scores for k in keys)
+                    if paired:
+                        gate._track(
+                            f"--ambig-fail-if-worse={m}", suite, m.metric, -m.margin, paired, scores, True
+                        )
+        return gate
+
+    def _track(
+        self, entry: str, suite: str, metric: str, bound: float, n: int, base: dict | None, paired: bool
+    ) -> None:
+        spec = METRICS[metric]
+        low, high = spec.item_range or (0.0, 1.0)
+        width = (high - low) * spec.factor
+        if paired:  # a change in [-width, width] -> [0, 1]
+            printed, bound01 = (-width, 2 * width), (bound / width + 1) / 2
+        else:
+            printed, bound01 = (low * spec.factor, width), (bound - low * spec.factor) / width
+        sequence = ConfidenceSequence(n, self.alpha)
+        self.tracked.append(Tracked(entry, suite, metric, bound01, printed, sequence, base))
+
+    def observe(self, result: ItemResult) -> None:
+        """Take ``result``, and every waiting one it completes the order's prefix for."""
+        self._waiting[result.key] = result
+        while self._next < len(self.order) and self.order[self._next] in self._waiting:
+            self._take(self._waiting.pop(self.order[self._next]))
+            self._next += 1
+        # A gate that cannot be decided as items come needs them all: then nothing stops early.
+        if self.stopped_after is None and self.tracked and all(t.decision for t in self.tracked):
+            self.stopped_after = self._next
+            self.signal.give(f"{SKIPPED} {self._next} items")
+
+    def _take(self, result: ItemResult) -> None:
+        for t in self.tracked:
+            if t.suite != result.suite or t.decision or t.unusable:
+                continue
+            if result.units.get(t.metric):
+                t.unusable = "its suite value pools units across items, not a mean of item scores"
+                continue
+            low, high = METRICS[t.metric].item_range or (0.0, 1.0)
+            x = t.value(result, low, high)
+            if x is None:
+                if t.base is None or result.key in t.base:
+                    t.unusable = f"{result.key} has no {t.metric} score (n/a): the mean is over fewer items"
+                continue
+            if not math.isfinite(x):
+                continue
+            bounds = t.sequence.update(x)
+            t.decision = decide(bounds, t.bound)
+            if t.decision:
+                t.decided_at, t.at_decision = bounds.n, bounds
+
+    def apply(self, card: Scorecard, skipped: int) -> Scorecard:
+        """``card`` with each decided gate's check replaced by the sequence's (a fixed-n check
+        on the items a stopped run evaluated would not keep the error rate), and the record of
+        where the run stopped: items evaluated and skipped, and the calls and cost that the
+        skipped items would have taken at the evaluated items' average."""
+        decided = {(t.gate, t.suite): t for t in self.tracked if t.decision}
+        checks, dropped, added = [], set(), []
+        for c in card.checks:
+            t = decided.get((c.gate, c.suite))
+            if t is None:
+                checks.append(c)
+                continue
+            dropped.add(c.failure)
+            checks.append(t.check(self.alpha))
+            added += [checks[-1].failure] if checks[-1].failure else []
+        shortfalls = [line for line in card.shortfalls if line not in dropped] + added
+        evaluated = len([r for r in card.results if r.status != "missing"])
+        calls = sum(
+            (r.usage or {}).get("requests", 0) + (r.usage or {}).get("cached", 0) for r in card.results
+        ) + sum(1 for r in card.results if r.status != "missing")
+        cost = sum((r.usage or {}).get("cost", 0.0) for r in card.results)
+        per = (lambda total: total / evaluated * skipped) if evaluated else (lambda total: 0.0)
+        record = {
+            "alpha": self.alpha,
+            "order": "seeded random",
+            "stopped_after": self.stopped_after,
+            "evaluated": evaluated,
+            "skipped": skipped,
+            "calls_saved_estimate": round(per(calls)),
+            "cost_saved_estimate": per(cost),
+            "gates": [t.report() for t in self.tracked],
+        }
+        return dataclasses.replace(card, checks=checks, shortfalls=shortfalls, sequential=record)
