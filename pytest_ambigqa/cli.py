@@ -139,6 +139,7 @@ def merge(paths: list[Path], out: Path, pr_comment: Path | None = None) -> int:
         judge=cards[0].get("judge"),
         item_min=item_min,
         protocols=protocols,
+        repeats=config.get("repeats") or 1,  # the shards' trials, each item's kept in its result
     )
     fail_under = parse_thresholds(
         "--ambig-fail-under",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +31,7 @@ from .store import SharedStore, answer_key, score_key
 from .store.pool import Scoring
 from .suites import SUITES
 from .systems import System
+from .systems.call import TRIAL
 
 if TYPE_CHECKING:
     from .protocols.base import Protocol
@@ -78,6 +80,7 @@ class Context:
     resume: bool
     timeout: float | None
     rate: float | None
+    repeats: int = 1  # --ambig-repeats: trials per item, each asked and stored under its own index
 
 
 class Evaluator:
@@ -112,7 +115,14 @@ class Evaluator:
             return failed(str(exc))
         if system.requires_retriever and extras.get("retriever", True) is None:
             return failed(f"the system requires a retriever, and the {suite.title} setting gives none")
-        return run.protocol.ask(self, item, system, extras, evidence)
+        if run.repeats == 1:
+            return run.protocol.ask(self, item, system, extras, evidence)
+        asked = [
+            run.protocol.ask(self, item, system, extras | {TRIAL: t}, evidence) for t in range(run.repeats)
+        ]
+        if all(isinstance(a, ItemResult) for a in asked):
+            return combine_trials(asked)  # type: ignore[arg-type]
+        return lambda: combine_trials([a if isinstance(a, ItemResult) else a() for a in asked])
 
     def single(self, item: AmbigItem, system: System, extras: dict[str, Any], evidence: Any) -> Scoring:
         """Ask for one answer and score it (the single-shot protocol's test)."""
@@ -219,6 +229,8 @@ class Evaluator:
         fingerprint = self._config_fingerprint(system)
         if keyed:
             fingerprint += json.dumps({k: extras[k] for k in keyed}, sort_keys=True)
+        if extras.get(TRIAL):  # trial 0 is the item's answer of a run without repeats
+            fingerprint += f"\x1ftrial {extras[TRIAL]}"
         key = answer_key(system.label, fingerprint, item)
         # Only the pools of xdist workers (several processes, one run) can race for an item: claim it.
         pools = cfg.claims
@@ -280,6 +292,56 @@ class Evaluator:
                 "embedder": retrieval.embedder,
             }
         return json.dumps(parts, sort_keys=True)
+
+
+def combine_trials(trials: Sequence[ItemResult]) -> ItemResult:
+    """One item's result from its repeated trials (``--ambig-repeats``), each kept in ``trials``.
+
+    A metric's score is the mean over the trials that scored it (an errored trial counts as
+    its failed result does: 0 for correctness metrics), so the suite mean is the mean over
+    items of the trial means, and its bootstrap resamples items, the clusters of trials. A
+    pooled metric pools the units of every trial. An item with an errored trial is an error
+    (its test fails, the error rate counts it), its scores still the trials' mean."""
+    trials = tuple(dataclasses.replace(r, trial=t) for t, r in enumerate(trials))
+    first = trials[0]
+    failed = next((t for t in trials if t.status != "ok"), None)
+    names = dict.fromkeys(m for t in trials for m in (*t.scores, *t.unscored))
+    scores, unscored, units = {}, {}, {}
+    for m in names:
+        scored = [t for t in trials if m in t.scores]
+        if scored:
+            scores[m] = math.fsum(t.scores[m] for t in scored) / len(scored)
+        else:
+            unscored[m] = next(t.unscored[m] for t in trials if m in t.unscored)
+        if any(m in t.units for t in trials):
+            units[m] = [u for t in scored for u in t.units.get(m, [t.scores[m]])]
+    usage = None
+    if any(t.usage for t in trials):
+        total = Usage()
+        for t in trials:
+            if t.usage:
+                total.add(Usage.from_dict(t.usage))
+        usage = total.to_dict()
+    return ItemResult(
+        suite=first.suite,
+        item_id=first.item_id,
+        status="ok" if failed is None else failed.status,
+        ambiguity_type=first.ambiguity_type,
+        scores=scores,
+        unscored=unscored,
+        error=None if failed is None else f"trial {failed.trial + 1} of {len(trials)}: {failed.error}",
+        trace=None if failed is None else failed.trace,
+        answer=first.answer if failed is None else None,
+        duration=math.fsum(t.duration for t in trials),
+        evidence=first.evidence,
+        units=units,
+        details=(failed or first).details,
+        usage=usage,
+        index=first.index,
+        cached=all(t.cached for t in trials),
+        reused=all(t.reused for t in trials),
+        trials=trials,
+    )
 
 
 def _finite(scored: Scored) -> Scored:

@@ -45,7 +45,20 @@ _OPTIONS = (
     Option("--ambig-data", "PATH|SUITE=PATH,...", "data file per suite (default: the bundled sample)"),
     Option("--ambig-split", "NAME", "split of the official ASQA.json to use", "dev"),
     Option("--ambig-limit", "N", "stratified sample of N items per suite (by ambiguity type)"),
-    Option("--ambig-seed", "INT", "seed for --ambig-limit and the bootstrap intervals", "0"),
+    Option(
+        "--ambig-sample",
+        "N|FRACTION",
+        "seeded sample of N items (or a fraction such as 0.1) over all selected suites, stratified by "
+        "suite and ambiguity type; the scores are estimates of the full set's, weighted by stratum",
+    ),
+    Option("--ambig-seed", "INT", "seed for --ambig-limit, --ambig-sample and the bootstrap intervals", "0"),
+    Option(
+        "--ambig-repeats",
+        "K",
+        "ask the system K times per item (trials); an item's scores are its trials' mean, and the "
+        "scorecard adds pass@k, pass^k, per-item variance and the flaky items",
+        "1",
+    ),
     Option(
         "--ambig-system",
         "SPEC",
@@ -451,6 +464,18 @@ def prices(option: str, text: str | None, models: int) -> tuple[tuple[float, flo
             "give one IN,OUT for all, or one per judge"
         )
     return pairs
+
+
+def sample(text: str | None) -> int | float | None:
+    """``N`` (a count of items, at least 1) or a fraction in (0, 1) such as ``0.1``."""
+    if not text:
+        return None
+    if "." in text or "e" in text.lower():
+        fraction = number("--ambig-sample", text, low=0)
+        if not 0 < fraction < 1:
+            refuse(f"--ambig-sample: {text} is neither a count of items nor a fraction between 0 and 1")
+        return fraction
+    return number("--ambig-sample", text, kind=int, low=1, high=10**9)
 
 
 def shard(text: str | None) -> tuple[int, int] | None:

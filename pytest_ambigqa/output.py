@@ -291,6 +291,8 @@ def bounded(record: dict[str, Any], limit: int) -> dict[str, Any]:
     computed before, on the whole answer (``--ambig-max-text``)."""
     cuts: dict[str, int] = {}
     out = {k: cut(v, limit, k, cuts) if k in _BOUNDED else v for k, v in record.items()}
+    if "trials" in out:  # each repeated trial's record, alike (--ambig-repeats)
+        out["trials"] = [bounded(t, limit) for t in out["trials"]]
     if cuts:
         out["details"] = {**(out.get("details") or {}), "cut": cuts}
     return out

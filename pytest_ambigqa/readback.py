@@ -131,6 +131,8 @@ def _models() -> dict[str, Any]:
         cached: bool = False
         reused: bool = False
         panel: dict[str, list[number]] = {}
+        trial: count = 0
+        trials: list[Any] = []  # each an Item, checked one by one (_check_item)
 
     class Summary(Model):
         metric: str
@@ -168,6 +170,44 @@ def _models() -> dict[str, Any]:
         threshold: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
         disputed: list[str]
 
+    class TrialMetric(Model):
+        """One metric over repeated trials (``report.trials.TrialMetric``)."""
+
+        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a TrialMetric
+        metric: str
+        items: count
+        variance: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
+        max_variance: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
+        pass_at: list[number] | None = None
+        pass_all: list[number] | None = None
+        pass_at_interval: Annotated[list[number], Field(min_length=2, max_length=2)] | None = None
+        pass_all_interval: Annotated[list[number], Field(min_length=2, max_length=2)] | None = None
+        flaky: list[str] | None = None
+
+    class Repeats(Model):
+        model_config = ConfigDict(strict=True, extra="forbid")  # read back as Repeats
+        k: Annotated[int, Field(ge=2)]
+        trials: count
+        errored: count
+        metrics: dict[str, TrialMetric]
+
+    class Stratum(Model):
+        suite: str
+        type: str | None
+        population: Annotated[int, Field(ge=1)]
+        sampled: Annotated[int, Field(ge=1)]
+
+    class Sample(Model):
+        """What ``--ambig-sample`` drew (``suites.sample.Sample.to_json``)."""
+
+        items: Annotated[int, Field(ge=1)]
+        population: Annotated[int, Field(ge=1)]
+        seed: int
+        asked: number
+        design: str
+        estimator: str
+        strata: list[Stratum]
+
     class Suite(Model):
         name: str
         sha256: str
@@ -178,6 +218,7 @@ def _models() -> dict[str, Any]:
         slices: list[Slice] = []
         evidence: list[Evidence] = []
         panel: dict[str, Panel] = {}
+        repeats: Repeats | None = None
 
     rate = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)]
 
@@ -196,6 +237,8 @@ def _models() -> dict[str, Any]:
         protocol: str | None = None
         costs: list[Annotated[list[number], Field(min_length=2, max_length=2)]] | None = None
         baseline: str | None = None
+        repeats: Annotated[int, Field(ge=2)] | None = None
+        sample: number | None = None
 
     class System(Model):
         label: str
@@ -287,6 +330,7 @@ def _models() -> dict[str, Any]:
         versions: dict[str, str] = {}
         suites: list[Suite]
         gates: Gates
+        sample: Sample | None = None
         sequential: Sequential | None = None
         calibration: Calibration | None = None  # only where --ambig-human-labels was given
         items: list[Any]  # checked one by one: an error names the item
@@ -381,6 +425,11 @@ def _check_item(raw: Any, index: int, scales: Mapping[str, Any]) -> None:
         for metric, values in raw.get(field, {}).items():
             for value in values:
                 _on_scale(f"{field}.{metric}", value, _item_scale(metric, scales), "item scale", key)
+    for n, trial in enumerate(raw.get("trials", ())):  # each repeated trial is a result of its own
+        try:
+            _check_item(trial, index, scales)
+        except Invalid as exc:
+            raise Invalid(f"trials.{n}.{exc.field}", exc.problem, key) from None
 
 
 def check_scorecard(data: Any) -> None:
@@ -406,6 +455,19 @@ def check_scorecard(data: Any) -> None:
                 span = fixed or printed_scale(metric, METRICS)
                 for field in ("mean", "low", "high"):
                     _on_scale(f"{where}.{metric}.{field}", summary[field], span, "printed scale")
+        for metric, trials in ((suite.get("repeats") or {}).get("metrics") or {}).items():
+            span = printed_scale(metric, METRICS)
+            for field in ("pass_at", "pass_all", "pass_at_interval", "pass_all_interval"):
+                for value in trials[field] or ():
+                    _on_scale(f"suites.{n}.repeats.metrics.{metric}.{field}", value, span, "printed scale")
+    sample = data.get("sample")
+    if sample is not None:
+        strata = sample["strata"]
+        if (
+            any(h["sampled"] > h["population"] for h in strata)
+            or sum(h["sampled"] for h in strata) != sample["items"]
+        ):
+            raise Invalid("sample.strata", "the strata's sampled items do not add up to the sample's")
     for index, raw in enumerate(data["items"]):
         _check_item(raw, index, METRICS)
 

@@ -181,6 +181,8 @@ class ItemResult:
     cached: bool = False  # the answer came from the response store, not from the system
     reused: bool = False  # and its scores too, stored for the same scorers (--ambig-resume)
     panel: dict[str, list[float]] = field(default_factory=dict)  # judge metrics: each panel judge's score
+    trial: int = 0  # which of the item's repeated trials this is (--ambig-repeats)
+    trials: tuple[ItemResult, ...] = ()  # with --ambig-repeats: each trial's result; scores are their mean
 
     @property
     def key(self) -> str:
@@ -193,6 +195,12 @@ class ItemResult:
             del data["reused"]
         if not self.panel:  # written only for a panel of judges
             del data["panel"]
+        if not self.trial:  # written only for a repeated trial, and trials for an item that has them
+            del data["trial"]
+        if self.trials:
+            data["trials"] = [t.to_dict() for t in self.trials]
+        else:
+            del data["trials"]
         return data
 
     @classmethod
@@ -218,6 +226,8 @@ class ItemResult:
             index=int(data.get("index") or 0),
             cached=bool(data.get("cached")),
             reused=bool(data.get("reused")),
+            trial=int(data.get("trial") or 0),
+            trials=tuple(cls.from_dict(t) for t in data.get("trials") or ()),
         )
 
 

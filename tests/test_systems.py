@@ -135,7 +135,7 @@ def test_a_signature_that_cannot_be_served_fails_once_at_load(tmp_path):
     assert str(refused.value) == (
         "--ambig-system: the system 'docs_mod:f' needs 'docs', which the plugin cannot give: it passes "
         "the question (as `question`, or as the first positional argument) and, by name, passages, "
-        "retriever, item, conditions, history, alpha, beta, actions; rename it (passages?) or give it "
+        "retriever, item, conditions, history, alpha, beta, actions, trial; rename it (passages?) or give it "
         "a default"
     )
     with pytest.raises(TypeError, match="needs 'extra', which the plugin cannot give"):

@@ -11,6 +11,7 @@ naming the method and the step.
 
 from __future__ import annotations
 
+import inspect
 from functools import partial
 from typing import Any
 
@@ -72,4 +73,13 @@ def llm_system(method: str, client: Any) -> System:
         f"llm:{method} ({settings.model} at {redact(client.base_url)}, seed {settings.seed}; "
         f"{describe(model.sent, model.decoding)}{deviation})"
     )
-    return from_object(partial(run, model=model), label)
+    bound = partial(run, model=model)
+
+    def call(*args: Any, trial: int = 0, **kwargs: Any) -> Any:
+        return run(*args, model=model.for_trial(trial), **kwargs)
+
+    # The method's own inputs, and the trial (--ambig-repeats): each trial its own seed.
+    params = [p for p in inspect.signature(bound).parameters.values() if p.name != "model"]
+    trial = inspect.Parameter("trial", inspect.Parameter.KEYWORD_ONLY, default=0)
+    call.__signature__ = inspect.Signature([*params, trial])  # type: ignore[attr-defined]
+    return from_object(call, label)

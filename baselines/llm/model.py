@@ -40,11 +40,20 @@ def describe(sent: dict[str, Any], paper: Decoding) -> str:
 
 
 class Model:
-    def __init__(self, client: Any, method: str, decoding: Decoding) -> None:
+    def __init__(self, client: Any, method: str, decoding: Decoding, seed: int | None = None) -> None:
         self.client = client
         self.method = method
         self.decoding = decoding  # the paper's; the client may override it
         self.sent = client.decoding(decoding.params())  # what every call is sent with
+        self.seed = seed  # None: the client's (--ambig-seed)
+
+    def for_trial(self, trial: int) -> Model:
+        """The model as repeated trial ``trial`` of an item calls it (``--ambig-repeats``): a
+        seed of its own, the run's plus the trial, so that a sampled model answers anew (and
+        the call cache keeps each trial's reply apart); trial 0 is the run's seed."""
+        if not trial:
+            return self
+        return Model(self.client, self.method, self.decoding, self.client.settings.seed + trial)
 
     def episode(self) -> Episode:
         """The calls of one item."""
@@ -77,6 +86,7 @@ class Episode:
                 [{"role": "system", "content": system}, {"role": "user", "content": user}],
                 check,
                 self.usage,
+                seed=self.model.seed,
                 schema=schema,
                 prose=prose,
                 **self.model.decoding.params(),

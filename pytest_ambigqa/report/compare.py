@@ -196,6 +196,8 @@ MOVES = {
     "split": "the ASQA split (--ambig-split)",
     "march_fields": "how MARCH's fields are read (--ambig-march-fields)",
     "limit": "the item sample (--ambig-limit)",
+    "sample": "the stratified item sample (--ambig-sample)",
+    "repeats": "the trials per item (--ambig-repeats)",
     "device_used": "where the local models ran (a GPU's logits may differ in the last bits)",
 }
 # What only matters when a system searched: the retriever and what it searched.
@@ -389,7 +391,9 @@ def _row(
     statistic = _statistic(metric, width)
     value = (lambda x: float(x.mean())) if statistic is None else (lambda x: float(statistic(x.mean(axis=0))))
     low, high = paired.paired_bootstrap(base, new, [s for _, _, s, _ in both], seed, statistic)
+    # An item's trial mean (--ambig-repeats) is no longer 0 or 1: then the permutation test.
     binary = spec.binary and width == 1
+    binary = binary and bool(np.isin(np.concatenate([base, new]) / spec.factor, (0, 1)).all())
     if binary:
         b, c = paired.discordant(base / spec.factor, new / spec.factor)
         test, p = "mcnemar", paired.mcnemar_exact(b, c)

@@ -15,20 +15,24 @@ from ..protocols import protocol_of
 from ..readback import finite
 from ..schema import ItemResult
 from .compare import Margin
-from .scorecard import Check, SuiteCard
+from .scorecard import Check, MetricSummary, SuiteCard
+
+PASS_ALL = "^k"  # a --ambig-fail-under metric with it gates on pass^k of repeated trials, not their mean
 
 
 @dataclass(frozen=True)
 class Threshold:
-    """A ``--ambig-fail-under`` or ``--ambig-item-min`` entry: ``[suite:]metric=value``."""
+    """A ``--ambig-fail-under`` or ``--ambig-item-min`` entry: ``[suite:]metric=value``, or
+    ``[suite:]metric^k=value``, a bound on pass^k of a 0/1 metric over ``--ambig-repeats``."""
 
     suite: str | None  # None: every selected suite that has the metric
     metric: str
     value: float
+    of_trials: bool = False  # pass^k of the repeated trials (report/trials.py), not the mean
 
     def __str__(self) -> str:
         scope = f"{self.suite}:" if self.suite else ""
-        return f"{scope}{self.metric}={self.value:g}"
+        return f"{scope}{self.metric}{PASS_ALL if self.of_trials else ''}={self.value:g}"
 
 
 def evaluate(
@@ -84,6 +88,8 @@ def evaluate(
 def _fail_under(card: SuiteCard, t: Threshold, gate: str) -> Check:
     s = card.metrics[t.metric]
     label = METRICS[t.metric].label
+    if t.of_trials:
+        s, label = _pass_all(card, t.metric), f"{label} pass^{card.repeats.k if card.repeats else 'k'}"
     value, what = (s.low, "lower 95% CI") if gate == "lower-ci" else (s.mean, "mean")
     if s.mean is not None and value is None:  # a total or the official bootstrap mid: no interval
         value, what = s.mean, "value (no interval)"
@@ -100,6 +106,17 @@ def _fail_under(card: SuiteCard, t: Threshold, gate: str) -> Check:
     shown = value if s.mean is not None and finite(value) else None
     entry = f"--ambig-fail-under={t}"
     return Check(entry, card.name, f"{label} {what}", t.metric, shown, t.value, True, not failure, failure)
+
+
+def _pass_all(card: SuiteCard, metric: str) -> MetricSummary:
+    """pass^K of ``metric`` over the suite's repeated trials, as a summary a gate reads."""
+    trials = card.repeats.metrics.get(metric) if card.repeats else None
+    if trials is None or trials.pass_all is None or trials.pass_all_interval is None:
+        why = "no repeated trials" if card.repeats is None else "no item has every trial scored 0 or 1"
+        return MetricSummary(metric, 0, card.items, why, None, None, None)
+    low, high = trials.pass_all_interval
+    unscored = card.items - trials.items
+    return MetricSummary(metric, trials.items, unscored, None, trials.pass_all[-1], low, high)
 
 
 def _unscored(card: SuiteCard, max_unscored_rate: float) -> list[Check]:
@@ -171,6 +188,10 @@ def parse_thresholds(
     out = []
     for key, raw in pairs(option, text):
         scope, _, metric = key.rpartition(":")
+        of_trials = metric.endswith(PASS_ALL)
+        metric = metric.removesuffix(PASS_ALL)
+        if of_trials and item_scale:
+            refuse(f"{option}: {metric}{PASS_ALL} (pass^k) is a suite's statistic, not an item's")
         suite = scope.lower() or None
         if suite is not None and suite not in suites:
             refuse(f"{option}: suite '{suite}' is not selected ({', '.join(suites)})")
@@ -184,6 +205,8 @@ def parse_thresholds(
             )
         value = number(option, raw)
         spec = METRICS[metric]
+        if of_trials and not spec.binary:
+            refuse(f"{option}: {metric}{PASS_ALL}: pass^k is of a 0/1 metric, and {spec.label} is not one")
         if item_scale and spec.suite_level:
             refuse(f"{option}: {metric} is computed for a whole suite, not per item")
         if item_scale and spec.item_range:
@@ -197,7 +220,7 @@ def parse_thresholds(
                         else ""
                     )
                 )
-        out.append(Threshold(suite, metric, value))
+        out.append(Threshold(suite, metric, value, of_trials))
     return tuple(out)
 
 
@@ -341,6 +364,9 @@ def _sequential(config: Any, fail_under: Sequence[Threshold], margins: Sequence[
         refuse(f"{flag}: no gate to decide; give --ambig-fail-under or --ambig-fail-if-worse")
     if options.value(config, "--ambig-shard"):
         refuse(f"{flag}: a shard sees part of the items; decide on one run (it can use -n)")
+    for t in fail_under:
+        if t.of_trials:
+            refuse(f"{flag}: {t.metric}{PASS_ALL} (pass^k) is no mean of item scores; gate it without it")
     for metric in [t.metric for t in fail_under] + [m.metric for m in margins]:
         spec = METRICS[metric]
         if (

@@ -260,7 +260,7 @@ def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
         "summary": " · ".join(facts),
         "data": f"data: {card.source} (sha256 {card.sha256[:12]})",
         "upper_bound": card.protocol.upper_bound,
-        "notes": list(card.protocol.notes),
+        "notes": [*card.protocol.notes, *view.repeats_lines(card)],
         "warnings": card.data_warnings,
         "metrics": [_summary(s, papers.get(s.metric)) for s in card.metrics.values()],
         "published": view.published_lines(card, view.published_rows(card)),
@@ -290,6 +290,8 @@ def _facts(card: Scorecard, duration: float | None) -> list[str]:
     if config.get("protocol"):
         facts.append(f"protocol {config['protocol']}")
     facts.append(f"seed {config.get('seed')}")
+    if card.sample:
+        facts.append(view.sample_line(card.sample))
     if duration:
         facts.append(f"ran {duration:.1f} s")
     facts.append("written " + time.strftime("%Y-%m-%d %H:%M:%S %Z"))

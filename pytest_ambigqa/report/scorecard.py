@@ -24,8 +24,13 @@ from ..protocols import PROTOCOLS, protocol_of
 from ..schema import AmbigItem, ItemResult
 from ..suites import LoadedSuite, Scorers, Setup, Suite
 from ..suites.base import OPEN_RETRIEVAL
+from ..suites.sample import Sample
 from . import published
 from .stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
+from .strata import interval as stratified_interval
+from .strata import stratified_bootstrap, stratified_mean, weighted_columns
+from .trials import Repeats, TrialMetric
+from .trials import repeats as trial_section
 
 if TYPE_CHECKING:
     from .calibration import Calibration
@@ -119,6 +124,7 @@ class SuiteCard:
     outside: dict[str, str] = field(default_factory=dict)  # metrics the run's setting does not report
     data_warnings: list[str] = field(default_factory=list)  # what in the data makes a number odd
     section: dict[str, Any] | None = None  # its protocol's own part, under the protocol's name
+    repeats: Repeats | None = None  # --ambig-repeats: pass@k, pass^k, variance, flaky items
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,7 @@ class Scorecard:
     checks: list[Check] = field(default_factory=list)  # every gate evaluated, passed or not
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
     comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
+    sample: dict[str, Any] | None = None  # --ambig-sample: what was drawn from what (suites/sample.py)
     started: str | None = None  # when the run began, ISO 8601 UTC: orders runs in a history
     sequential: dict[str, Any] | None = None  # --ambig-sequential: where its gates were decided
     calibration: Calibration | None = None  # the judge against --ambig-human-labels (report/calibration.py)
@@ -184,6 +191,7 @@ class Scorecard:
             checks=[Check(**c) for c in data["gates"].get("checks", ())],
             gates_deferred=data["gates"].get("deferred"),
             started=_started((data.get("timing") or {}).get("started")),
+            sample=data.get("sample"),
             sequential=data.get("sequential"),
             calibration=_calibration(data.get("calibration")),
         )
@@ -199,13 +207,17 @@ class Scorecard:
             "versions": self.versions,
             "retrieval": self.retrieval,
             "judge": self.judge,
+            **({"sample": self.sample} if self.sample else {}),  # only for a sample: as before
             "suites": [
                 {
                     **{
                         k: v
                         for k, v in asdict(card).items()
                         if k
-                        not in ("metrics", "slices", "evidence", "variance", "panel", "protocol", "section")
+                        not in (
+                            *("metrics", "slices", "evidence", "variance", "panel", "protocol"),
+                            *("section", "repeats"),
+                        )
                     },
                     **_sections(card),
                     "protocol": asdict(card.protocol),
@@ -221,6 +233,7 @@ class Scorecard:
                     "evidence": [asdict(e) for e in card.evidence],
                     "variance": {m: asdict(v) for m, v in card.variance.items()},
                     **({"panel": {m: asdict(v) for m, v in card.panel.items()}} if card.panel else {}),
+                    **({"repeats": asdict(card.repeats)} if card.repeats else {}),
                     "published": published.compare(card.name, card.protocol),
                 }
                 for card in self.suites
@@ -284,8 +297,10 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
         "panel",
         "protocol",
         "section",
+        "repeats",
     }
-    protocol = data.get("protocol")  # the parts after "metrics" are optional: older cards lack some
+    protocol = data.get("protocol")
+    repeats = data.get("repeats")  # the parts after "metrics" are optional: older cards lack some
     setup = Setup(**{**protocol, "notes": tuple(protocol["notes"])}) if protocol else OPEN_RETRIEVAL
     way = protocol_of(setup.name)
     return SuiteCard(
@@ -300,6 +315,12 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
         panel={m: PanelAgreement(**v) for m, v in data.get("panel", {}).items()},
         protocol=setup,
         section=data.get(way.name) if way.has_section else None,
+        repeats=Repeats(
+            **{k: v for k, v in repeats.items() if k != "metrics"},
+            metrics={m: TrialMetric(**v) for m, v in repeats["metrics"].items()},
+        )
+        if repeats
+        else None,
     )
 
 
@@ -327,6 +348,7 @@ def summarize(
     *scope: str,
     known: Mapping[str, MetricSummary] | None = None,
     group: Callable[[ItemResult], str] | None = None,
+    population: Mapping[tuple[str, str | None], int] | None = None,
 ) -> MetricSummary:
     """One metric over ``results`` by its spec's aggregation (see ``metrics.AGGREGATIONS``).
 
@@ -335,11 +357,13 @@ def summarize(
     alone make no number: the metric is n/a with the answered items' reason. ``known``:
     the same results' summaries so far, which a metric built from others reuses. ``group``:
     what each result weighs as one with (the protocol's): a mean is then the mean of the
-    groups' means, its interval resampling groups.
+    groups' means, its interval resampling groups. ``population``: the items of the data in
+    each stratum (suite, ambiguity type) that ``results`` are a stratified sample of
+    (``--ambig-sample``): the summary is then the whole data's estimate (:func:`_weighted`).
     """
     spec = METRICS[metric]
     if spec.aggregation == "geometric":
-        return _summarize_geometric(metric, results, seed, *scope, known=known or {})
+        return _summarize_geometric(metric, results, seed, *scope, known=known or {}, population=population)
     source = spec.item_metric
     scored = [r for r in results if source in r.scores]
     answered = [r for r in results if r.status == "ok"]
@@ -349,6 +373,9 @@ def summarize(
     n, unscored = len(scored), len(results) - len(scored)
     failed = sum(r.status != "ok" for r in scored)
     item_seed = stable_seed(seed, *scope, metric)
+    if population is not None:
+        summary = _weighted(metric, scored, population, item_seed)
+        return dataclasses.replace(summary, unscored=unscored, reason=reason, failed=failed)
     if spec.aggregation == "sum":
         total = sum(r.scores[source] for r in scored) * spec.factor
         return MetricSummary(metric, n, unscored, reason, total, None, None, failed)
@@ -369,6 +396,49 @@ def summarize(
             return dataclasses.replace(summary, n=n, unscored=unscored)
     values = [r.scores[metric] for r in scored]
     return _summary(metric, values, len(results), reason, spec.factor, item_seed, failed)
+
+
+def stratum(result: ItemResult) -> tuple[str, str | None]:
+    """The stratum of ``--ambig-sample`` an item falls in: its suite and ambiguity type."""
+    return result.suite, result.ambiguity_type
+
+
+def _weighted(
+    metric: str, scored: Sequence[ItemResult], population: Mapping[tuple[str, str | None], int], seed: int
+) -> MetricSummary:
+    """The whole data's value of ``metric`` estimated from a stratified sample (report/strata.py):
+    a mean (the official bootstrap mid's too) by the stratified mean with Cochran's interval; a
+    total by Σ N_h ȳ_h; a pooled mean by the ratio of weighted unit sums and counts, with a
+    stratified bootstrap interval."""
+    spec = METRICS[metric]
+    strata = [stratum(r) for r in scored]
+    values = [r.scores[spec.item_metric] for r in scored]
+    n = len(scored)
+    if spec.aggregation == "sum":
+        groups: dict[tuple[str, str | None], list[float]] = {}
+        for value, h in zip(values, strata, strict=True):
+            groups.setdefault(h, []).append(value)
+        total = math.fsum(population[h] * math.fsum(v) / len(v) for h, v in groups.items())
+        return MetricSummary(metric, n, 0, None, total * spec.factor, None, None)
+    if any(r.units.get(metric) for r in scored):
+        data = [(math.fsum(u), len(u)) for u in (r.units.get(metric, [r.scores[metric]]) for r in scored)]
+        factor = spec.factor
+
+        def ratio(means):
+            import numpy as np
+
+            counts = means[..., 1]
+            return np.divide(means[..., 0], counts, out=np.zeros_like(counts), where=counts > 0) * factor
+
+        value = float(ratio(weighted_columns(data, strata, population)))
+        low, high = stratified_bootstrap(data, strata, population, seed, ratio)
+        return MetricSummary(metric, n, 0, None, value, low, high)
+    mean, var = stratified_mean(values, strata, population)
+    bounds = stratified_interval(mean, var, spec.item_range)
+    if bounds is None:
+        return MetricSummary(metric, n, 0, None, mean * spec.factor, None, None)
+    low, high = (bound * spec.factor for bound in bounds)
+    return MetricSummary(metric, n, 0, None, mean * spec.factor, low, high)
 
 
 def _summarize_pooled(
@@ -398,7 +468,12 @@ def _summarize_pooled(
 
 
 def _summarize_geometric(
-    metric: str, results: Sequence[ItemResult], seed: int, *scope: str, known: Mapping[str, MetricSummary]
+    metric: str,
+    results: Sequence[ItemResult],
+    seed: int,
+    *scope: str,
+    known: Mapping[str, MetricSummary],
+    population: Mapping[tuple[str, str | None], int] | None = None,
 ) -> MetricSummary:
     """A suite score built from two suite values: DR = sqrt(QA-F1 x ROUGE-Lsum).
 
@@ -409,12 +484,16 @@ def _summarize_geometric(
     import numpy as np
 
     spec = METRICS[metric]
-    parts = [known[m] if m in known else summarize(m, results, seed, *scope) for m in spec.of]
+    parts = [
+        known[m] if m in known else summarize(m, results, seed, *scope, population=population)
+        for m in spec.of
+    ]
     missing = next((p for p in parts if p.mean is None), None)
     if missing is not None:
         return MetricSummary(metric, 0, len(results), missing.reason, None, None, None)
     items = [METRICS[m].item_metric for m in spec.of]
-    pairs = [tuple(r.scores[m] for m in items) for r in results if all(m in r.scores for m in items)]
+    paired = [r for r in results if all(m in r.scores for m in items)]
+    pairs = [tuple(r.scores[m] for m in items) for r in paired]
     factors = np.array([METRICS[m].factor for m in items])
 
     def statistic(means: np.ndarray) -> np.ndarray:
@@ -423,7 +502,12 @@ def _summarize_geometric(
     low = high = None
     if pairs:
         data = np.asarray(pairs, dtype=float)
-        low, high = bootstrap_interval(data, stable_seed(seed, *scope, metric), statistic)
+        where = stable_seed(seed, *scope, metric)
+        if population is not None:
+            strata = [stratum(r) for r in paired]
+            low, high = stratified_bootstrap(data, strata, population, where, statistic)
+        else:
+            low, high = bootstrap_interval(data, where, statistic)
     value = math.sqrt(math.prod(p.mean for p in parts if p.mean is not None))  # none is None here
     return MetricSummary(metric, len(pairs), len(results) - len(pairs), None, value, low, high)
 
@@ -453,11 +537,16 @@ def build(
     judge: dict[str, Any] | None = None,
     item_min: Sequence[Any] = (),
     protocols: Mapping[str, Setup] | None = None,
+    repeats: int = 1,
+    sample: Sample | None = None,
 ) -> Scorecard:
     """``expected`` are the item keys selected for this run (None: every loaded item);
     ``protocols`` how each suite's items were put to the system (default: open retrieval);
     the protocol the setup names says what its tests are, which metrics and slices they are
-    reported with, and its section."""
+    reported with, and its section. ``repeats``: the trials each item was asked
+    (``--ambig-repeats``); ``sample``: the stratified sample the items are (``--ambig-sample``),
+    whose estimates are weighted back to the whole data."""
+    population = sample.counts if sample is not None else None
     loaded = list(loaded)
     wanted = None if expected is None else set(expected)
     cards: list[SuiteCard] = []
@@ -482,7 +571,8 @@ def build(
                 summarize_evidence(part_name, part, seed, name, part_name)
                 for part_name, part in [("all", suite_results), *parts]
             ]
-        summaries = _summaries(metrics, suite_results, seed, name, group=way.group)
+        summaries = _summaries(metrics, suite_results, seed, name, group=way.group, population=population)
+        answers = [t for r in suite_results for t in (r.trials or (r,))]  # each trial's, with repeats
         cards.append(
             SuiteCard(
                 name=name,
@@ -499,13 +589,18 @@ def build(
                     Slice(
                         kind,
                         len(part),
-                        _summaries(metrics, part, seed, name, kind, group=way.group, within=summaries),
+                        _summaries(
+                            *(metrics, part, seed, name, kind),
+                            group=way.group,
+                            within=summaries,
+                            population=population,
+                        ),
                     )
                     for kind, part in parts
                 ],
                 evidence=evidence,
-                variance=_variance(suite_results, name, item_min),
-                panel=_panel(suite_results, (judge or {}).get("panel"), seed, name),
+                variance=_variance(answers, name, item_min),
+                panel=_panel(answers, (judge or {}).get("panel"), seed, name),
                 protocol=protocol,
                 profile=scorers.profile.title
                 if scorers.profile is not None and suite.suite.uses_profile and not episodic
@@ -513,12 +608,15 @@ def build(
                 outside={} if episodic else scorers.keep(suite.suite.outside_setting(scorers)),
                 data_warnings=[] if episodic else _data_warnings(suite.suite, chosen),
                 section=way.section(suite_results),
+                repeats=trial_section(suite_results, metrics, repeats, seed, name) if repeats > 1 else None,
             )
         )
     keys = {r.key for r in ordered}
     if judge is not None:
         judge = {**judge, "usage": _total_usage(ordered)}
-    calls = model_calls(ordered)
+    calls = model_calls([t for r in ordered for t in (r.trials or (r,))])
+    if calls is not None and repeats > 1:
+        calls["unit"] = "trial"  # each trial's calls, as each item's are without repeats
     system = {k: v for k, v in system.items() if k != "model_calls"} | (
         {"model_calls": calls} if calls else {}
     )
@@ -531,6 +629,7 @@ def build(
         retrieval=retrieval,
         judge=judge,
         gold={i.key: i for suite in loaded for i in suite.items if i.key in keys},
+        sample=sample.to_json() if sample is not None else None,
     )
 
 
@@ -541,6 +640,7 @@ def _summaries(
     *scope: str,
     group: Callable[[ItemResult], str] | None = None,
     within: Mapping[str, MetricSummary] | None = None,
+    population: Mapping[tuple[str, str | None], int] | None = None,
 ) -> dict:
     """Every metric of a suite over ``results``, in order, each computed once. ``within``:
     the whole suite's summaries, for a slice of it: a metric n/a for the suite (the system
@@ -552,7 +652,9 @@ def _summaries(
         if whole is not None and whole.mean is None:
             done[metric] = MetricSummary(metric, 0, len(results), whole.reason, None, None, None)
             continue
-        done[metric] = summarize(metric, results, seed, *scope, known=done, group=group)
+        done[metric] = summarize(
+            metric, results, seed, *scope, known=done, group=group, population=population
+        )
     return done
 
 
@@ -581,11 +683,13 @@ def _variance(results: Sequence[ItemResult], suite: str, item_min: Sequence[Any]
         sampled = [r for r in results if len(r.samples.get(metric, ())) > 1]
         spreads = [max(r.samples[metric]) - min(r.samples[metric]) for r in sampled]
         cuts = [t.value for t in item_min if t.metric == metric and t.suite in (None, suite)]
-        straddling = [
-            r.key
-            for r in sampled
-            if any(min(r.samples[metric]) < cut <= max(r.samples[metric]) for cut in cuts)
-        ]
+        straddling = list(
+            dict.fromkeys(  # an item once, however many of its trials straddle
+                r.key
+                for r in sampled
+                if any(min(r.samples[metric]) < cut <= max(r.samples[metric]) for cut in cuts)
+            )
+        )
         out[metric] = Variance(
             metric,
             len(sampled),
@@ -615,7 +719,9 @@ def _panel(
         low_end, high_end = (spec.item_range if spec is not None else None) or (0.0, 1.0)
         threshold = panel["disagreement"] * (high_end - low_end)
         alpha = krippendorff_alpha(units, level, seed=stable_seed(seed, suite, "panel", metric))
-        disputed = [r.key for r, u in zip(scored, units, strict=True) if max(u) - min(u) >= threshold]
+        disputed = list(
+            dict.fromkeys(r.key for r, u in zip(scored, units, strict=True) if max(u) - min(u) >= threshold)
+        )
         out[metric] = PanelAgreement(
             metric,
             judges,

@@ -236,6 +236,8 @@ def _system(card: Scorecard) -> list[Note]:
                 1,
             )
         )
+    if card.sample:
+        notes.append(Note(sample_line(card.sample), 1))
     stored = sum(r.cached for r in card.results)
     if stored:
         asked = sum(not r.cached and r.status != "missing" for r in card.results)
@@ -249,11 +251,23 @@ def _system(card: Scorecard) -> list[Note]:
     return notes
 
 
+def sample_line(sample: dict[str, Any]) -> str:
+    """What ``--ambig-sample`` drew, and that the scores estimate the whole data's."""
+    strata = ", ".join(
+        f"{h['suite']}/{h['type'] or 'untyped'} {h['sampled']} of {h['population']}" for h in sample["strata"]
+    )
+    return (
+        f"a stratified sample: {sample['items']} of {sample['population']} items (--ambig-sample="
+        f"{sample['asked']:g}, seed {sample['seed']}); scores and intervals estimate all "
+        f"{sample['population']} items, each stratum weighted by its share ({strata})"
+    )
+
+
 def _model_calls(calls: dict[str, Any], priced: bool) -> str:
     """What an ``llm:`` system's calls cost, per item and in all, each said alike: calls,
     tokens and dollars per item, then the same in all (never a per-item token count beside a
     run-total cost); the latency per item; the items it is over."""
-    n = calls["items"]
+    n, unit = calls["items"], calls.get("unit", "item")  # with --ambig-repeats, each trial's calls
     tokens_in, tokens_out = calls["prompt_tokens_per_item"], calls["completion_tokens_per_item"]
     per_item = (
         f"{calls['calls_per_item']:.1f} calls ({calls.get('cached_per_item', 0):.1f} from llm.sqlite), "
@@ -271,8 +285,8 @@ def _model_calls(calls: dict[str, Any], priced: bool) -> str:
         cost = "; cost: no prices given (--ambig-llm-price)"
     latency = f"latency {calls['latency_mean']:.2f} s mean, {calls['latency_median']:.2f} s median"
     return (
-        f"model calls (llm:{calls['method']}, {calls['model']}): per item {per_item}; in all {in_all}{cost}; "
-        f"{latency}; over {_counted(calls)}"
+        f"model calls (llm:{calls['method']}, {calls['model']}): per {unit} {per_item}; "
+        f"in all {in_all}{cost}; {latency}; over {_counted(calls)}"
     )
 
 
@@ -280,10 +294,11 @@ def _counted(calls: dict[str, Any]) -> str:
     """The items a cost line is over: the errored ones' calls cost too (issue 25); those a
     resumed run reused were an earlier run's calls."""
     errored, reused, items = calls.get("errored", 0), calls.get("reused", 0), calls["items"]
+    unit = calls.get("unit", "item")
     text = (
-        f"{items} answered items"
+        f"{items} answered {unit}s"
         if not errored
-        else f"{items} items ({items - errored} answered, {errored} errored)"
+        else f"{items} {unit}s ({items - errored} answered, {errored} errored)"
     )
     if reused:
         share = f"all {reused}" if reused == items else str(reused)
@@ -425,11 +440,11 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
     blocks.append(note_lines(published_lines(suite, rows), 1))
     if suite.slices:
         blocks += _slices(suite, rows, way.unit, way.slice_heading)
-    variance = note_lines(_variance_lines(suite) + _panel_lines(suite), 1)
+    variance = note_lines(_variance_lines(suite) + _panel_lines(suite) + repeats_lines(suite), 1)
     own: list[Block] = []  # the protocol's section
     if suite.section is not None:
         own = way.blocks(suite.section, published.protocol_rows(way.name))
-    judged = suite.variance or suite.panel
+    judged = suite.variance or suite.panel or suite.repeats
     if judged:  # the terminal says it before the protocol's section, scorecard.md after
         blocks += [Gap(), variance] if not own else [Gap(), Notes(variance.notes, "terminal")]
     blocks += own
@@ -532,6 +547,39 @@ def _panel_lines(suite: SuiteCard) -> list[str]:
         if p.disputed:
             more = f" and {len(p.disputed) - 10} more" if len(p.disputed) > 10 else ""
             line += f": {', '.join(p.disputed[:10])}{more}"
+        lines.append(line)
+    return lines
+
+
+def repeats_lines(suite: SuiteCard) -> list[str]:
+    """Repeated trials (``--ambig-repeats``): how many, then per metric the spread of an item's
+    trials and, for a 0/1 metric, pass@k and pass^k for k = 1..K and the flaky items."""
+    r = suite.repeats
+    if r is None:
+        return []
+    errored = f", {r.errored} errored" if r.errored else ""
+    lines = [
+        f"repeated trials: {r.k} per item ({r.trials} in all{errored}); each score above is the mean "
+        "over items of an item's trial mean, its interval resampling items"
+    ]
+    for t in r.metrics.values():
+        label = METRICS[t.metric].label if t.metric in METRICS else t.metric
+        line = (
+            f"trials, {label}: per-item variance {t.variance:.4g} mean, {t.max_variance:.4g} max "
+            f"(item scale), over {t.items} items"
+        )
+        if t.pass_at is not None and t.pass_all is not None:
+            at = ", ".join(num(v, t.metric) for v in t.pass_at)
+            every = ", ".join(num(v, t.metric) for v in t.pass_all)
+            line += f"; pass@k for k=1..{r.k}: {at}; pass^k: {every}"
+            if t.pass_all_interval is not None:
+                low, high = t.pass_all_interval
+                line += f" (pass^{r.k} 95% CI [{num(low, t.metric)}, {num(high, t.metric)}])"
+        if t.flaky is not None:
+            more = f" and {len(t.flaky) - 10} more" if len(t.flaky) > 10 else ""
+            line += f"; flaky (trials disagree): {len(t.flaky)}" + (
+                f": {', '.join(t.flaky[:10])}{more}" if t.flaky else ""
+            )
         lines.append(line)
     return lines
 

@@ -41,6 +41,8 @@ class RunConfig:
     split: str
     limit: int | None
     seed: int
+    sample: int | float | None  # --ambig-sample: a count of items or a fraction (suites/sample.py)
+    repeats: int  # --ambig-repeats: trials per item
     system: str | None
     timeout: float | None
     report_dir: Path | None
@@ -77,6 +79,8 @@ class RunConfig:
             "split": self.split,
             "limit": self.limit,
             "seed": self.seed,
+            **({"sample": self.sample} if self.sample is not None else {}),  # only when set: as before
+            **({"repeats": self.repeats} if self.repeats > 1 else {}),
             "system": redact(self.system) if self.system else None,
             "timeout": self.timeout,
             "metrics": list(self.metrics) if self.metrics is not None else None,
@@ -272,6 +276,14 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
             f"--ambig-system={system}: name the model with --ambig-llm-model (and its server with "
             "--ambig-llm-base-url)"
         )
+    sample = options.sample(options.value(config, "--ambig-sample"))
+    repeats = options.number(
+        "--ambig-repeats", options.text(config, "--ambig-repeats"), kind=int, low=1, high=1000
+    )
+    _check_repeated(config, name, rescore, sample, repeats)
+    gates = GateConfig.read(config, base, suites, partial(suite_metrics, protocol=name), metrics)
+    if repeats == 1 and any(t.of_trials for t in gates.fail_under):
+        refuse("--ambig-fail-under: pass^k (METRIC^k) needs repeated trials, --ambig-repeats=K with K > 1")
     return RunConfig(
         suites=suites,
         data=_data(options.value(config, "--ambig-data"), suites, base)
@@ -283,6 +295,8 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         seed=options.number(
             "--ambig-seed", options.text(config, "--ambig-seed"), kind=int, low=0, high=2**32 - 1
         ),
+        sample=sample,
+        repeats=repeats,
         system=system,
         timeout=timeout or None,
         report_dir=base / Path(report).expanduser() if report else None,
@@ -315,6 +329,25 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         protocol_options=own,
         models=models if protocol.uses_judge(own) else dataclasses.replace(models, judge=None),
         retrieval=RetrievalConfig.read(config, base),
-        gates=GateConfig.read(config, base, suites, partial(suite_metrics, protocol=name), metrics),
+        gates=gates,
         human_labels=base / Path(labels).expanduser() if labels else None,
     )
+
+
+def _check_repeated(
+    config: pytest.Config, protocol: str, rescore: Path | None, sample: float | None, repeats: int
+) -> None:
+    """What ``--ambig-sample`` and ``--ambig-repeats`` cannot go with: a protocol whose
+    section reads one transcript per test, replayed answers (one per item), and, for a
+    sample, the other ways of choosing items (its weights are of the whole data)."""
+    if repeats > 1 and protocol != "single-shot":
+        refuse(f"--ambig-repeats: only with the single-shot protocol, not --ambig-protocol={protocol}")
+    if repeats > 1 and rescore is not None:
+        refuse("--ambig-repeats: --ambig-rescore replays one saved answer per item; run the system again")
+    if sample is None:
+        return
+    if protocol != "single-shot":
+        refuse(f"--ambig-sample: only with the single-shot protocol, not --ambig-protocol={protocol}")
+    for other in ("--ambig-limit", "--ambig-shard", "--ambig-rescore", "--ambig-sequential"):
+        if options.value(config, other):
+            refuse(f"--ambig-sample: not with {other} (the sample's weights are of every item of the data)")

@@ -41,6 +41,7 @@ from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem, Passage
 from ..suites import SUITES, LoadedSuite, LoadOptions, Scorers, Setup, shard, stratified_sample
+from ..suites.sample import Sample, draw
 from ..systems import System, load_system
 from ..systems.replay import load_saved
 from .config import RunConfig
@@ -84,6 +85,9 @@ class Run:
         self.protocol = PROTOCOLS[cfg.protocol].configured(cfg.protocol_options, self.judge)
         pools: list[tuple[AmbigItem, ...]] = []  # every item of each file: the corpus ignores --ambig-limit
         self.loaded = [self._load(name, pools) for name in cfg.suites]
+        self.sample: Sample | None = None  # --ambig-sample: what was drawn, for the scorecard's weights
+        if cfg.sample is not None:
+            self._draw(cfg.sample)
         if self.rescore is not None:
             self._check_rescored(pools)
         self.items: list[AmbigItem] = [item for suite in self.loaded for item in suite.items]
@@ -136,6 +140,17 @@ class Run:
             items = shard(items, *self.cfg.shard)
         return dataclasses.replace(loaded, items=items)
 
+    def _draw(self, asked: int | float) -> None:
+        """Keep the stratified sample of every selected suite's items (``suites/sample.py``)."""
+        try:
+            chosen, self.sample = draw([i for s in self.loaded for i in s.items], asked, self.cfg.seed)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--ambig-sample={asked}: {exc}") from None
+        keys = {item.key for item in chosen}
+        self.loaded = [
+            dataclasses.replace(s, items=tuple(i for i in s.items if i.key in keys)) for s in self.loaded
+        ]
+
     def _check_rescored(self, pools: list[tuple[AmbigItem, ...]]) -> None:
         """Every selected suite must find its items among the saved answers: a rescore of
         none of them would end in "no tests ran", one of some suites drop the others unsaid."""
@@ -173,6 +188,7 @@ class Run:
             resume=cfg.resume,
             timeout=cfg.timeout,
             rate=cfg.rate,
+            repeats=cfg.repeats,
         )
 
     def _scoring_fingerprint(self) -> str:

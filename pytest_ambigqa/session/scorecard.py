@@ -169,6 +169,8 @@ class ScorecardPlugin:
             judge=run.judge.describe() if run.judge else None,
             item_min=cfg.gates.item_min,
             protocols={suite.suite.name: run.setup(suite, system["inputs"]) for suite in run.loaded},
+            repeats=cfg.repeats,
+            sample=run.sample,
         )
         card = dataclasses.replace(card, started=self._began)
         if cfg.human_labels is not None:

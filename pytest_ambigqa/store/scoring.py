@@ -101,7 +101,7 @@ class ScoringPool:
         self._contexts = {s.name: s.offload(scorers) for s in suites}
         self.offloads = any(names for names, _ in self._contexts.values())
         self._queue: deque[tuple[str, AmbigItem, Answer, Future[Parts]]] = deque()
-        self._futures: dict[str, tuple[Answer, Future[Parts]]] = {}
+        self._futures: dict[tuple[str, int], tuple[Answer, Future[Parts]]] = {}
         self._cond = threading.Condition()
         self._closed = False
         self._live = workers
@@ -128,7 +128,7 @@ class ScoringPool:
         with self._cond:
             if self._closed or not self._live:
                 return  # scored in this process
-            self._futures[item.key] = (answer, future)
+            self._futures[_key(item, answer)] = (answer, future)
             self._queue.append((suite.name, item, answer, future))
             self._cond.notify()
 
@@ -137,7 +137,7 @@ class ScoringPool:
         computed nothing of it (never submitted, a worker died): this process scores it all,
         after its suite's imports (once, under a lock: the run's process skipped them)."""
         with self._cond:
-            entry = self._futures.pop(item.key, None)
+            entry = self._futures.pop(_key(item, answer), None)
         parts = entry[1].result() if entry is not None and entry[0] is answer else _NONE
         if not parts:
             with self._warming:
@@ -347,3 +347,8 @@ def serve() -> None:
             names, scorers = contexts[name]
             parts.append(compute(names, item, answer, scorers))
         _write(outgoing, _encode(parts))
+
+
+def _key(item: AmbigItem, answer: Answer) -> tuple[str, int]:
+    """An answer's entry: the item, and which answer of it (its repeated trials have several)."""
+    return item.key, id(answer)

@@ -22,7 +22,11 @@ from ..rooms import room
 from ..schema import AmbigItem, Answer, safe_str
 from .answers import to_answer, to_turn
 
-INPUTS = ("question", "passages", "retriever", "item", "conditions", "history", "alpha", "beta", "actions")
+INPUTS = (
+    *("question", "passages", "retriever", "item", "conditions", "history", "alpha", "beta", "actions"),
+    "trial",
+)
+TRIAL = "trial"  # which repeated trial of the item is asked (--ambig-repeats): 0, 1, ...
 # What the interactive protocol adds (protocols/interactive/); a single-shot run gives a
 # system that declares them no history, no costs, and "answer" as the only action.
 TURN_INPUTS = {"history": [], "alpha": None, "beta": None, "actions": ["answer"]}
@@ -74,7 +78,8 @@ class System:
         gold = GOLD_INPUTS + (("conditions",) if gold_conditions else ())
         return {
             "label": self.label,
-            "inputs": list(self.inputs),
+            # what the system reads of the item and the run; the trial index is no evidence
+            "inputs": [i for i in self.inputs if i != TRIAL],
             "gold_inputs": [i for i in self.inputs if i in gold],
         }
 
@@ -111,6 +116,8 @@ def input_for(item: AmbigItem, name: str, extras: Mapping[str, Any]) -> Any:
         return item
     if name == "conditions":
         return []
+    if name == TRIAL:
+        return 0
     if name in TURN_INPUTS:
         value = TURN_INPUTS[name]
         return list(value) if isinstance(value, list) else value
