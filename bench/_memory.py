@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import resource
 import time
 
 import pytest
@@ -16,12 +15,18 @@ _state: dict[str, float] = {"gc": 0.0}
 _began: list[float] = []
 
 
-def _rss() -> int:
+def _status(field: str) -> int:
+    """A size from ``/proc/self/status``, in bytes: ``VmRSS`` (resident now), ``VmHWM``
+    (the peak of this process's own memory since its ``exec``)."""
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def _rss() -> int:
+    return _status("VmRSS")
 
 
 def _timed(phase: str, info: dict) -> None:
@@ -54,6 +59,9 @@ def pytest_sessionfinish(session):
 def pytest_unconfigure(config):
     out = os.environ.get("AMBIGQA_BENCH_MEMORY")
     if out and not hasattr(config, "workerinput"):
-        _state["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        # Not ``getrusage``'s ru_maxrss: Linux keeps it across exec, so a process forked from
+        # a large parent (bench/memory.py, with the items it made loaded) starts at the
+        # parent's size. VmHWM is the high-water mark of this process's memory alone.
+        _state["peak"] = _status("VmHWM")
         with open(out, "w") as handle:
             json.dump(_state, handle)

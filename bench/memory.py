@@ -4,12 +4,14 @@ Runs of N MARCH and ASQA items with a zero-latency system (the oracle baseline),
 report written (``--ambig-report``), each its own pytest process, whose resident memory
 (RSS) ``_memory.py`` reads: after collection (the data and the tests), after the last item
 (what the run holds per item), after the session's end (scorecard, gates, reports) and its
-peak; and the share of the items' run its garbage collector took. ``per item``: each growth
-over the items, from the RSS after collection; ``slope``: the peak's growth per item from the
-smaller size to the larger. ``--before DIR``: the same runs with the package found in DIR
-(a checkout of an earlier commit, ``git archive``'d), alternating with this one's, so that
-both are measured on the same machine in the same minutes. ``--skip-writers html``: leave
-those report writers out (the page's own memory is measured apart, ``bench/report.py``).
+peak (``VmHWM``, the process's own: ``getrusage`` would count this script's memory at the
+fork too, the items it made included); and the share of the items' run its garbage
+collector took. ``per item``: each growth over the items, from the RSS after collection;
+``slope``: the peak's growth per item from the smaller size to the larger. ``--before DIR``:
+the same runs with the package found in DIR (a checkout of an earlier commit,
+``git archive``'d), alternating with this one's, so that both are measured on the same
+machine in the same minutes. ``--skip-writers html``: leave those report writers out (the
+page's own memory is measured apart, ``bench/report.py``).
 
     python bench/memory.py [--sizes 2000,20000] [--suites march,asqa] [--before DIR]
 """

@@ -6,7 +6,6 @@ system-under-test contract"), cut off after its timeout; whatever goes wrong is 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import queue
 import threading
@@ -15,12 +14,15 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SystemFailure
 from ..rooms import room
 from ..schema import AmbigItem, Answer, safe_str
 from .answers import to_answer, to_turn
+
+if TYPE_CHECKING:  # asyncio only for an async system: a run of a plain function never loads it
+    import asyncio
 
 INPUTS = (
     *("question", "passages", "retriever", "item", "conditions", "history", "alpha", "beta", "actions"),
@@ -254,12 +256,16 @@ class _Loop:
     def get(cls) -> asyncio.AbstractEventLoop:
         with cls._lock:
             if cls._loop is None:
+                import asyncio
+
                 cls._loop = asyncio.new_event_loop()
                 threading.Thread(target=cls._loop.run_forever, name="ambigqa-loop", daemon=True).start()
             return cls._loop
 
 
 def _await(awaitable: Any, timeout: float | None) -> Any:
+    import asyncio
+
     async def wrap():
         return await awaitable
 
