@@ -265,9 +265,8 @@ def test_requests_sharing_a_prompt_prefix_are_sent_together(pytester, chat_serve
             "--ambig-reader=llm")  # fmt: skip
     lines = [json.loads(line) for line in chat_server.batch_api.files["file-1"].decode().splitlines()]
     systems = [line["body"]["messages"][0]["content"] for line in lines]
-    assert len(set(systems)) == 2 and systems == sorted(
-        systems
-    )  # the judge's, then the reader's: each in one run
+    # MARCH's judge's, the reader's and ASQA's utility judge's: each prompt's requests in one run
+    assert len(set(systems)) == 3 and systems == sorted(systems)
     assert [line["body"]["messages"] for line in lines] == sorted(
         (line["body"]["messages"] for line in lines), key=json.dumps
     )
