@@ -41,7 +41,7 @@ from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Scorers, Setup, saved_settings
 
 # Config fields that may differ between shards of one run.
-_PER_SHARD = ("shard", "device", "device_used")  # shards may run on different machines
+_PER_SHARD = ("shard", "shard_scheduler", "device", "device_used")  # shards may run on different machines
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -94,6 +94,7 @@ def merge(paths: list[Path], out: Path, pr_comment: Path | None = None) -> int:
                 raise UsageError(f"{path}: item {result.key} is in two shards")
             results[result.key] = result
     config = {**cards[0]["config"], "shard": None}
+    config.pop("shard_scheduler", None)  # the merge is no shard
     used = sorted({c["config"]["device_used"] for c in cards if c["config"].get("device_used")})
     if used:
         config["device_used"] = ", ".join(used)  # every device a shard's models ran on

@@ -268,8 +268,15 @@ _OPTIONS = (
     ),
     Option(
         "--ambig-shard",
-        "I/N",
-        "run shard I of N (balanced per ambiguity type); merge with `pytest-ambigqa merge`",
+        "I/N|auto",
+        "run shard I of N (balanced per ambiguity type); merge with `pytest-ambigqa merge`; auto "
+        "reads I and N from the scheduler (Kubernetes Indexed Job, Slurm array, GitLab, CircleCI, Buildkite)",
+    ),
+    Option(
+        "--ambig-shard-count",
+        "N",
+        "with --ambig-shard=auto: the number of shards where the scheduler does not say it (a "
+        "Kubernetes Indexed Job's completions; default: $AMBIG_SHARD_COUNT); checked where it does",
     ),
     Option(
         "--ambig-shard-gates",

@@ -30,7 +30,9 @@ def _models() -> dict[str, Any]:
     """The schemas, built once: what ``Scorecard.to_json`` and ``Answer.to_dict`` write."""
     from typing import Annotated, Literal
 
-    from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+    from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+    from .schedulers import BASES, SCHEDULERS
 
     number = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)]
     fraction = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)]
@@ -222,6 +224,13 @@ def _models() -> dict[str, Any]:
 
     rate = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)]
 
+    class Scheduler(Model):
+        """``--ambig-shard=auto``'s record (``schedulers.py``)."""
+
+        model_config = ConfigDict(strict=True, extra="forbid")
+        scheduler: Literal[tuple(SCHEDULERS)]  # type: ignore[valid-type]
+        index: count
+
     class Config(Model):
         suites: list[str]
         data: dict[str, Any]
@@ -233,12 +242,28 @@ def _models() -> dict[str, Any]:
         max_error_rate: rate | None = None
         max_unscored_rate: rate | None = None
         shard: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=2, max_length=2)] | None = None
+        shard_scheduler: Scheduler | None = None
         metrics: list[str] | None = None
         protocol: str | None = None
         costs: list[Annotated[list[number], Field(min_length=2, max_length=2)]] | None = None
         baseline: str | None = None
         repeats: Annotated[int, Field(ge=2)] | None = None
         sample: number | None = None
+
+        @model_validator(mode="after")
+        def _one_shard(self) -> Config:
+            """The shard a scheduler named is the shard recorded, where its index fixes it."""
+            named = self.shard_scheduler
+            if named is None:
+                return self
+            if self.shard is None or not 1 <= self.shard[0] <= self.shard[1]:
+                raise ValueError("a scheduler's shard without a valid shard I/N")
+            base = BASES.get(named.scheduler)
+            if base is not None and named.index != self.shard[0] - 1 + base:
+                raise ValueError(
+                    f"{named.scheduler}'s index {named.index} is not shard {self.shard[0]}/{self.shard[1]}"
+                )
+            return self
 
     class System(Model):
         label: str

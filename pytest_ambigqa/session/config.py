@@ -10,6 +10,7 @@ Only ``session/`` turns what is refused into pytest's usage error (``session/__i
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..protocols import PROTOCOLS, suite_metrics
 from ..report.gates import GateConfig
 from ..report.saved import read_scorecard
 from ..retrieval.config import RetrievalConfig
+from ..schedulers import SchedulerShard, detect
 from ..suites import SUITES, saved_settings
 from ..suites.march import parse_fields
 
@@ -62,6 +64,7 @@ class RunConfig:
     rescore: Path | None
     rescored: dict[str, Any] | None  # the scorecard.json --ambig-rescore replays, read once
     shard: tuple[int, int] | None
+    shard_scheduler: SchedulerShard | None  # --ambig-shard=auto: the scheduler that named the shard
     protocol: str  # a PROTOCOLS name
     protocol_options: Any  # the protocol's own (Protocol.read_options), None if it has none
     models: ModelConfig
@@ -95,6 +98,7 @@ class RunConfig:
             "resume": self.resume,
             "rescore": str(self.rescore) if self.rescore else None,
             "shard": list(self.shard) if self.shard else None,
+            **({"shard_scheduler": self.shard_scheduler.to_dict()} if self.shard_scheduler else {}),
             "protocol": self.protocol,
             **self.models.to_dict(),
             **self.retrieval.to_dict(),
@@ -209,6 +213,16 @@ def _settings(config: pytest.Config, saved: dict[str, Any]) -> dict[str, str]:
     return settings
 
 
+def _scheduled(config: pytest.Config, shard: str | None) -> SchedulerShard | None:
+    """``--ambig-shard=auto``: the shard the scheduler's variables name (``schedulers.py``)."""
+    count = options.value(config, "--ambig-shard-count")
+    if (shard or "").lower() != "auto":
+        if options.given(config, "--ambig-shard-count"):
+            refuse("--ambig-shard-count: only with --ambig-shard=auto")
+        return None
+    return detect(os.environ, count)
+
+
 def _saved_card(path: Path) -> dict[str, Any]:
     """The scorecard ``--ambig-rescore`` replays: its config is this run's default (the same data)."""
     try:
@@ -256,6 +270,8 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     cache_dir = options.value(config, "--ambig-cache-dir")
     rate = options.value(config, "--ambig-rate")
     models = ModelConfig.read(config)
+    shard = options.value(config, "--ambig-shard")
+    scheduled = _scheduled(config, shard)
     reader = options.value(config, "--ambig-reader")
     if reader is not None and reader.lower() == "none":
         reader = None
@@ -324,7 +340,8 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         resume=options.value(config, "--ambig-resume") is not None,
         rescore=rescore,
         rescored=card,
-        shard=options.shard(options.value(config, "--ambig-shard")),
+        shard=scheduled.shard if scheduled else options.shard(shard),
+        shard_scheduler=scheduled,
         protocol=name,
         protocol_options=own,
         models=models if protocol.uses_judge(own) else dataclasses.replace(models, judge=None),
