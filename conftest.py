@@ -8,4 +8,5 @@ pytest_plugins = [
     "fixtures.models",
     "fixtures.data",
     "fixtures.browser",
+    "fixtures.storage",
 ]

@@ -2,10 +2,12 @@
 draw the ``history`` of many.
 
     pytest-ambigqa merge shard1/scorecard.json shard2/scorecard.json -o merged
+    pytest-ambigqa merge 's3://bucket/run-42/shard-*/scorecard.json' -o s3://bucket/run-42/merged
     pytest-ambigqa compare base/scorecard.json new/scorecard.json [-o DIR] [--fail-if-worse M:X]
     pytest-ambigqa history runs/ [more/scorecard.json ...] -o DIR
 
-``merge`` puts the shards' per-item results back in file order and rebuilds the scorecard,
+``merge`` reads and writes local paths or object stores' URLs (report/storage.py; a URL
+may be a glob); it puts the shards' per-item results back in file order and rebuilds the scorecard,
 intervals and gates exactly as one run over all items would build them: same numbers, same
 exit code (1 when a gate fails or an item errored, failed its --ambig-item-min or is missing).
 ``compare`` pairs the two runs item by item (report/compare.py); exit 1 when a
@@ -32,7 +34,7 @@ from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import safe_output, write_text
 from .protocols import suite_metrics
-from .report import ci, compare, gates, history, pipeline, terminal, view
+from .report import ci, compare, gates, history, pipeline, storage, terminal, view
 from .report.gates import parse_margins, parse_thresholds
 from .report.gold import reload
 from .report.saved import read_card, read_scorecard
@@ -44,21 +46,21 @@ from .suites import SUITES, LoadedSuite, Scorers, Setup, saved_settings
 _PER_SHARD = ("shard", "shard_scheduler", "device", "device_used")  # shards may run on different machines
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: storage.Location) -> dict[str, Any]:
     try:
         return read_scorecard(path)
     except ScorecardError as exc:
-        raise UsageError(f"{path}: not a readable scorecard.json ({exc.reason})") from None
+        raise UsageError(f"{storage.shown(path)}: not a readable scorecard.json ({exc.reason})") from None
 
 
-def _same(cards: list[dict[str, Any]], paths: list[Path], what: str, get) -> None:
+def _same(cards: list[dict[str, Any]], paths: list[storage.Location], what: str, get) -> None:
     first = get(cards[0])
     for card, path in zip(cards[1:], paths[1:], strict=True):
         if get(card) != first:
             raise UsageError(f"{path}: its {what} differs from {paths[0]}'s; these are not shards of one run")
 
 
-def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
+def _every_shard(cards: list[dict[str, Any]], paths: list[storage.Location]) -> None:
     """The scorecards must be the shards of one run, each once, none missing."""
     shards = [card["config"].get("shard") for card in cards]
     if not any(shards):
@@ -68,7 +70,7 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
         raise UsageError("these scorecards mix runs split into different numbers of shards (or none)")
     count = counts.pop()
     assert count is not None  # None in counts raised above
-    seen: dict[int, Path] = {}
+    seen: dict[int, storage.Location] = {}
     for (number, _), path in zip(shards, paths, strict=True):
         if number in seen:
             raise UsageError(f"{path}: shard {number}/{count} is given twice (also {seen[number]})")
@@ -78,7 +80,7 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[Path]) -> None:
         raise UsageError(f"shard {', '.join(missing)} missing: a merge needs every shard of the run")
 
 
-def merge(paths: list[Path], out: Path, pr_comment: Path | None = None) -> int:
+def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path | None = None) -> int:
     cards = [_read(p) for p in paths]
     read = [Scorecard.from_json(card) for card in cards]
     _same(
@@ -183,7 +185,7 @@ def merge(paths: list[Path], out: Path, pr_comment: Path | None = None) -> int:
         print(f"{len(failed_items)} item(s) errored, missing or below --ambig-item-min: {shown}")
     for problem in problems:
         print(safe_output(f"pytest-ambigqa merge: {problem}"), file=sys.stderr)
-    print(f"merged {len(results)} items from {len(paths)} scorecards into {out}")
+    print(f"merged {len(results)} items from {len(paths)} scorecards into {storage.shown(out)}")
     return 1 if card.shortfalls or failed_items or problems else 0
 
 
@@ -317,8 +319,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pytest-ambigqa", description="pytest-ambigqa tools")
     commands = parser.add_subparsers(dest="command", required=True)
     merge_parser = commands.add_parser("merge", help="merge the scorecard.json files of shards into one")
-    merge_parser.add_argument("scorecards", nargs="+", type=Path, metavar="SCORECARD")
-    merge_parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    merge_parser.add_argument(
+        "scorecards", nargs="+", metavar="SCORECARD", help="a path, or an object store's URL (a glob too)"
+    )
+    merge_parser.add_argument("-o", "--output", required=True, metavar="DIR", help="a directory, or a URL")
     compare_parser = commands.add_parser(
         "compare", help="compare two runs item by item: paired intervals and tests, regressions, a gate"
     )
@@ -378,9 +382,9 @@ def main(argv: list[str] | None = None) -> int:
             return history_page(args.paths, args.output)
         if args.command == "compare":
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse, args.pr_comment)
-        return merge(args.scorecards, args.output, args.pr_comment)
+        return merge(storage.expand(args.scorecards), storage.location(args.output), args.pr_comment)
     except AmbigQAError as exc:  # what the user gave; anything else is our bug, with its traceback
-        print(f"pytest-ambigqa {args.command}: {exc}", file=sys.stderr)
+        print(safe_output(f"pytest-ambigqa {args.command}: {exc}"), file=sys.stderr)
         return 2
     finally:
         unload()

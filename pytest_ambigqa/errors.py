@@ -71,7 +71,7 @@ class DataError(UnreadableFile):
 class ScorecardError(UnreadableFile):
     """The file is not a scorecard.json this version can read; the message names it."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: Path | str, reason: str) -> None:
         super().__init__(f"{path} is not a readable scorecard.json ({reason})")
         self.reason = reason
 

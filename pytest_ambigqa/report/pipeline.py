@@ -7,9 +7,8 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..output import write_text
 from ..schema import safe_str
-from . import compare, gates
+from . import compare, gates, storage
 from .scorecard import Check, Scorecard
 from .writers import WRITERS
 
@@ -46,21 +45,22 @@ def gated(
     )
 
 
-def write_reports(card: Scorecard, directory: Path, duration: float | None = None) -> list[str]:
-    """Every registered writer's file in ``directory``; one line per file not written.
+def write_reports(card: Scorecard, directory: storage.Location, duration: float | None = None) -> list[str]:
+    """Every registered writer's file in ``directory`` (a path, or an object store's URL:
+    ``storage.py``); one line per file not written.
 
     A writer that fails leaves its own file unwritten and every other file as it would be.
     """
     problems = []
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        storage.prepare(directory)
     except OSError as exc:
         return [f"could not write the scorecard to {directory}: {exc}"]
     for writer in list(WRITERS.values()):
         try:
-            write_text(directory / writer.filename, writer.render(card, duration))
+            storage.write(directory, writer.filename, writer.render(card, duration))
         except OSError as exc:
-            problems.append(f"could not write the scorecard to {directory}: {exc}")
+            problems.append(f"could not write the scorecard to {storage.shown(directory)}: {exc}")
         except Exception as exc:  # noqa: BLE001 - a plugin's writer: its file only
             problems.append(
                 f"could not write {writer.filename} ({writer.name} writer): {type(exc).__name__}: "

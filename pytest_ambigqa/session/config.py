@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 
 from .. import options
-from ..errors import ScorecardError
+from ..errors import ScorecardError, UsageError
 from ..models.config import ModelConfig
 from ..models.local import parse_device
 from ..options import refuse
 from ..output import redact
 from ..protocols import PROTOCOLS, suite_metrics
+from ..report import storage
 from ..report.gates import GateConfig
 from ..report.saved import read_scorecard
 from ..retrieval.config import RetrievalConfig
@@ -47,7 +48,7 @@ class RunConfig:
     repeats: int  # --ambig-repeats: trials per item
     system: str | None
     timeout: float | None
-    report_dir: Path | None
+    report_dir: storage.Location | None  # a path, or an object store's URL (report/storage.py)
     pr_comment: Path | None  # --ambig-pr-comment (report/ci.py)
     metrics: tuple[str, ...] | None  # --ambig-metrics: None is every metric
     march_fields: dict[str, str]
@@ -223,6 +224,20 @@ def _scheduled(config: pytest.Config, shard: str | None) -> SchedulerShard | Non
     return detect(os.environ, count)
 
 
+def _report(text: str | None, base: Path) -> storage.Location | None:
+    """``--ambig-report``: a directory, or an object store's URL whose store can be opened here."""
+    if not text:
+        return None
+    try:
+        where = storage.location(text)
+        if isinstance(where, str):
+            storage.check(where)
+            return where
+    except UsageError as exc:
+        refuse(f"--ambig-report: {exc}")
+    return base / where.expanduser()
+
+
 def _saved_card(path: Path) -> dict[str, Any]:
     """The scorecard ``--ambig-rescore`` replays: its config is this run's default (the same data)."""
     try:
@@ -315,7 +330,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         repeats=repeats,
         system=system,
         timeout=timeout or None,
-        report_dir=base / Path(report).expanduser() if report else None,
+        report_dir=_report(report, base),
         pr_comment=pr_comment,
         metrics=metrics,
         march_fields=parse_fields(options.value(config, "--ambig-march-fields"))

@@ -120,7 +120,8 @@ class Run:
                 config.issue_config_time_warning(AmbigQAWarning(problem), stacklevel=2)
         if cfg.retrieval.report:
             self.check_retriever_for(None)
-        if cfg.report_dir is not None and cfg.report_dir.exists() and not cfg.report_dir.is_dir():
+        report = cfg.report_dir
+        if isinstance(report, Path) and report.exists() and not report.is_dir():
             raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
 
     def _load(self, name: str, pools: list[tuple[AmbigItem, ...]]) -> LoadedSuite:

@@ -20,7 +20,7 @@ import pytest
 
 from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
 from ..output import safe_output
-from ..report import ci, pipeline, terminal
+from ..report import ci, pipeline, storage, terminal
 from ..report.saved import read_card
 from ..report.scorecard import Scorecard, build, utc_stamp
 from ..schema import ItemResult
@@ -222,7 +222,7 @@ class ScorecardPlugin:
         for line in terminal.scorecard(self.scorecard):
             terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
         if self.run.cfg.report_dir is not None and not self._unmet:
-            terminalreporter.write_line(f"scorecard written to {self.run.cfg.report_dir}")
+            terminalreporter.write_line(f"scorecard written to {storage.shown(self.run.cfg.report_dir)}")
 
 
 def _versions(directory: Path) -> dict[str, str]:

@@ -1,0 +1,157 @@
+"""Where scorecards are written and read: a local directory, as always, or an object store
+named by an fsspec URL (``s3://``, ``gs://``, ``az://``; a ``file://`` URL is the local path
+it names), for ``--ambig-report`` and ``pytest-ambigqa merge``'s inputs (a glob too) and output.
+
+fsspec is imported only when a URL is given (the plugin's start-up imports none of it); it
+comes with the ``[cloud]`` extra (fsspec and s3fs; gcsfs or adlfs for ``gs://``, ``az://``).
+Credentials are the store's usual ones, found by its fsspec package where the store's own
+tools find them (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_PROFILE``,
+``AWS_ENDPOINT_URL``; ``GOOGLE_APPLICATION_CREDENTIALS``; ``AZURE_STORAGE_CONNECTION_STRING``,
+``AZURE_STORAGE_ACCOUNT_NAME`` and ``AZURE_STORAGE_KEY``...): the plugin takes none as an
+option and writes none anywhere, and every message about a store is scrubbed of them.
+
+A file is written whole, once: locally to a temporary file renamed into place
+(``output.write_text``); to an object store as one object in one request (fsspec's
+``pipe_file``: a single PUT, or past 100 MB on S3 a multipart upload, which the store
+publishes only when it completes), so no reader ever sees half a scorecard.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..options import refuse
+from ..output import safe_output, sent, sent_url, write_text
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
+_GLOB = re.compile(r"[*?[]")
+EXTRA = "pip install 'pytest-ambigqa[cloud]'"
+# The stores' credentials that can stand in the environment (the ones fsspec's packages read):
+# scrubbed from every message, whatever their names look like.
+CREDENTIALS = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AZURE_STORAGE_KEY",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_CLIENT_SECRET",
+)
+
+Location = Path | str  # a str is an object store's URL
+
+
+def location(text: str) -> Location:
+    """A path as given, a ``file://`` URL's path, or an object store's URL (a str)."""
+    match = _URL.match(text)
+    if match is None:
+        return Path(text)
+    if match.group(1).lower() != "file":
+        return text
+    from urllib.request import url2pathname  # an HTTP client's module: only for a file:// URL
+
+    parts = urllib.parse.urlsplit(text)
+    if parts.netloc not in ("", "localhost"):
+        refuse(f"{shown(text)}: a file:// URL names a path on this machine, not on {parts.netloc}")
+    return Path(url2pathname(parts.path))
+
+
+def shown(where: Location) -> str:
+    """A location as messages show it: a URL's user info and credentials scrubbed."""
+    return safe_output(str(where))
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    """(the store's fsspec filesystem, the path in it); a usage error where fsspec or the
+    store's package is missing or the scheme is none fsspec knows."""
+    _scrubbed_from_now_on(url)
+    try:
+        import fsspec
+    except ImportError:
+        refuse(f"{shown(url)}: object storage needs fsspec: {EXTRA}")
+    try:
+        # A filesystem of its own: fsspec's shared instances keep the credentials they were made with.
+        return fsspec.core.url_to_fs(url, skip_instance_cache=True)
+    except ImportError as exc:  # the store's package: fsspec's message names it
+        extra = f" ({EXTRA})" if url.lower().startswith(("s3://", "s3a://")) else ""
+        refuse(f"{shown(url)}: {safe_output(str(exc))}{extra}")
+    except ValueError as exc:
+        refuse(f"{shown(url)}: {safe_output(str(exc))}")
+
+
+def check(url: str) -> None:
+    """Before a run: the URL's scheme is a store fsspec can open here (nothing is contacted)."""
+    _filesystem(url)
+
+
+def _scrubbed_from_now_on(url: str) -> None:
+    """The credentials a store may be reached with: from now on no output of this process
+    shows them (``output.sent``), whatever the library that fails puts in its message."""
+    sent_url(url)
+    for name in CREDENTIALS:
+        value = os.environ.get(name, "")
+        sent(value, *re.findall(r"(?i)(?:AccountKey|SharedAccessSignature)=([^;]+)", value))
+
+
+def _failed(exc: BaseException) -> OSError:
+    """A store's failure (the library's own exception, whatever it is) as one scrubbed line."""
+    text = " ".join(str(exc).split()) or "no reason given"
+    return OSError(safe_output(f"{type(exc).__name__}: {text}"))
+
+
+def write(directory: Location, name: str, text: str | Iterable[str]) -> None:
+    """``name`` in ``directory``, written whole (see the module); an ``OSError`` when the
+    store refuses it, every other exception from making ``text``."""
+    if isinstance(directory, Path):
+        write_text(directory / name, text)
+        return
+    data = b"".join(piece.encode("utf-8", "replace") for piece in ([text] if isinstance(text, str) else text))
+    fs, root = _filesystem(directory)
+    try:
+        fs.pipe_file(f"{root.rstrip('/')}/{name}", data)
+    except Exception as exc:  # noqa: BLE001 - the store's library: botocore, aiohttp, azure...
+        raise _failed(exc) from None
+
+
+def prepare(directory: Location) -> None:
+    """Make the local directory (an object store has none to make); an ``OSError`` if it cannot."""
+    if isinstance(directory, Path):
+        directory.mkdir(parents=True, exist_ok=True)
+
+
+def read_text(where: Location) -> str:
+    """A file's text; an ``OSError`` (scrubbed) when it cannot be read."""
+    if isinstance(where, Path):
+        return where.read_text(encoding="utf-8")
+    fs, path = _filesystem(where)
+    try:
+        data = fs.cat_file(path)
+    except Exception as exc:  # noqa: BLE001 - as in write
+        raise _failed(exc) from None
+    return data.decode("utf-8")
+
+
+def expand(given: Iterable[str]) -> list[Location]:
+    """``merge``'s inputs: each path as given (the shell expands a local glob), each store URL
+    with a glob as the objects it matches, in order; a glob that matches none is refused."""
+    found: list[Location] = []
+    for text in given:
+        where = location(text)
+        if isinstance(where, Path) or not _GLOB.search(where):
+            found.append(where)
+            continue
+        fs, pattern = _filesystem(where)
+        try:
+            matched = sorted(fs.glob(pattern))
+        except Exception as exc:  # noqa: BLE001 - as in write
+            refuse(f"{shown(where)}: could not list the store: {_failed(exc)}")
+        if not matched:
+            refuse(f"{shown(where)}: matches no file")
+        found += [fs.unstrip_protocol(path) for path in matched]
+    return found
