@@ -185,3 +185,13 @@ def test_without_fsspec_a_url_names_the_extra(system):
     result = system.runpytest_subprocess("--ambig-suite=march", "--ambig-report=s3://bucket/run")
     result.stderr.fnmatch_lines(["ERROR: --ambig-report: s3://bucket/run: object storage needs fsspec: *"])
     assert EXTRA in result.stderr.str() and result.ret == 4
+
+
+def test_a_password_in_a_url_never_shows(system, s3, capsys):
+    """A URL's user info (some stores take ``user:password@``) is scrubbed from every line."""
+    url = f"s3://reader:Hunter2-Loopback-Password@{s3.bucket}/run-1/scorecard.json"
+    assert cli(["merge", url, "-o", f"s3://reader:Hunter2-Loopback-Password@{s3.bucket}/m"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "[redacted]@" in err and "Hunter2" not in err
+    result = system.runpytest("--ambig-suite=march", f"--ambig-report={url.rsplit('/', 1)[0]}")
+    assert "Hunter2" not in result.stdout.str() + result.stderr.str()
