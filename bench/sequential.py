@@ -12,27 +12,14 @@ decisions (a pass for a mean under the bound, a fail for one over it).
 from __future__ import annotations
 
 import argparse
-import math
 
 import numpy as np
+from _common import ROOT  # noqa: F401 - puts the repository's fixtures on the path
 
+from fixtures.watching import fixed_n_watched
 from pytest_ambigqa.report.sequential import ConfidenceSequence, decide
 
 BOUND = 0.5
-
-
-def naive(values: np.ndarray) -> tuple[str, int]:
-    total = 0.0
-    for n, x in enumerate(values, 1):
-        total += x
-        mean = total / n
-        if n >= 5:
-            half = 1.96 * math.sqrt(max(mean * (1 - mean), 1e-12) / n)
-            if mean - half >= BOUND:
-                return "pass", n
-            if mean + half < BOUND:
-                return "fail", n
-    return ("pass" if total / len(values) >= BOUND else "fail"), len(values)
 
 
 def main() -> None:
@@ -58,7 +45,7 @@ def main() -> None:
                     break
             used.append(sequence.n)
             wrong += decision != right
-            said, at = naive(x)
+            said, at = fixed_n_watched(x, BOUND)
             naive_used.append(at)
             naive_wrong += said != right
         spent, watched = np.mean(used), np.mean(naive_used)

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixtures.process import ambig_run
+from fixtures.watching import fixed_n_watched
 from pytest_ambigqa.readback import Invalid, check_scorecard
 from pytest_ambigqa.report.sequential import ConfidenceSequence, decide
 from pytest_ambigqa.session.sequential import seeded_order
@@ -121,21 +122,6 @@ def test_a_value_off_the_scale_or_past_the_population_is_refused():
         sequence.update(0.5)
 
 
-def naive(values: np.ndarray, bound: float) -> str:
-    """Stop when a fixed-n 95% interval (normal, the plug-in variance) first leaves the bound."""
-    total = 0.0
-    for n, x in enumerate(values, 1):
-        total += x
-        mean = total / n
-        if n >= 5:
-            half = 1.96 * math.sqrt(max(mean * (1 - mean), 1e-12) / n)
-            if mean - half >= bound:
-                return "pass"
-            if mean + half < bound:
-                return "fail"
-    return "pass" if total / len(values) >= bound else "fail"
-
-
 def test_the_gate_keeps_its_error_rate_where_a_fixed_n_interval_watched_does_not():
     """Over 200 seeds, populations of 100 binary scores just under and just over the bound:
     the sequence ever missing the true mean (which bounds every stopping rule's error), and
@@ -160,7 +146,7 @@ def test_the_gate_keeps_its_error_rate_where_a_fixed_n_interval_watched_does_not
             used.append(sequence.n)
             missed += outside
             errors += decision == wrong
-            naive_errors += naive(x, bound) == wrong
+            naive_errors += fixed_n_watched(x, bound)[0] == wrong
         assert missed / seeds <= slack and errors / seeds <= slack, (share, missed, errors)
         if wrong == "pass":
             assert naive_errors / seeds > ALPHA, naive_errors  # optional stopping inflates it
