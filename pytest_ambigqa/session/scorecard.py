@@ -103,7 +103,7 @@ class ScorecardPlugin:
             self.sequential = SequentialGate.start(
                 gates.sequential,
                 stop,
-                [i.key for i in self.run.items if expected is None or i.key in expected],
+                [i for i in self.run.items if expected is None or i.key in expected],
                 gates.fail_under,
                 gates.fail_if_worse,
                 self.baseline.results if self.baseline is not None else (),

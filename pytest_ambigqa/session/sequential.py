@@ -151,16 +151,15 @@ class SequentialGate:
         cls,
         alpha: float,
         signal: StopSignal,
-        order: Sequence[str],
+        items: Sequence[AmbigItem],
         fail_under: Sequence[Any],
         margins: Sequence[Any],
         base: Sequence[ItemResult] = (),
     ) -> SequentialGate:
-        """The gates over the items in ``order`` (the run's expected items, seeded order)."""
-        gate = cls(alpha, signal, list(order))
-        suites = {k: k.split("-", 1)[0] for k in order}  # a key is "<suite>-<id>"
-        for suite in sorted(set(suites.values())):
-            keys = [k for k in order if suites[k] == suite]
+        """The gates over ``items`` (the run's expected items, in the seeded order)."""
+        gate = cls(alpha, signal, [i.key for i in items])
+        for suite in sorted({i.suite for i in items}):
+            keys = [i.key for i in items if i.suite == suite]
             for t in fail_under:
                 if t.suite in (None, suite):
                     gate._track(f"--ambig-fail-under={t}", suite, t.metric, t.value, len(keys), None, False)
