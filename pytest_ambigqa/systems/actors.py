@@ -28,8 +28,9 @@ LOST = "the Ray actor running this item was lost"  # the start of a lost item's 
 
 @dataclass(frozen=True)
 class RayConfig:
-    """Where the actors run and how many: ``address`` None starts (or joins, with
-    ``RAY_ADDRESS``) a local cluster, else ``ray://HOST:PORT``; ``cpus`` per actor."""
+    """Where the actors run and how many: ``address`` None joins the cluster ``RAY_ADDRESS``
+    names, else starts one of this run's own on the loopback; else ``ray://HOST:PORT``;
+    ``cpus`` per actor."""
 
     address: str | None
     actors: int
@@ -94,9 +95,12 @@ class RayExecutor:
 
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report leaves the machine
         if not ray.is_initialized():
-            address = self.config.address
-            ray.init(address=address, include_dashboard=False if address is None else None,
-                     log_to_driver=False)  # fmt: skip
+            address = self.config.address or os.environ.get("RAY_ADDRESS")
+            if address:  # a cluster of the user's: ray://HOST:PORT, or HOST:PORT of a `ray start` head
+                ray.init(address=address, log_to_driver=False)
+            else:  # a cluster of this run's own, on the loopback: nothing listens on the network
+                ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False,
+                         log_to_driver=False)  # fmt: skip
             self._started_ray = True
         self._remote = ray.remote(_Actor)
         self._actors = [self._new() for _ in range(self.config.actors)]
