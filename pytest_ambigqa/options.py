@@ -249,6 +249,9 @@ _OPTIONS = (
     Option("--ambig-ray-actors", "N", "--ambig-executor=ray: the Ray actors that call the system", "2"),
     Option("--ambig-ray-cpus", "C", "--ambig-executor=ray: CPUs Ray reserves per actor", "1"),
     Option(
+        "--ambig-ray-gpus", "G", "--ambig-executor=ray: GPUs Ray reserves per actor (0.5: two share one)", "0"
+    ),
+    Option(
         "--ambig-score-workers",
         "N|auto",
         "processes that score the items evaluated ahead (--ambig-concurrency above 1): auto is the "

@@ -33,6 +33,16 @@ def note():
 def answer(question, item):
     note()
     return item.long_answers[0]
+
+
+class Answerer:
+    # a system that loads something once: constructed once per actor, never in the test process
+
+    def __init__(self):
+        note()
+
+    def __call__(self, question, item):
+        return answer(question, item)
 """
 KILLER = """
 import time
@@ -67,7 +77,7 @@ def calls(pytester) -> list[tuple[str, str]]:
 
 def comparable(card: dict) -> dict:
     """The scorecard without what differs between any two runs (timing) or names the executor."""
-    ours = ("executor", "ray_actors", "ray_cpus", "concurrency")
+    ours = ("executor", "ray_actors", "ray_cpus", "ray_gpus", "concurrency")
     config = {k: v for k, v in card["config"].items() if k not in ours}
     items = [{k: v for k, v in item.items() if k != "duration"} for item in card["items"]]
     return {k: v for k, v in card.items() if k != "timing"} | {"config": config, "items": items}
@@ -84,17 +94,17 @@ def ray_run(pytester, *args: str):
 
 
 def test_a_ray_run_gives_the_local_scorecard_its_calls_made_in_the_actors(systems):
-    local, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:answer", report="local")
+    local, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:Answerer", report="local")
     assert local.ret == 0
     assert {actor for _, actor in calls(systems)} == {"-"}
-    result, card = ray_run(systems, "--ambig-system=mysys:answer", "--ambig-ray-actors=2")
+    result, card = ray_run(systems, "--ambig-system=mysys:Answerer", "--ambig-ray-actors=2")
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=13)
     assert comparable(card) == comparable(expected)
-    said = {"executor": "ray", "ray_actors": 2, "ray_cpus": 1.0, "concurrency": 4}
+    said = {"executor": "ray", "ray_actors": 2, "ray_cpus": 1.0, "ray_gpus": 0.0, "concurrency": 4}
     assert {k: card["config"][k] for k in said} == said
     made = calls(systems)
-    assert len(made) == 13
+    assert len(made) == 13 + 2  # each item once, and the class constructed once per actor
     assert len({actor for _, actor in made}) == 2  # both actors got items, the test process none
     assert "-" not in {actor for _, actor in made}
 
@@ -134,6 +144,7 @@ def test_a_killed_actor_loses_only_its_item_in_flight_and_is_replaced(systems):
             "--ambig-ray-actors: 0 must be between 1 and 1024",
         ),
         (["--ambig-executor=ray", "--ambig-ray-cpus=x"], "--ambig-ray-cpus: 'x' is not a number"),
+        (["--ambig-ray-gpus=1"], "--ambig-ray-gpus: only with --ambig-executor=ray or ray://ADDRESS"),
         (
             ["--ambig-executor=ray", "-n", "2"],
             "--ambig-executor=ray: not with xdist's -n; the Ray actors are",

@@ -370,7 +370,8 @@ def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -
     """``--ambig-executor``: None for local; for ray, the actors' config, with what cannot go
     with it refused (the actors construct the system from its spec, in their own processes)."""
     executor = options.text(config, "--ambig-executor")
-    own = [o for o in ("--ambig-ray-actors", "--ambig-ray-cpus") if options.given(config, o)]
+    ray_options = ("--ambig-ray-actors", "--ambig-ray-cpus", "--ambig-ray-gpus")
+    own = [o for o in ray_options if options.given(config, o)]
     if executor.lower() == "local":
         if own:
             refuse(f"{', '.join(own)}: only with --ambig-executor=ray or ray://ADDRESS")
@@ -400,7 +401,8 @@ def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -
         high=options.MAX_THREADS,
     )
     cpus = options.number("--ambig-ray-cpus", options.text(config, "--ambig-ray-cpus"), low=0, high=1024)
-    return RayConfig(address=address, actors=actors, cpus=cpus)
+    gpus = options.number("--ambig-ray-gpus", options.text(config, "--ambig-ray-gpus"), low=0, high=1024)
+    return RayConfig(address=address, actors=actors, cpus=cpus, gpus=gpus)
 
 
 def _concurrency(config: pytest.Config, ray: RayConfig | None) -> int:

@@ -112,7 +112,9 @@ class Run:
         else:
             search_dir = Path(config.invocation_params.dir)
             try:
-                self.default_system = load_system(cfg.system or "lexical", search_dir, self._llm_client)
+                self.default_system = load_system(
+                    cfg.system or "lexical", search_dir, self._llm_client, construct=cfg.ray is None
+                )
             except UsageError as exc:
                 raise pytest.UsageError(str(exc)) from None
             if cfg.ray is not None:

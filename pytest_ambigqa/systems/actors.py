@@ -30,14 +30,19 @@ LOST = "the Ray actor running this item was lost"  # the start of a lost item's 
 class RayConfig:
     """Where the actors run and how many: ``address`` None joins the cluster ``RAY_ADDRESS``
     names, else starts one of this run's own on the loopback; else ``ray://HOST:PORT``;
-    ``cpus`` per actor."""
+    ``cpus`` and ``gpus`` per actor (a system that uses a GPU finds it as Ray assigns it:
+    ``CUDA_VISIBLE_DEVICES`` in its actor)."""
 
     address: str | None
     actors: int
     cpus: float
+    gpus: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"executor": self.address or "ray", "ray_actors": self.actors, "ray_cpus": self.cpus}
+        return {
+            "executor": self.address or "ray",
+            **{"ray_actors": self.actors, "ray_cpus": self.cpus, "ray_gpus": self.gpus},
+        }
 
 
 class _Actor:
@@ -107,9 +112,9 @@ class RayExecutor:
         self._load = [0] * self.config.actors
 
     def _new(self) -> Any:
-        return self._remote.options(num_cpus=self.config.cpus, max_concurrency=self.per_actor).remote(
-            self.spec, str(self.search_dir)
-        )
+        config = self.config
+        options = {"num_cpus": config.cpus, "num_gpus": config.gpus, "max_concurrency": self.per_actor}
+        return self._remote.options(**options).remote(self.spec, str(self.search_dir))
 
     def call(self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
         import ray
