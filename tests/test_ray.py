@@ -41,8 +41,9 @@ class Answerer:
     def __init__(self):
         note()
 
-    def __call__(self, question, item):
-        return answer(question, item)
+    def __call__(self, question, item, retriever=None):  # the run's retriever, sent to the actors
+        found = retriever(question, k=1) if retriever is not None else []
+        return {{"text": answer(question, item), "citations": [p.id for p in found]}}
 """
 KILLER = """
 import time
@@ -94,17 +95,19 @@ def ray_run(pytester, *args: str):
 
 
 def test_a_ray_run_gives_the_local_scorecard_its_calls_made_in_the_actors(systems):
-    local, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:Answerer", report="local")
+    both = ("--ambig-system=mysys:Answerer", "--ambig-suite=march,asqa")
+    local, expected = ambig_run(systems, *RUN, *both, report="local")
     assert local.ret == 0
     assert {actor for _, actor in calls(systems)} == {"-"}
-    result, card = ray_run(systems, "--ambig-system=mysys:Answerer", "--ambig-ray-actors=2")
+    assert all(item["answer"]["citations"] for item in expected["items"])  # the retriever answered
+    result, card = ray_run(systems, *both, "--ambig-ray-actors=2")
     assert result.ret == 0, result.stdout.str()
-    result.assert_outcomes(passed=13)
+    result.assert_outcomes(passed=23)
     assert comparable(card) == comparable(expected)
     said = {"executor": "ray", "ray_actors": 2, "ray_cpus": 1.0, "ray_gpus": 0.0, "concurrency": 4}
     assert {k: card["config"][k] for k in said} == said
     made = calls(systems)
-    assert len(made) == 13 + 2  # each item once, and the class constructed once per actor
+    assert len(made) == 23 + 2  # each item once, and the class constructed once per actor
     assert len({actor for _, actor in made}) == 2  # both actors got items, the test process none
     assert "-" not in {actor for _, actor in made}
 
