@@ -11,13 +11,14 @@ import importlib.util
 import pytest
 
 from fixtures.process import ambig_run
+from pytest_ambigqa.systems.actors import LOOPBACK
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
     reason="ray is not installed: pip install 'pytest-ambigqa[ray]' (it is in the test extra)",
 )
 
-# Each call notes the process and the Ray actor it ran in ("-" outside an actor).
+# Each call notes the process, the Ray actor and the Ray node it ran in ("-" outside an actor).
 SYSTEM = """
 import os
 import sys
@@ -25,9 +26,10 @@ import sys
 
 def note():
     ray = sys.modules.get("ray")
-    actor = ray.get_runtime_context().get_actor_id() if ray and ray.is_initialized() else None
+    context = ray.get_runtime_context() if ray and ray.is_initialized() else None
+    actor, node = (context.get_actor_id(), context.get_node_id()) if context else ("-", "-")
     with open(os.path.join({here!r}, "calls.txt"), "a") as out:
-        out.write(f"{{os.getpid()}} {{actor or '-'}}\\n")
+        out.write(f"{{os.getpid()}} {{actor}} {{node}}\\n")
 
 
 def answer(question, item):
@@ -69,7 +71,7 @@ def systems(pytester, monkeypatch):
     return pytester
 
 
-def calls(pytester) -> list[tuple[str, str]]:
+def calls(pytester) -> list[tuple[str, str, str]]:
     path = pytester.path / "calls.txt"
     lines = path.read_text().split("\n") if path.exists() else []
     path.unlink(missing_ok=True)
@@ -98,7 +100,7 @@ def test_a_ray_run_gives_the_local_scorecard_its_calls_made_in_the_actors(system
     both = ("--ambig-system=mysys:Answerer", "--ambig-suite=march,asqa")
     local, expected = ambig_run(systems, *RUN, *both, report="local")
     assert local.ret == 0
-    assert {actor for _, actor in calls(systems)} == {"-"}
+    assert {actor for _, actor, _ in calls(systems)} == {"-"}
     assert all(item["answer"]["citations"] for item in expected["items"])  # the retriever answered
     result, card = ray_run(systems, *both, "--ambig-ray-actors=2")
     assert result.ret == 0, result.stdout.str()
@@ -108,8 +110,9 @@ def test_a_ray_run_gives_the_local_scorecard_its_calls_made_in_the_actors(system
     assert {k: card["config"][k] for k in said} == said
     made = calls(systems)
     assert len(made) == 23 + 2  # each item once, and the class constructed once per actor
-    assert len({actor for _, actor in made}) == 2  # both actors got items, the test process none
-    assert "-" not in {actor for _, actor in made}
+    assert len({actor for _, actor, _ in made}) == 2  # both actors got items, the test process none
+    assert "-" not in {actor for _, actor, _ in made}
+    assert len({node for _, _, node in made}) == 1  # a cluster of the run's own: one node
 
 
 def test_a_killed_actor_loses_only_its_item_in_flight_and_is_replaced(systems):
@@ -128,7 +131,7 @@ def test_a_killed_actor_loses_only_its_item_in_flight_and_is_replaced(systems):
     kept = [item for item in comparable(card)["items"] if item["item_id"] != "syn-01"]
     assert kept == [item for item in comparable(expected)["items"] if item["item_id"] != "syn-01"]
     assert card["suites"][0]["errors"] == 1
-    actors = {actor for _, actor in calls(systems)}
+    actors = {actor for _, actor, _ in calls(systems)}
     assert len(actors) == 3  # the two first, and the one that replaced the killed actor
 
 
@@ -170,3 +173,37 @@ def test_a_fixture_system_is_refused_with_ray(systems):
     result.assert_outcomes(errors=1)  # at setup, as the fixture's other refusals
     result.stdout.fnmatch_lines(["*--ambig-executor=ray constructs the system in each Ray actor*"])
     assert not (systems.path / "calls.txt").exists()
+
+
+@pytest.fixture
+def two_nodes(monkeypatch):
+    """A Ray cluster of a head and a second node, both on 127.0.0.1, one CPU each, stopped after
+    the test; the runs join it through ``RAY_ADDRESS``."""
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    monkeypatch.setenv(LOOPBACK, "0")  # here and in the runs: every node's address is 127.0.0.1
+    from ray._private import ray_constants
+    from ray.cluster_utils import Cluster
+
+    if ray_constants.ENABLE_RAY_CLUSTER:  # Ray was imported before, without it
+        pytest.skip(f"Ray was imported in this process before {LOOPBACK}=0 could keep it on 127.0.0.1")
+    node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args=node)
+    try:
+        cluster.add_node(**node)
+        cluster.wait_for_nodes(timeout=60)
+        yield cluster.address
+    finally:
+        cluster.shutdown()
+
+
+def test_a_run_on_a_two_node_cluster_spreads_its_actors_and_gives_the_local_scorecard(
+    systems, two_nodes, monkeypatch
+):
+    _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:Answerer", report="local")
+    calls(systems)
+    monkeypatch.setenv("RAY_ADDRESS", two_nodes)
+    result, card = ray_run(systems, "--ambig-system=mysys:Answerer", "--ambig-ray-actors=2")
+    assert result.ret == 0, result.stdout.str()
+    assert comparable(card) == comparable(expected)
+    made = calls(systems)
+    assert len({node for _, _, node in made}) == 2  # one CPU per node, one per actor: one actor on each

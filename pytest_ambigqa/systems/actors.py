@@ -24,6 +24,8 @@ from ..schema import AmbigItem, safe_str
 from .call import System
 
 LOST = "the Ray actor running this item was lost"  # the start of a lost item's error
+# "0": Ray's nodes take 127.0.0.1 as their address (Ray's own default on macOS and Windows)
+LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 @dataclass(frozen=True)
@@ -96,16 +98,17 @@ class RayExecutor:
         )
 
     def _start(self) -> None:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report leaves the machine
+        address = self.config.address or os.environ.get("RAY_ADDRESS")
+        if not address:  # a cluster of this run's own: on the loopback, nothing listens on the network
+            os.environ.setdefault(LOOPBACK, "0")  # read by Ray when imported, and by its processes
         import ray
 
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report leaves the machine
         if not ray.is_initialized():
-            address = self.config.address or os.environ.get("RAY_ADDRESS")
-            if address:  # a cluster of the user's: ray://HOST:PORT, or HOST:PORT of a `ray start` head
+            if address:  # the user's: ray://HOST:PORT, or HOST:PORT of a `ray start` head
                 ray.init(address=address, log_to_driver=False)
-            else:  # a cluster of this run's own, on the loopback: nothing listens on the network
-                ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False,
-                         log_to_driver=False)  # fmt: skip
+            else:
+                ray.init(address="local", include_dashboard=False, log_to_driver=False)
             self._started_ray = True
         self._remote = ray.remote(_Actor)
         self._actors = [self._new() for _ in range(self.config.actors)]
@@ -117,9 +120,6 @@ class RayExecutor:
         return self._remote.options(**options).remote(self.spec, str(self.search_dir))
 
     def call(self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
-        import ray
-        from ray.exceptions import RayActorError, RayError
-
         with self._room:
             if not self._actors and not self._closed:
                 self._start()
@@ -130,6 +130,9 @@ class RayExecutor:
             slot = self._load.index(min(self._load))
             self._load[slot] += 1
             actor = self._actors[slot]
+        import ray
+        from ray.exceptions import RayActorError, RayError
+
         try:
             sent = {k: v for k, v in extras.items() if k != "retriever"}
             retriever = self._shared(extras.get("retriever"))
