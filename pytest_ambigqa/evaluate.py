@@ -297,11 +297,13 @@ class Evaluator:
 def combine_trials(trials: Sequence[ItemResult]) -> ItemResult:
     """One item's result from its repeated trials (``--ambig-repeats``), each kept in ``trials``.
 
-    A metric's score is the mean over the trials that scored it (an errored trial counts as
-    its failed result does: 0 for correctness metrics), so the suite mean is the mean over
-    items of the trial means, and its bootstrap resamples items, the clusters of trials. A
-    pooled metric pools the units of every trial. An item with an errored trial is an error
-    (its test fails, the error rate counts it), its scores still the trials' mean."""
+    A metric's score is the mean over the trials (an errored trial counts as its failed
+    result does: 0 for correctness metrics), so the suite mean is the mean over items of the
+    trial means, and its bootstrap resamples items, the clusters of trials; a metric some
+    trial could not score (a judge that failed) is unscored for the item, with that trial's
+    reason, never the mean of the others. A pooled metric pools the units of every trial. An
+    item with an errored trial is an error (its test fails, the error rate counts it), its
+    scores still the trials' mean."""
     trials = tuple(dataclasses.replace(r, trial=t) for t, r in enumerate(trials))
     first = trials[0]
     failed = next((t for t in trials if t.status != "ok"), None)
@@ -309,10 +311,14 @@ def combine_trials(trials: Sequence[ItemResult]) -> ItemResult:
     scores, unscored, units = {}, {}, {}
     for m in names:
         scored = [t for t in trials if m in t.scores]
-        if scored:
-            scores[m] = math.fsum(t.scores[m] for t in scored) / len(scored)
-        else:
+        if not scored:
             unscored[m] = next(t.unscored[m] for t in trials if m in t.unscored)
+            continue
+        if len(scored) < len(trials):
+            t = next(t for t in trials if m not in t.scores)
+            unscored[m] = f"trial {t.trial + 1} of {len(trials)}: {t.unscored.get(m, 'not scored')}"
+            continue
+        scores[m] = math.fsum(t.scores[m] for t in scored) / len(scored)
         if any(m in t.units for t in trials):
             units[m] = [u for t in scored for u in t.units.get(m, [t.scores[m]])]
     usage = None

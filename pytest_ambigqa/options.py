@@ -112,7 +112,7 @@ _OPTIONS = (
     Option(
         "--ambig-sequential-alpha",
         "ALPHA",
-        "--ambig-sequential: each gate's chance of deciding otherwise than the full run",
+        "--ambig-sequential: each gate's chance of deciding wrongly about the mean over all the items",
         "0.05",
     ),
     Option(

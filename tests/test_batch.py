@@ -291,3 +291,11 @@ def test_a_run_past_the_servers_limit_sends_as_few_batches_as_it_allows(pytester
     api = chat_server.batch_api
     assert len(api.created) == 2 and len(api.submitted) == 6 and judge_of(card)["n"] == 6
     result.stdout.fnmatch_lines(["*judge batch batch_1: 4/4 done*", "*judge batch batch_2: 2/2 done*"])
+
+
+def test_a_wait_of_0_sends_the_batch_and_leaves_it_to_a_later_run(pytester, chat_server):
+    api = chat_server.batch_api
+    api.plans = ["pending"]
+    result, card = batched(pytester, chat_server, *MARCH, batch="0")
+    assert len(api.created) == 1 and len(api.submitted) == 6 and chat_server.requests == []
+    assert set(unscored(card).values()) == {"pending batch batch_1"}

@@ -269,6 +269,15 @@ def test_labels_need_a_judge(pytester):
     )
 
 
+def test_labels_are_refused_in_a_shard(pytester):
+    (pytester.path / "labels.jsonl").write_text('{"id": "x", "score": 1}\n', encoding="utf-8")
+    result = pytester.runpytest(
+        "--ambig-suite=asqa", "--ambig-human-labels=labels.jsonl", "--ambig-judge=j", "--ambig-shard=1/2"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --ambig-human-labels: a shard holds part of the labelled items*"])
+
+
 def test_a_damaged_calibration_is_refused_when_read_back(pytester, chat_server, tmp_path):
     rows = [{"id": i.id, "score": 3} for i in ASQA[:4]]
     _, card = labelled_run(pytester, chat_server, rows)

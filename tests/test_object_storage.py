@@ -195,3 +195,12 @@ def test_a_password_in_a_url_never_shows(system, s3, capsys):
     assert err.count("\n") == 1 and "[redacted]@" in err and "Hunter2" not in err
     result = system.runpytest("--ambig-suite=march", f"--ambig-report={url.rsplit('/', 1)[0]}")
     assert "Hunter2" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_file_url_naming_another_host_shows_no_password():
+    from pytest_ambigqa.errors import UsageError
+    from pytest_ambigqa.report.storage import location
+
+    with pytest.raises(UsageError) as refused:
+        location("file://alice:s3cretpass@host/tmp/x")
+    assert "s3cretpass" not in str(refused.value) and "not on host" in str(refused.value)

@@ -4,6 +4,7 @@ one item score, and the panel's agreement (Krippendorff's alpha) and disputes re
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import socket
 import statistics
@@ -18,11 +19,13 @@ from hypothesis import strategies as st
 from fixtures.network import GUARD
 from fixtures.process import ambig_run
 from fixtures.servers import SECRET, ChatServer
+from pytest_ambigqa.evaluate import combine_trials
 from pytest_ambigqa.judge.judgement import Judgement
 from pytest_ambigqa.judge.panel import combine
 from pytest_ambigqa.readback import Invalid, check_scorecard
 from pytest_ambigqa.report import html
-from pytest_ambigqa.report.scorecard import Scorecard
+from pytest_ambigqa.report.scorecard import Scorecard, _per_item_panels
+from pytest_ambigqa.schema import ItemResult
 
 CRITERIA = ("judge_relevance", "judge_faithfulness", "judge_informativeness", "judge_correctness")
 scores = st.floats(0, 5, allow_nan=False)
@@ -216,7 +219,12 @@ def test_a_damaged_panel_entry_is_refused_when_read_back(pytester, chat_server):
 def test_a_panel_judges_in_batches_as_it_judges_call_by_call(pytester, chat_server):
     """``--ambig-judge-batch`` with a panel: one batch per judge in one round, the same panel
     scores as call by call, and a rerun sends nothing."""
-    args = ("--ambig-judge=panel-a,panel-b", f"--ambig-judge-base-url={chat_server.url}", "--ambig-limit=5")
+    args = (
+        "--ambig-judge=panel-a,panel-b",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-limit=5",
+        "--ambig-judge-price=1,2;3,4",  # each judge's batch price is half its own
+    )
     direct, one_by_one = run_panel(pytester, *args, report="direct")
     assert direct.ret == 0
     pytester.path.joinpath("cache").rename(pytester.path / "cache-direct")  # nothing cached for the batch run
@@ -231,5 +239,35 @@ def test_a_panel_judges_in_batches_as_it_judges_call_by_call(pytester, chat_serv
     assert models == ["panel-a"] * 5 + ["panel-b"] * 5
     assert [i["panel"] for i in card["items"]] == [i["panel"] for i in one_by_one["items"]]
     assert suite(card)["panel"] == suite(one_by_one)["panel"]
+    paid, unbatched = card["judge"]["usage"]["cost"], one_by_one["judge"]["usage"]["cost"]
+    assert paid == pytest.approx(unbatched / 2) and card["judge"]["usage"]["saved"] == pytest.approx(paid)
     again, _ = run_panel(pytester, *args, *batched, report="again")
     assert again.ret == 0 and len(api.created) == 2 and chat_server.requests == []
+
+
+def test_asqas_utility_judge_is_a_panels_too(pytester, chat_server):
+    result, card = ambig_run(
+        pytester,
+        "--ambig-suite=asqa",
+        "--ambig-system=oracle",
+        "--ambig-limit=3",
+        "--ambig-metrics=judge_utility",
+        "--ambig-judge=panel-a,panel-b",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-cache-dir=cache",
+    )
+    assert result.ret == 0, result.stdout.str()
+    for item in card["items"]:
+        a, b = item["panel"]["judge_utility"]
+        assert item["scores"]["judge_utility"] == pytest.approx((a + b) / 2)
+    assert {r["model"] for r in chat_server.requests} == {"panel-a", "panel-b"}
+
+
+def test_with_repeated_trials_agreement_resamples_items_not_trials():
+    trials = [
+        ItemResult("march", "a", "ok", scores={"judge": 3.0}, panel={"judge": [2.0, 4.0]}),
+        ItemResult("march", "a", "ok", scores={"judge": 4.0}, panel={"judge": [3.0, 5.0]}),
+    ]
+    item = dataclasses.replace(combine_trials(trials), panel={})
+    (merged,) = _per_item_panels([item])
+    assert merged.panel == {"judge": [2.5, 4.5]}  # each judge's mean over the item's trials

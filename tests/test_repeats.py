@@ -251,3 +251,17 @@ def test_shards_of_repeated_trials_merge_into_the_whole(systems):
     card = json.loads((systems.path / "merged" / "scorecard.json").read_text())
     assert card["suites"][0]["repeats"] == whole["suites"][0]["repeats"]
     assert card["suites"][0]["metrics"] == whole["suites"][0]["metrics"]
+
+
+def test_a_metric_one_trial_could_not_score_is_unscored_for_the_item():
+    from pytest_ambigqa.evaluate import combine_trials
+    from pytest_ambigqa.schema import ItemResult
+
+    trials = [
+        ItemResult("march", "a", "ok", scores={"str_em": 1.0, "judge": 4.0}),
+        ItemResult("march", "a", "ok", scores={"str_em": 0.0}, unscored={"judge": "judge unavailable"}),
+        ItemResult("march", "a", "ok", scores={"str_em": 1.0, "judge": 2.0}),
+    ]
+    item = combine_trials(trials)
+    assert item.scores["str_em"] == pytest.approx(2 / 3) and "judge" not in item.scores
+    assert item.unscored["judge"] == "trial 2 of 3: judge unavailable"

@@ -247,6 +247,10 @@ def test_under_xdist_and_with_calls_in_flight_the_same_decision(pytester, asqa):
         (("--ambig-fail-under=length=10",), "*--ambig-sequential: length (*) cannot be gated as items come*"),
         (("--ambig-fail-under=str_em=10", "--ambig-shard=1/2"), "*--ambig-sequential: a shard sees part*"),
         (
+            ("--ambig-fail-under=str_em=10", "--ambig-gate=lower-ci"),
+            "*--ambig-sequential: its sequence is the interval*",
+        ),
+        (
             ("--ambig-fail-under=episode_f1=10", "--ambig-protocol=interactive"),
             "*--ambig-sequential: only the single-shot protocol's suite values*",
         ),

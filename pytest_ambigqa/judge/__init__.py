@@ -133,7 +133,7 @@ class Judge:
         """The utility of ``text`` for ASQA's question, 1-5 (``asqa.py``)."""
         from .asqa import judgement
 
-        return judgement(self, item, text, usage)
+        return self._judged(lambda judge: judgement(judge, item, text, usage))
 
     def condambigqa(
         self, setting: Setting, item: AmbigItem, pairs: tuple[GeneratedInterpretation, ...], usage: Usage

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+from ..models.batch import Deferrals
 from ..models.usage import Usage
 from ..schema import AmbigItem
 from .judgement import Judgement
@@ -53,7 +54,10 @@ def check(data: Any) -> str | None:
 def judgement(judge: Judge, item: AmbigItem, text: str, usage: Usage) -> Judgement:
     """The utility of ``text``, once per judge seed (judge variance with K samples)."""
     samples = []
+    deferrals = Deferrals()  # batch judging records every seed's call in one round
     for seed in judge.seeds:
-        data, _ = judge.client.chat_json(messages(item, text), check, usage, seed=seed)
-        samples.append(float(data["utility"]))
+        reply = deferrals.call(judge.client.chat_json, messages(item, text), check, usage, seed=seed)
+        if reply is not None:
+            samples.append(float(reply[0]["utility"]))
+    deferrals.close()
     return Judgement({"judge_utility": samples})

@@ -15,6 +15,7 @@ N batches, and no item is answered or judged twice.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,7 +32,11 @@ def attach(clients: Sequence[ChatClient], settings: BatchSettings | None, run: s
     batches an earlier run left, kept while some are pending or their replies are unaccounted."""
     states = []
     for client in clients:
-        state = BatchState(client, settings or BatchSettings(wait=0.0), run)
+        given, own = settings or BatchSettings(wait=0.0), client.settings
+        if given.price_in is None and own.price_in is not None and own.price_out is not None:
+            # OpenAI's Batch API costs half the synchronous price: each judge's own, halved
+            given = dataclasses.replace(given, price_in=own.price_in / 2, price_out=own.price_out / 2)
+        state = BatchState(client, given, run)
         if settings is None:
             state.collect()
             if not state.holding():

@@ -196,15 +196,15 @@ class BatchState:
     def send(self) -> bool:
         """Submit what was recorded, wait for every open batch (until the wait is over), and
         collect those done. False when there was nothing to send or wait for."""
-        if self._deadline is None:
-            self._deadline = time.monotonic() + self.settings.wait
+        first = self._deadline is None  # the first round is sent whatever the wait (0: send, collect later)
+        deadline = self._deadline = self._deadline or time.monotonic() + self.settings.wait
         self.find(set(self._recorded))
         with self._lock:
             recorded, self._recorded = self._recorded, {}
             recorded = {k: r for k, r in recorded.items() if k not in self._held}
         if not recorded and not self._open:
             return False
-        if recorded and time.monotonic() >= self._deadline:
+        if recorded and not first and time.monotonic() >= deadline:
             why = (
                 f"not sent: the wait for the judge's batches (--ambig-judge-batch={self.settings.wait:g}) "
                 "was over before this request was known (a later batch run sends it)"

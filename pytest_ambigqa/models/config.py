@@ -114,14 +114,11 @@ class ModelConfig:
         ]
 
     def batch_settings(self) -> BatchSettings | None:
-        """Batch judging's (None: the judge is asked call by call). The batch price is half
-        the judge's unless given: OpenAI's Batch API costs 50% of the synchronous price."""
+        """Batch judging's (None: the judge is asked call by call). The batch price as given;
+        without one, each judge's is half its own (``judge.batch.attach``)."""
         if self.judge_batch is None:
             return None
-        price = self.judge_batch_price
-        if price is None and self.judge_price is not None:
-            price = (self.judge_price[0] / 2, self.judge_price[1] / 2)
-        price_in, price_out = price or (None, None)
+        price_in, price_out = self.judge_batch_price or (None, None)
         return BatchSettings(self.judge_batch, self.judge_batch_poll, price_in, price_out)
 
     def llm_settings(self, seed: int, concurrency: int) -> ChatSettings | None:

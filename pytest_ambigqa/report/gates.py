@@ -364,6 +364,8 @@ def _sequential(config: Any, fail_under: Sequence[Threshold], margins: Sequence[
         refuse(f"{flag}: no gate to decide; give --ambig-fail-under or --ambig-fail-if-worse")
     if options.value(config, "--ambig-shard"):
         refuse(f"{flag}: a shard sees part of the items; decide on one run (it can use -n)")
+    if (options.value(config, "--ambig-gate") or "mean").lower() == "lower-ci":
+        refuse(f"{flag}: its sequence is the interval already; leave --ambig-gate at mean")
     if (options.value(config, "--ambig-protocol") or "single-shot").lower() != "single-shot":
         refuse(f"{flag}: only the single-shot protocol's suite values are means over its items")
     for t in fail_under:

@@ -600,7 +600,7 @@ def build(
                 ],
                 evidence=evidence,
                 variance=_variance(answers, name, item_min),
-                panel=_panel(answers, (judge or {}).get("panel"), seed, name),
+                panel=_panel(_per_item_panels(suite_results), (judge or {}).get("panel"), seed, name),
                 protocol=protocol,
                 profile=scorers.profile.title
                 if scorers.profile is not None and suite.suite.uses_profile and not episodic
@@ -698,6 +698,24 @@ def _variance(results: Sequence[ItemResult], suite: str, item_min: Sequence[Any]
             sum(s == 0 for s in spreads) / len(spreads),
             straddling,
         )
+    return out
+
+
+def _per_item_panels(results: Sequence[ItemResult]) -> list[ItemResult]:
+    """Each item with its panel's scores; with repeated trials, each judge's mean over the
+    trials, so that agreement's bootstrap resamples items, not an item's correlated trials."""
+    out = []
+    for r in results:
+        if not r.trials:
+            out.append(r)
+            continue
+        shared = set.intersection(*(set(t.panel) for t in r.trials))
+        panel = {
+            m: [statistics.fmean(column) for column in zip(*(t.panel[m] for t in r.trials), strict=True)]
+            for m in sorted(shared)
+            if len({len(t.panel[m]) for t in r.trials}) == 1
+        }
+        out.append(dataclasses.replace(r, panel=panel))
     return out
 
 

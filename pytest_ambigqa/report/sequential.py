@@ -14,7 +14,8 @@ Why it may be looked at after every item: the capital is a nonnegative martingal
 true mean, so by Ville's inequality the chance that it ever crosses 1/alpha is at most alpha.
 The mean of all N is therefore outside the sequence at some time, under any rule for stopping,
 with chance at most alpha; a gate that stops when the sequence lies wholly on one side of its
-bound decides as the full run would, except with chance at most alpha. Without replacement
+bound decides about the mean of all N as knowing it would, except with chance at most alpha
+(``session/sequential.py`` says what that is for each gate). Without replacement
 the sequence closes on the exact mean when every value is seen, so a gate is always decided
 by the end.
 """

@@ -58,7 +58,7 @@ def location(text: str) -> Location:
 
     parts = urllib.parse.urlsplit(text)
     if parts.netloc not in ("", "localhost"):
-        refuse(f"{shown(text)}: a file:// URL names a path on this machine, not on {parts.netloc}")
+        refuse(f"{shown(text)}: a file:// URL names a path on this machine, not on {parts.hostname}")
     return Path(url2pathname(parts.path))
 
 

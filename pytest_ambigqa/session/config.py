@@ -304,6 +304,8 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         refuse(f"--ambig-human-labels: the {name} protocol's episodes have no judge metric to compare")
     if labels is not None and not models.judge:
         refuse("--ambig-human-labels: the labels are compared with the judge's scores; set --ambig-judge")
+    if labels is not None and options.value(config, "--ambig-shard"):
+        refuse("--ambig-human-labels: a shard holds part of the labelled items, and merge does not calibrate")
     metrics = _metrics(options.value(config, "--ambig-metrics"), suites, name)
     system = options.value(config, "--ambig-system")
     if system and system.lower().startswith("llm:") and not models.llm_model:
