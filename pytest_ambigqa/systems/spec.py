@@ -20,12 +20,9 @@ BUILTIN = {
 }
 
 
-def load_system(
-    spec: str, search_dir: Path, llm: Callable[[], Any] | None = None, construct: bool = True
-) -> System:
+def load_system(spec: str, search_dir: Path, llm: Callable[[], Any] | None = None) -> System:
     """Resolve ``--ambig-system``: a built-in name, ``llm:<method>`` (a reference method over
-    the client ``llm()`` makes), an http(s) URL, or ``module:attr``; ``construct`` False reads
-    a class without instantiating it (``from_object``)."""
+    the client ``llm()`` makes), an http(s) URL, or ``module:attr``."""
     spec = spec.strip()
     if spec.lower().startswith("llm:"):
         return _llm_system(spec, llm)
@@ -48,7 +45,7 @@ def load_system(
         obj = getattr(obj, part)
     label = spec if spec.lower() not in BUILTIN else f"{spec.lower()} baseline ({target})"
     try:
-        return from_object(obj, label, construct)
+        return from_object(obj, label)
     except TypeError as exc:
         raise UsageError(f"--ambig-system: {exc}") from None
 
