@@ -19,7 +19,7 @@ reason, never a made-up number. Every function here returns one; none raises for
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
@@ -55,6 +55,12 @@ def _na(reason: str, n: int = 0) -> Statistic:
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def level_of(values: Iterable[float]) -> Level:
+    """Ordinal for whole-number scores (a 0-5 or 1-5 Likert scale), interval otherwise."""
+    values = list(values)
+    return "ordinal" if values and all(float(v).is_integer() for v in values) else "interval"
 
 
 # --- Krippendorff's alpha ---------------------------------------------------------------

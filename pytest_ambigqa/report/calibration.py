@@ -32,11 +32,11 @@ from ..errors import UnreadableFile
 from ..metrics import METRICS
 from ..schema import ItemResult
 from .agreement import (
-    Level,
     PredictionPowered,
     Statistic,
     cohen_kappa,
     krippendorff_alpha,
+    level_of,
     ppi_mean,
     spearman_rho,
 )
@@ -273,7 +273,7 @@ def _metric(
     unlabelled = [score for r, score in judged if r.item_id not in human]
     people, judge = [h for h, _ in pairs], [j for _, j in pairs]
     values = people + judge
-    level: Level = "ordinal" if values and all(float(v).is_integer() for v in values) else "interval"
+    level = level_of(values)
     scope = (suite, metric, "calibration")
     binary = bool(values) and set(values) <= {0.0, 1.0}
     estimate: PredictionPowered = ppi_mean(unlabelled, judge, people)

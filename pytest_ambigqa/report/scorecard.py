@@ -725,14 +725,14 @@ def _panel(
     """Each panel-judged metric's agreement over the suite's items (:class:`PanelAgreement`)."""
     if not panel:
         return {}
-    from .agreement import Level, krippendorff_alpha
+    from .agreement import krippendorff_alpha, level_of
 
     judges = [j["model"] for j in panel["judges"]]
     out = {}
     for metric in sorted({m for r in results for m in r.panel}):
         scored = [r for r in results if len(r.panel.get(metric, ())) == len(judges)]
         units = [r.panel[metric] for r in scored]
-        level: Level = "ordinal" if all(float(v).is_integer() for u in units for v in u) else "interval"
+        level = level_of(v for u in units for v in u)
         spec = METRICS.get(metric)
         low_end, high_end = (spec.item_range if spec is not None else None) or (0.0, 1.0)
         threshold = panel["disagreement"] * (high_end - low_end)

@@ -14,7 +14,6 @@ skipped ("gate decided after n items"), one already in flight finishes and count
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from ..metrics import METRICS
 from ..report.scorecard import Check, Scorecard
 from ..report.sequential import Bounds, ConfidenceSequence, decide
 from ..schema import AmbigItem, ItemResult
+from ..suites.sample import seeded_rank
 
 SKIPPED = "ambigqa: gate decided after"  # how a skipped item's reason begins
 
@@ -32,7 +32,7 @@ SKIPPED = "ambigqa: gate decided after"  # how a skipped item's reason begins
 def seeded_order(items: Iterable[AmbigItem], seed: int) -> list[AmbigItem]:
     """``items`` in an order drawn from ``seed`` and their keys alone: the same on every
     machine and in every process, whatever the hash seed or the data's order."""
-    return sorted(items, key=lambda i: hashlib.sha256(f"{seed}\x1f{i.key}".encode()).digest())
+    return sorted(items, key=lambda i: seeded_rank(seed, i.key))
 
 
 class StopSignal:

@@ -92,7 +92,7 @@ def draw(items: Sequence[AmbigItem], asked: int | float, seed: int) -> tuple[lis
     counts = allocate(size, [len(groups[h]) for h in strata])
     chosen: set[str] = set()
     for h, n in zip(strata, counts, strict=True):
-        ranked = sorted(groups[h], key=lambda item: _rank(seed, item.key))
+        ranked = sorted(groups[h], key=lambda item: seeded_rank(seed, item.key))
         chosen.update(item.key for item in ranked[:n])
     sample = Sample(
         size=size,
@@ -104,5 +104,7 @@ def draw(items: Sequence[AmbigItem], asked: int | float, seed: int) -> tuple[lis
     return [item for item in items if item.key in chosen], sample
 
 
-def _rank(seed: int, key: str) -> str:
+def seeded_rank(seed: int, key: str) -> str:
+    """An item's place in the order drawn from ``seed`` (the sample's draw, the sequential
+    gate's order): its key and the seed alone, whatever the hash seed or the data's order."""
     return hashlib.sha256(f"{seed}\x1f{key}".encode()).hexdigest()
