@@ -239,6 +239,19 @@ _OPTIONS = (
         "--ambig-concurrency", "N", "system (and judge) calls in flight ahead of the tests, per process", "1"
     ),
     Option(
+        "--ambig-executor",
+        "local|ray|ray://ADDRESS",
+        "where the system's calls run: local (this process), ray (Ray actors on the cluster "
+        "$RAY_ADDRESS names, else a local one) or ray://HOST:PORT (a Ray client address); with ray, "
+        "each actor constructs the system from --ambig-system once, and scoring stays here",
+        "local",
+    ),
+    Option("--ambig-ray-actors", "N", "--ambig-executor=ray: the Ray actors that call the system", "2"),
+    Option("--ambig-ray-cpus", "C", "--ambig-executor=ray: CPUs Ray reserves per actor", "1"),
+    Option(
+        "--ambig-ray-gpus", "G", "--ambig-executor=ray: GPUs Ray reserves per actor (0.5: two share one)", "0"
+    ),
+    Option(
         "--ambig-score-workers",
         "N|auto",
         "processes that score the items evaluated ahead (--ambig-concurrency above 1): auto is the "

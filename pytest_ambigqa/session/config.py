@@ -10,6 +10,7 @@ Only ``session/`` turns what is refused into pytest's usage error (``session/__i
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 from dataclasses import dataclass
 from functools import partial
@@ -32,6 +33,7 @@ from ..retrieval.config import RetrievalConfig
 from ..schedulers import SchedulerShard, detect
 from ..suites import SUITES, saved_settings
 from ..suites.march import parse_fields
+from ..systems.actors import RayConfig
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class RunConfig:
     retrieval: RetrievalConfig
     gates: GateConfig
     human_labels: Path | None = None  # --ambig-human-labels (report/calibration.py), read by the controller
+    ray: RayConfig | None = None  # --ambig-executor=ray: the system's calls run in Ray actors
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it, one flat mapping (URLs redacted; keys are
@@ -100,6 +103,7 @@ class RunConfig:
             "rescore": str(self.rescore) if self.rescore else None,
             "shard": list(self.shard) if self.shard else None,
             **({"shard_scheduler": self.shard_scheduler.to_dict()} if self.shard_scheduler else {}),
+            **(self.ray.to_dict() if self.ray else {}),  # only with ray: a local run's as before
             "protocol": self.protocol,
             **self.models.to_dict(),
             **self.retrieval.to_dict(),
@@ -314,6 +318,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         "--ambig-repeats", options.text(config, "--ambig-repeats"), kind=int, low=1, high=1000
     )
     _check_repeated(config, name, rescore, sample, repeats)
+    ray = _executor(config, system, rescore)
     gates = GateConfig.read(config, base, suites, partial(suite_metrics, protocol=name), metrics)
     if repeats == 1 and any(t.of_trials for t in gates.fail_under):
         refuse("--ambig-fail-under: pass^k (METRIC^k) needs repeated trials, --ambig-repeats=K with K > 1")
@@ -342,13 +347,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         device=parse_device(options.value(config, "--ambig-device")),
         settings=_settings(config, saved),
         profile=options.choice(config, "--ambig-scorer-profile"),
-        concurrency=options.number(
-            "--ambig-concurrency",
-            options.text(config, "--ambig-concurrency"),
-            kind=int,
-            low=1,
-            high=options.MAX_THREADS,
-        ),
+        concurrency=_concurrency(config, ray),
         score_workers=options.workers("--ambig-score-workers", options.text(config, "--ambig-score-workers")),
         rate=options.number("--ambig-rate", rate, low=0.001, high=1e6) if rate else None,
         max_text=options.number(
@@ -365,6 +364,61 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         retrieval=RetrievalConfig.read(config, base),
         gates=gates,
         human_labels=base / Path(labels).expanduser() if labels else None,
+        ray=ray,
+    )
+
+
+def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -> RayConfig | None:
+    """``--ambig-executor``: None for local; for ray, the actors' config, with what cannot go
+    with it refused (the actors construct the system from its spec, in their own processes)."""
+    executor = options.text(config, "--ambig-executor")
+    ray_options = ("--ambig-ray-actors", "--ambig-ray-cpus", "--ambig-ray-gpus")
+    own = [o for o in ray_options if options.given(config, o)]
+    if executor.lower() == "local":
+        if own:
+            refuse(f"{', '.join(own)}: only with --ambig-executor=ray or ray://ADDRESS")
+        return None
+    address = None
+    if executor.lower().startswith("ray://"):
+        if not executor[len("ray://") :].strip("/"):
+            refuse(f"--ambig-executor={executor}: name the cluster, ray://HOST:PORT")
+        address = executor
+    elif executor.lower() != "ray":
+        refuse(f"--ambig-executor: '{executor}' is not local, ray or ray://HOST:PORT")
+    if rescore is not None:
+        refuse(f"--ambig-executor={executor}: --ambig-rescore asks no system")
+    if system and system.lower().startswith("llm:"):
+        refuse(
+            f"--ambig-executor={executor}: not with --ambig-system={system} (its client is in this process)"
+        )
+    if getattr(config.option, "numprocesses", None):
+        refuse(f"--ambig-executor={executor}: not with xdist's -n; the Ray actors are the workers")
+    if importlib.util.find_spec("ray") is None:
+        refuse(f"--ambig-executor={executor} needs ray: pip install 'pytest-ambigqa[ray]'")
+    actors = options.number(
+        "--ambig-ray-actors",
+        options.text(config, "--ambig-ray-actors"),
+        kind=int,
+        low=1,
+        high=options.MAX_THREADS,
+    )
+    cpus = options.number("--ambig-ray-cpus", options.text(config, "--ambig-ray-cpus"), low=0, high=1024)
+    gpus = options.number("--ambig-ray-gpus", options.text(config, "--ambig-ray-gpus"), low=0, high=1024)
+    return RayConfig(address=address, actors=actors, cpus=cpus, gpus=gpus)
+
+
+def _concurrency(config: pytest.Config, ray: RayConfig | None) -> int:
+    """``--ambig-concurrency``; with Ray actors and it left at its default, two items in flight
+    per actor (one running, the next already there when it ends)."""
+    given = options.value(config, "--ambig-concurrency")
+    if ray is not None and given == options.default("--ambig-concurrency"):
+        return min(2 * ray.actors, options.MAX_THREADS)
+    return options.number(
+        "--ambig-concurrency",
+        options.text(config, "--ambig-concurrency"),
+        kind=int,
+        low=1,
+        high=options.MAX_THREADS,
     )
 
 

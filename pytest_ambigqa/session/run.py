@@ -48,6 +48,7 @@ from .config import RunConfig
 from .deal import DEAL_INPUT
 
 if TYPE_CHECKING:
+    from ..systems.actors import RayExecutor
     from .sequential import StopSignal
 
 LLM_CACHE_FILE = "llm.sqlite"  # the llm:<method> systems' calls, beside the judge's
@@ -64,6 +65,7 @@ class Run:
         self.dealt: list[int] | None = worker.get(DEAL_INPUT) if worker else None
         self.run_id = worker["ambigqa_run"] if worker and "ambigqa_run" in worker else uuid.uuid4().hex
         self._temporary_cache: Path | None = None
+        self.executor: RayExecutor | None = None  # --ambig-executor=ray
         self.cache_dir = self._choose_cache_dir()
         self.judge = self._judge()
         if cfg.models.judge_batch is not None and self.judge is None:
@@ -110,9 +112,13 @@ class Run:
         else:
             search_dir = Path(config.invocation_params.dir)
             try:
-                self.default_system = load_system(cfg.system or "lexical", search_dir, self._llm_client)
+                self.default_system = load_system(
+                    cfg.system or "lexical", search_dir, self._llm_client, construct=cfg.ray is None
+                )
             except UsageError as exc:
                 raise pytest.UsageError(str(exc)) from None
+            if cfg.ray is not None:
+                self.default_system = self._on_ray(cfg.system or "lexical", search_dir)
         self.system_is_default = cfg.system is None and self.rescore is None
         self.check_retriever_for(self.default_system)
         if self.rescore is None:
@@ -123,6 +129,17 @@ class Run:
         report = cfg.report_dir
         if isinstance(report, Path) and report.exists() and not report.is_dir():
             raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
+
+    def _on_ray(self, spec: str, search_dir: Path) -> System:
+        """The default system, its calls sent to Ray actors (``systems/actors.py``), each
+        actor with its share of ``--ambig-concurrency`` in flight."""
+        from ..systems.actors import RayExecutor
+
+        local, ray = self.default_system, self.cfg.ray
+        assert ray is not None
+        per_actor = -(-self.cfg.concurrency // ray.actors)
+        self.executor = RayExecutor(spec, search_dir, ray, per_actor)
+        return self.executor.system(local)
 
     def _load(self, name: str, pools: list[tuple[AmbigItem, ...]]) -> LoadedSuite:
         options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields)
@@ -475,7 +492,9 @@ class Run:
         return fallback
 
     def close(self) -> None:
-        """A temporary cache made for this run goes with it."""
+        """The Ray actors and a temporary cache made for this run go with it."""
+        if self.executor is not None:
+            self.executor.close()
         if self._temporary_cache is not None:
             shutil.rmtree(self._temporary_cache, ignore_errors=True)
 

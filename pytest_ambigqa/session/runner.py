@@ -99,6 +99,12 @@ class Runner:
                 "remove one of them",
                 pytrace=False,
             )
+        if obj is not run.default_system and run.cfg.ray is not None:
+            pytest.fail(
+                "ambig_system fixture: --ambig-executor=ray constructs the system in each Ray actor from "
+                "--ambig-system; name it there instead of in a fixture",
+                pytrace=False,
+            )
         try:
             system = from_object(obj)
             run.check_retriever_for(system)

@@ -131,11 +131,15 @@ _RENAMES = {"docs": "passages", "documents": "passages", "contexts": "passages",
             "context": "passages", "query": "question", "example": "item", "sample": "item"}  # fmt: skip
 
 
-def from_object(obj: Any, label: str | None = None) -> System:
-    """Wrap a callable (or a class, instantiated once) as a :class:`System`."""
+def from_object(obj: Any, label: str | None = None, construct: bool = True) -> System:
+    """Wrap a callable (or a class, instantiated once) as a :class:`System`. ``construct``
+    False: a class is only read (its ``__call__``'s inputs), not instantiated, for a run whose
+    calls go to Ray actors that each construct it (``actors.py``): its model never loads here."""
     if isinstance(obj, System):
         return obj
     name = label or getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    if inspect.isclass(obj) and not construct:
+        return _unconstructed(obj, name)
     if inspect.isclass(obj):
         try:
             obj = obj()
@@ -194,6 +198,25 @@ def from_object(obj: Any, label: str | None = None) -> System:
         call=invoke,
         requires_retriever=retriever is not None and retriever.default is retriever.empty,
     )
+
+
+def _unconstructed(cls: type, name: str) -> System:
+    """The :class:`System` a class would be, read from its ``__call__`` without an instance;
+    its calls are the actors' (calling it here is a bug)."""
+    call = next((k.__dict__["__call__"] for k in cls.__mro__[:-1] if "__call__" in k.__dict__), None)
+    if call is None:
+        raise TypeError(f"the system '{name}' is not callable (its class defines no __call__)")
+
+    def unbound(*args: Any, **kwargs: Any) -> Any:  # the signature without ``self``
+        raise AssertionError(f"the system '{name}' is constructed in the Ray actors, not here")
+
+    try:
+        signature = inspect.signature(call)
+    except (TypeError, ValueError):  # none to read: from_object takes it as f(question)
+        return from_object(unbound, name)
+    parameters = list(signature.parameters.values())[1:]
+    setattr(unbound, "__signature__", signature.replace(parameters=parameters))  # noqa: B010
+    return from_object(unbound, name)
 
 
 def _run(thunk: Callable[[], Any], timeout: float | None) -> Any:

@@ -20,9 +20,12 @@ BUILTIN = {
 }
 
 
-def load_system(spec: str, search_dir: Path, llm: Callable[[], Any] | None = None) -> System:
+def load_system(
+    spec: str, search_dir: Path, llm: Callable[[], Any] | None = None, construct: bool = True
+) -> System:
     """Resolve ``--ambig-system``: a built-in name, ``llm:<method>`` (a reference method over
-    the client ``llm()`` makes), an http(s) URL, or ``module:attr``."""
+    the client ``llm()`` makes), an http(s) URL, or ``module:attr``; ``construct`` False reads
+    a class without instantiating it (``from_object``)."""
     spec = spec.strip()
     if spec.lower().startswith("llm:"):
         return _llm_system(spec, llm)
@@ -45,7 +48,7 @@ def load_system(spec: str, search_dir: Path, llm: Callable[[], Any] | None = Non
         obj = getattr(obj, part)
     label = spec if spec.lower() not in BUILTIN else f"{spec.lower()} baseline ({target})"
     try:
-        return from_object(obj, label)
+        return from_object(obj, label, construct)
     except TypeError as exc:
         raise UsageError(f"--ambig-system: {exc}") from None
 

@@ -1,0 +1,209 @@
+"""The Ray executor (``--ambig-executor=ray``) on a real Ray cluster that each run starts on
+127.0.0.1 and stops at its end: the same scorecard as a local run, the calls made in the actors;
+an actor killed mid-run loses only the item it had in flight, which says why, and a fresh actor
+takes the rest; what cannot go with it is one usage line. The runs with Ray are fresh processes
+(Ray's workers and its state outlive no test), each bounded in time."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from fixtures.process import ambig_run
+from pytest_ambigqa.systems.actors import LOOPBACK
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="ray is not installed: pip install 'pytest-ambigqa[ray]' (it is in the test extra)",
+)
+
+# Each call notes the process, the Ray actor and the Ray node it ran in ("-" outside an actor).
+SYSTEM = """
+import os
+import sys
+
+
+def note():
+    ray = sys.modules.get("ray")
+    context = ray.get_runtime_context() if ray and ray.is_initialized() else None
+    actor, node = (context.get_actor_id(), context.get_node_id()) if context else ("-", "-")
+    with open(os.path.join({here!r}, "calls.txt"), "a") as out:
+        out.write(f"{{os.getpid()}} {{actor}} {{node}}\\n")
+
+
+def answer(question, item):
+    note()
+    return item.long_answers[0]
+
+
+class Answerer:
+    # a system that loads something once: constructed once per actor, never in the test process
+
+    def __init__(self):
+        note()
+
+    def __call__(self, question, item, retriever=None):  # the run's retriever, sent to the actors
+        found = retriever(question, k=1) if retriever is not None else []
+        return {{"text": answer(question, item), "citations": [p.id for p in found]}}
+"""
+KILLER = """
+import time
+
+import ray
+from mysys import answer as honest
+
+
+def answer(question, item):
+    if item.index == 4:  # the 5th item: its actor is killed while it runs it
+        ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+        time.sleep(60)
+    return honest(question, item)
+"""
+RUN = ("--ambig-suite=march", "--ambig-fail-under=str_em=50")
+TIMEOUT = 150  # seconds a run with Ray may take on a loaded machine
+
+
+@pytest.fixture
+def systems(pytester, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # each run starts its own cluster
+    pytester.makepyfile(mysys=SYSTEM.format(here=str(pytester.path)), killer=KILLER)
+    return pytester
+
+
+def calls(pytester) -> list[tuple[str, str, str]]:
+    path = pytester.path / "calls.txt"
+    lines = path.read_text().split("\n") if path.exists() else []
+    path.unlink(missing_ok=True)
+    return [tuple(line.split()) for line in lines if line]  # type: ignore[misc]
+
+
+def comparable(card: dict) -> dict:
+    """The scorecard without what differs between any two runs (timing) or names the executor."""
+    ours = ("executor", "ray_actors", "ray_cpus", "ray_gpus", "concurrency")
+    config = {k: v for k, v in card["config"].items() if k not in ours}
+    items = [{k: v for k, v in item.items() if k != "duration"} for item in card["items"]]
+    return {k: v for k, v in card.items() if k != "timing"} | {"config": config, "items": items}
+
+
+def ray_run(pytester, *args: str):
+    import json
+
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--ambig-report=ray", "--ambig-executor=ray", *RUN, *args, timeout=TIMEOUT
+    )  # fmt: skip
+    path = pytester.path / "ray" / "scorecard.json"
+    return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def test_a_ray_run_gives_the_local_scorecard_its_calls_made_in_the_actors(systems):
+    both = ("--ambig-system=mysys:Answerer", "--ambig-suite=march,asqa")
+    local, expected = ambig_run(systems, *RUN, *both, report="local")
+    assert local.ret == 0
+    assert {actor for _, actor, _ in calls(systems)} == {"-"}
+    assert all(item["answer"]["citations"] for item in expected["items"])  # the retriever answered
+    result, card = ray_run(systems, *both, "--ambig-ray-actors=2")
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=23)
+    assert comparable(card) == comparable(expected)
+    said = {"executor": "ray", "ray_actors": 2, "ray_cpus": 1.0, "ray_gpus": 0.0, "concurrency": 4}
+    assert {k: card["config"][k] for k in said} == said
+    made = calls(systems)
+    assert len(made) == 23 + 2  # each item once, and the class constructed once per actor
+    assert len({actor for _, actor, _ in made}) == 2  # both actors got items, the test process none
+    assert "-" not in {actor for _, actor, _ in made}
+    assert len({node for _, _, node in made}) == 1  # a cluster of the run's own: one node
+
+
+def test_a_killed_actor_loses_only_its_item_in_flight_and_is_replaced(systems):
+    _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:answer", report="local")
+    calls(systems)
+    # One item in flight per actor (2 actors, 2 at once): the killed actor had only the 5th.
+    result, card = ray_run(
+        systems, "--ambig-system=killer:answer", "--ambig-ray-actors=2", "--ambig-concurrency=2"
+    )
+    assert result.ret == 1  # the errored item fails its test; the run went to its end
+    result.assert_outcomes(passed=12, errors=1)
+    errored = [item for item in card["items"] if item["status"] != "ok"]
+    assert [item["item_id"] for item in errored] == ["syn-01"]
+    assert errored[0]["error"].startswith("the Ray actor running this item was lost (")
+    assert "the actor was replaced" in errored[0]["error"]
+    kept = [item for item in comparable(card)["items"] if item["item_id"] != "syn-01"]
+    assert kept == [item for item in comparable(expected)["items"] if item["item_id"] != "syn-01"]
+    assert card["suites"][0]["errors"] == 1
+    actors = {actor for _, actor, _ in calls(systems)}
+    assert len(actors) == 3  # the two first, and the one that replaced the killed actor
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ambig-executor=dask"], "--ambig-executor: 'dask' is not local, ray or ray://HOST:PORT"),
+        (["--ambig-executor=ray://"], "--ambig-executor=ray://: name the cluster, ray://HOST:PORT"),
+        (["--ambig-ray-actors=2"], "--ambig-ray-actors: only with --ambig-executor=ray or ray://ADDRESS"),
+        (
+            ["--ambig-executor=local", "--ambig-ray-cpus=2"],
+            "--ambig-ray-cpus: only with --ambig-executor=ray or ray://ADDRESS",
+        ),
+        (
+            ["--ambig-executor=ray", "--ambig-ray-actors=0"],
+            "--ambig-ray-actors: 0 must be between 1 and 1024",
+        ),
+        (["--ambig-executor=ray", "--ambig-ray-cpus=x"], "--ambig-ray-cpus: 'x' is not a number"),
+        (["--ambig-ray-gpus=1"], "--ambig-ray-gpus: only with --ambig-executor=ray or ray://ADDRESS"),
+        (
+            ["--ambig-executor=ray", "-n", "2"],
+            "--ambig-executor=ray: not with xdist's -n; the Ray actors are",
+        ),
+    ],
+)
+def test_what_cannot_go_with_the_executor_is_one_usage_line(systems, args, message):
+    result = systems.runpytest(*RUN, "--ambig-system=mysys:answer", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_a_fixture_system_is_refused_with_ray(systems):
+    """The actors construct the system from --ambig-system; a fixture's object stays here."""
+    systems.makeconftest(
+        "import pytest\n\n@pytest.fixture\ndef ambig_system():\n    return lambda question: 'x'\n"
+    )
+    result = systems.runpytest(*RUN, "--ambig-limit=1", "--ambig-executor=ray")
+    result.assert_outcomes(errors=1)  # at setup, as the fixture's other refusals
+    result.stdout.fnmatch_lines(["*--ambig-executor=ray constructs the system in each Ray actor*"])
+    assert not (systems.path / "calls.txt").exists()
+
+
+@pytest.fixture
+def two_nodes(monkeypatch):
+    """A Ray cluster of a head and a second node, both on 127.0.0.1, one CPU each, stopped after
+    the test; the runs join it through ``RAY_ADDRESS``."""
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    monkeypatch.setenv(LOOPBACK, "0")  # here and in the runs: every node's address is 127.0.0.1
+    from ray._private import ray_constants
+    from ray.cluster_utils import Cluster
+
+    if ray_constants.ENABLE_RAY_CLUSTER:  # Ray was imported before, without it
+        pytest.skip(f"Ray was imported in this process before {LOOPBACK}=0 could keep it on 127.0.0.1")
+    node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args=node)
+    try:
+        cluster.add_node(**node)
+        cluster.wait_for_nodes(timeout=60)
+        yield cluster.address
+    finally:
+        cluster.shutdown()
+
+
+def test_a_run_on_a_two_node_cluster_spreads_its_actors_and_gives_the_local_scorecard(
+    systems, two_nodes, monkeypatch
+):
+    _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:Answerer", report="local")
+    calls(systems)
+    monkeypatch.setenv("RAY_ADDRESS", two_nodes)
+    result, card = ray_run(systems, "--ambig-system=mysys:Answerer", "--ambig-ray-actors=2")
+    assert result.ret == 0, result.stdout.str()
+    assert comparable(card) == comparable(expected)
+    made = calls(systems)
+    assert len({node for _, _, node in made}) == 2  # one CPU per node, one per actor: one actor on each
