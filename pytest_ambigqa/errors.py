@@ -33,6 +33,8 @@ Unavailable               a model, device or index the run needs
 - RetrieverUnavailable    the retriever cannot be opened             the error of each item needing it
 - DeviceUnavailable       ``--ambig-device`` names an absent GPU     ``session/``: a usage error
 - ModelNotFound           the embedder is not on this machine        ``--ambig-embedder``'s usage error
+- ActorUnavailable        a Ray actor was lost with the call, or      the item's error (the system's);
+                          none could be placed (``cluster/``)        unscored (the reader's)
 UserFailure               the simulated user could not take a turn   the episode unscored
 ========================  =========================================  ======================================
 
@@ -144,6 +146,11 @@ class DeviceUnavailable(Unavailable):
 
 class ModelNotFound(Unavailable):
     """The embedder named by ``--ambig-embedder`` cannot be found on this machine."""
+
+
+class ActorUnavailable(Unavailable):
+    """A Ray actor died with the call in flight, or no actor of the pool could be placed on
+    the cluster in time; the message says which and why."""
 
 
 class UserFailure(AmbigQAError):

@@ -413,6 +413,11 @@ def given(config: pytest.Config, option: str) -> bool:
     return config.getoption(OPTIONS[option].name) is not None
 
 
+def chosen(config: pytest.Config, option: str) -> bool:
+    """Whether the user set the option, on the command line or in an ini file."""
+    return given(config, option) or OPTIONS[option].name in config.inicfg
+
+
 def value(config: pytest.Config, option: str) -> str | None:
     """An option's value from the command line, else its ini; None when empty."""
     name = OPTIONS[option].name

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from .. import options
+from ..cluster.pool import RayConfig
 from ..errors import ScorecardError, UsageError
 from ..models.config import ModelConfig
 from ..models.local import parse_device
@@ -33,7 +34,6 @@ from ..retrieval.config import RetrievalConfig
 from ..schedulers import SchedulerShard, detect
 from ..suites import SUITES, saved_settings
 from ..suites.march import parse_fields
-from ..systems.actors import RayConfig
 
 
 @dataclass(frozen=True)
@@ -410,8 +410,7 @@ def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -
 def _concurrency(config: pytest.Config, ray: RayConfig | None) -> int:
     """``--ambig-concurrency``; with Ray actors and it left at its default, two items in flight
     per actor (one running, the next already there when it ends)."""
-    given = options.value(config, "--ambig-concurrency")
-    if ray is not None and given == options.default("--ambig-concurrency"):
+    if ray is not None and not options.chosen(config, "--ambig-concurrency"):
         return min(2 * ray.actors, options.MAX_THREADS)
     return options.number(
         "--ambig-concurrency",

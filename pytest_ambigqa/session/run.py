@@ -48,7 +48,7 @@ from .config import RunConfig
 from .deal import DEAL_INPUT
 
 if TYPE_CHECKING:
-    from ..systems.actors import RayExecutor
+    from ..cluster.pool import Cluster
     from .sequential import StopSignal
 
 LLM_CACHE_FILE = "llm.sqlite"  # the llm:<method> systems' calls, beside the judge's
@@ -65,7 +65,8 @@ class Run:
         self.dealt: list[int] | None = worker.get(DEAL_INPUT) if worker else None
         self.run_id = worker["ambigqa_run"] if worker and "ambigqa_run" in worker else uuid.uuid4().hex
         self._temporary_cache: Path | None = None
-        self.executor: RayExecutor | None = None  # --ambig-executor=ray
+        self.cluster: Cluster | None = self._cluster()  # --ambig-executor=ray
+        self.remote: list[Any] = []  # the pools of actors on it, closed with the run
         self.cache_dir = self._choose_cache_dir()
         self.judge = self._judge()
         if cfg.models.judge_batch is not None and self.judge is None:
@@ -130,16 +131,25 @@ class Run:
         if isinstance(report, Path) and report.exists() and not report.is_dir():
             raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
 
+    def _cluster(self) -> Cluster | None:
+        """With ``--ambig-executor=ray``, the run's Ray (connected on first use)."""
+        if self.cfg.ray is None:
+            return None
+        from ..cluster.pool import Cluster
+
+        return Cluster(self.cfg.ray.address)
+
     def _on_ray(self, spec: str, search_dir: Path) -> System:
-        """The default system, its calls sent to Ray actors (``systems/actors.py``), each
+        """The default system, its calls sent to Ray actors (``systems/remote.py``), each
         actor with its share of ``--ambig-concurrency`` in flight."""
-        from ..systems.actors import RayExecutor
+        from ..systems.remote import RemoteSystem
 
         local, ray = self.default_system, self.cfg.ray
-        assert ray is not None
+        assert ray is not None and self.cluster is not None
         per_actor = -(-self.cfg.concurrency // ray.actors)
-        self.executor = RayExecutor(spec, search_dir, ray, per_actor)
-        return self.executor.system(local)
+        remote = RemoteSystem(self.cluster, spec, search_dir, ray, per_actor)
+        self.remote.append(remote)
+        return remote.system(local)
 
     def _load(self, name: str, pools: list[tuple[AmbigItem, ...]]) -> LoadedSuite:
         options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields)
@@ -492,9 +502,12 @@ class Run:
         return fallback
 
     def close(self) -> None:
-        """The Ray actors and a temporary cache made for this run go with it."""
-        if self.executor is not None:
-            self.executor.close()
+        """The Ray actors (and a cluster of its own) and a temporary cache made for this run
+        go with it."""
+        for remote in self.remote:
+            remote.close()
+        if self.cluster is not None:
+            self.cluster.close()
         if self._temporary_cache is not None:
             shutil.rmtree(self._temporary_cache, ignore_errors=True)
 

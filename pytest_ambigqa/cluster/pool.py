@@ -1,0 +1,314 @@
+"""One connection to Ray per run, and pools of actors on it.
+
+Two things about Ray shape this module:
+
+- The processes ``ray.init`` starts for a cluster of the run's own (GCS, raylet) are forked
+  with ``PR_SET_PDEATHSIG`` (``ray/_private/utils.py``): they die with the *thread* that
+  started them. Started from a scoring thread that later ended, the whole cluster was killed
+  mid-run (the first attempt's flaky test), so :class:`Cluster` starts and stops Ray in a
+  thread of its own that lives until the run ends.
+- An actor that cannot be placed (the cluster lacks the CPUs or GPUs it asks for) waits
+  forever, and so would every call dealt to it. A pool therefore refuses, before it starts,
+  actors that do not fit the cluster's resources, and gives an actor ``READY_S`` seconds to
+  be placed and constructed; one that is not ready by then is dropped, with the reason.
+
+A pool deals each call to the ready actor with the fewest in flight, at most ``per_actor``
+each (a threaded actor of that concurrency). An actor lost with calls in flight (its process
+killed or crashed, its node gone: Ray's ``RayActorError``) fails exactly those calls, each
+with the reason, and a fresh actor takes its place.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ActorUnavailable
+from ..schema import safe_str
+
+LOST = "the Ray actor running this item was lost"  # the start of a lost call's error
+# "0": Ray's nodes take 127.0.0.1 as their address (as on macOS and Windows), so a cluster of
+# the run's own listens on the loopback only; read when Ray is imported, and by its processes.
+LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+READY_S = 120.0  # seconds an actor may take to be placed and to construct what it runs
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    """Where the actors run and how many: ``address`` None joins the cluster ``RAY_ADDRESS``
+    names, else starts one of this run's own on the loopback; else ``ray://HOST:PORT``.
+    ``cpus`` and ``gpus`` per system actor (a system that uses a GPU finds it as Ray assigns
+    it: ``CUDA_VISIBLE_DEVICES`` in its actor); ``models``: the local models that run in
+    actors of their own (reader, embedder), each with ``model_gpus`` GPUs."""
+
+    address: str | None
+    actors: int
+    cpus: float
+    gpus: float = 0.0
+    models: tuple[str, ...] = ()
+    model_gpus: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        said: dict[str, Any] = {
+            "executor": self.address or "ray",
+            **{"ray_actors": self.actors, "ray_cpus": self.cpus, "ray_gpus": self.gpus},
+        }
+        if self.models:  # else a run as before this option
+            said |= {"ray_models": list(self.models), "ray_model_gpus": self.model_gpus}
+        return said
+
+
+class Cluster:
+    """This run's Ray: joined (or, with no address, started on the loopback) on first use, in
+    a thread that keeps it until :meth:`close`; a run that asks nothing of it starts nothing."""
+
+    def __init__(self, address: str | None) -> None:
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        if self.address is None:  # before anything imports Ray: a cluster of our own is on 127.0.0.1
+            os.environ.setdefault(LOOPBACK, "0")
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report leaves the machine
+        self._lock = threading.Lock()
+        self._up = threading.Event()
+        self._closing = threading.Event()
+        self._keeper: threading.Thread | None = None
+        self._error: str | None = None
+
+    def connect(self) -> None:
+        """Ray, connected (once; a failed start fails every later call with the same reason)."""
+        with self._lock:
+            if self._keeper is None:
+                self._keeper = threading.Thread(target=self._keep, name="ambigqa-ray", daemon=True)
+                self._keeper.start()
+        self._up.wait()
+        if self._error is not None:
+            raise ActorUnavailable(self._error)
+
+    def _keep(self) -> None:
+        started = False
+        try:
+            import ray
+
+            if not ray.is_initialized():
+                if self.address:  # ray://HOST:PORT, or HOST:PORT of a `ray start` head
+                    ray.init(address=self.address, log_to_driver=False)
+                else:
+                    _keep_on_loopback()
+                    ray.init(address="local", include_dashboard=False, log_to_driver=False)
+                started = True
+        except Exception as exc:  # noqa: BLE001 - every call that needs Ray says why it is not there
+            where = self.address or "a local cluster"
+            self._error = f"Ray could not start or join {where}: {ray_reason(exc)}"
+        finally:
+            self._up.set()
+        self._closing.wait()
+        if started:
+            import ray
+
+            ray.shutdown()
+
+    def resources(self) -> dict[str, float]:
+        import ray
+
+        return {k: float(v) for k, v in ray.cluster_resources().items()}
+
+    def close(self) -> None:
+        """Ray is let go (a cluster this run started stops), from the thread that started it."""
+        self._closing.set()
+        if self._keeper is not None:
+            self._keeper.join(timeout=60)
+
+
+def _keep_on_loopback() -> None:
+    """Ray's nodes on 127.0.0.1 even when something imported Ray before :class:`Cluster` set
+    ``LOOPBACK`` (Ray reads it once, at import)."""
+    from ray._private import ray_constants
+
+    if getattr(ray_constants, "ENABLE_RAY_CLUSTER", False):
+        ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+class ActorPool:
+    """``count`` actors of ``cls(*args)`` on ``cluster``, started on the first call, spread
+    over the cluster's nodes, ``per_actor`` calls in flight on each."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        cls: type,
+        args: Sequence[Any],
+        *,
+        what: str,
+        count: int,
+        per_actor: int,
+        cpus: float,
+        gpus: float = 0.0,
+    ) -> None:
+        self.cluster, self.cls, self.args, self.what = cluster, cls, tuple(args), what
+        self.count, self.per_actor, self.cpus, self.gpus = count, per_actor, cpus, gpus
+        self._room = threading.Condition()
+        self._actors: list[Any] = []  # None where an actor was dropped
+        self._ready: list[bool] = []  # placed and constructed: calls may be dealt to it
+        self._load: list[int] = []  # calls in flight per actor
+        self._started = False
+        self._error: str | None = None  # why the pool has no actor (every call says it)
+        self._closed = False
+        self.replaced = 0  # actors lost and replaced
+
+    # -- starting -------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        """Called under ``_room``, once."""
+        self._started = True
+        try:
+            self.cluster.connect()
+            self._check_fit()
+            import ray
+
+            self._remote: Any = ray.remote(self.cls)
+            self._actors = [self._new() for _ in range(self.count)]
+        except ActorUnavailable as exc:
+            self._error = str(exc)
+            return
+        self._ready = [False] * self.count
+        self._load = [0] * self.count
+        ready = self._wait_ready(self._actors)
+        for slot, ok in enumerate(ready):
+            if ok:
+                self._ready[slot] = True
+            else:
+                self._drop(slot)
+        if not any(self._ready):
+            self._error = self._unplaced()
+
+    def _check_fit(self) -> None:
+        have = self.cluster.resources()
+        for name, each in (("CPU", self.cpus), ("GPU", self.gpus)):
+            need, there = each * self.count, have.get(name, 0.0)
+            if need > there:
+                raise ActorUnavailable(
+                    f"{self.count} {self.what} actor(s) of {each:g} {name} each need {need:g} {name}s; "
+                    f"the Ray cluster has {there:g} (fewer actors, or fractional {name}s per actor)"
+                )
+
+    def _new(self) -> Any:
+        options = {
+            "num_cpus": self.cpus,
+            "num_gpus": self.gpus,
+            "max_concurrency": self.per_actor,
+            "scheduling_strategy": "SPREAD",  # over the nodes: a lost node takes as few as it can
+        }
+        return self._remote.options(**options).remote(*self.args)
+
+    def _wait_ready(self, actors: list[Any]) -> list[bool]:
+        """Which of ``actors`` were placed and constructed within ``READY_S`` (a constructor
+        that raised counts as not ready; its reason is kept)."""
+        import ray
+
+        pings = {actor.__ray_ready__.remote(): i for i, actor in enumerate(actors)}
+        done, _ = ray.wait(list(pings), num_returns=len(pings), timeout=READY_S)
+        ready = [False] * len(actors)
+        for ref in done:
+            try:
+                ray.get(ref)
+                ready[pings[ref]] = True
+            except Exception as exc:  # noqa: BLE001 - its constructor raised: say why
+                self._error = f"the {self.what} could not be constructed in a Ray actor: {ray_reason(exc)}"
+        return ready
+
+    def _unplaced(self) -> str:
+        return self._error or (
+            f"no {self.what} actor was placed on the Ray cluster within {READY_S:g} s "
+            f"({self.cpus:g} CPU and {self.gpus:g} GPU each; the cluster has {self.cluster.resources()})"
+        )
+
+    def _drop(self, slot: int) -> None:
+        actor, self._actors[slot] = self._actors[slot], None
+        self._ready[slot] = False
+        _kill(actor)
+
+    # -- calling --------------------------------------------------------------------------
+
+    def call(self, method: str, *args: Any) -> Any:
+        """``method(*args)`` on an actor; :class:`ActorUnavailable` when that actor is lost
+        with it (or there is none); the actor's own exception as Ray raises it otherwise."""
+        with self._room:
+            if not self._started:
+                self._start()
+            while True:
+                if self._closed:
+                    raise ActorUnavailable(f"the run ended before this call went to a {self.what} actor")
+                if self._error is not None and not any(self._ready):
+                    raise ActorUnavailable(self._error)
+                free = [s for s, ok in enumerate(self._ready) if ok and self._load[s] < self.per_actor]
+                if free:
+                    break
+                self._room.wait()
+            slot = min(free, key=self._load.__getitem__)
+            self._load[slot] += 1
+            actor = self._actors[slot]
+        import ray
+        from ray.exceptions import RayActorError
+
+        try:
+            return ray.get(getattr(actor, method).remote(*args))
+        except RayActorError as exc:
+            reason = ray_reason(exc)
+            replaced = self._replace(slot, actor)
+            raise ActorUnavailable(f"{LOST} ({reason}); {replaced}") from None
+        finally:
+            with self._room:
+                self._load[slot] -= 1
+                self._room.notify_all()
+
+    def _replace(self, slot: int, lost: Any) -> str:
+        """A fresh actor in ``lost``'s place (once, however many of its calls saw it go),
+        dropped if it is not ready within ``READY_S``; says what became of the slot."""
+        with self._room:
+            if self._closed or self._actors[slot] is not lost:
+                return "the actor was replaced"
+            self._ready[slot] = False
+            fresh = self._actors[slot] = self._new()
+        _kill(lost)
+        ok = self._wait_ready([fresh])[0]
+        with self._room:
+            if self._actors[slot] is fresh:
+                if ok:
+                    self._ready[slot] = True
+                    self.replaced += 1
+                else:
+                    self._drop(slot)
+                    if not any(self._ready):
+                        self._error = self._unplaced()
+            self._room.notify_all()
+        return "the actor was replaced" if ok else "no actor could take its place"
+
+    def close(self) -> None:
+        """The actors end (the cluster is the run's to close)."""
+        with self._room:
+            self._closed = True
+            actors, self._actors = self._actors, []
+            self._ready = []
+            self._room.notify_all()
+        for actor in actors:
+            _kill(actor)
+
+
+def _kill(actor: Any) -> None:
+    if actor is None:
+        return
+    import ray
+
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # noqa: BLE001, S110 - gone already
+        pass
+
+
+def ray_reason(exc: BaseException) -> str:
+    """The first line of a Ray error that says what happened, bounded."""
+    lines = [line.strip() for line in safe_str(exc).splitlines() if line.strip()]
+    said = next((line for line in lines if "actor" in line.lower() or "died" in line.lower()), None)
+    return (said or (lines[0] if lines else type(exc).__name__))[:300]
