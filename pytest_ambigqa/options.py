@@ -252,6 +252,13 @@ _OPTIONS = (
         "--ambig-ray-gpus", "G", "--ambig-executor=ray: GPUs Ray reserves per actor (0.5: two share one)", "0"
     ),
     Option(
+        "--ambig-ray-models",
+        "reader,embedder",
+        "--ambig-executor=ray: local models that run in Ray actors of their own (the --ambig-reader "
+        "model, the dense retriever's --ambig-embedder), one actor each; scoring stays here",
+    ),
+    Option("--ambig-ray-model-gpus", "G", "--ambig-ray-models: GPUs Ray reserves per model actor", "0"),
+    Option(
         "--ambig-score-workers",
         "N|auto",
         "processes that score the items evaluated ahead (--ambig-concurrency above 1): auto is the "
@@ -414,8 +421,9 @@ def given(config: pytest.Config, option: str) -> bool:
 
 
 def chosen(config: pytest.Config, option: str) -> bool:
-    """Whether the user set the option, on the command line or in an ini file."""
-    return given(config, option) or OPTIONS[option].name in config.inicfg
+    """Whether the user set the option: on the command line, or in an ini file to other than
+    its default (pytest tells an ini's value from its default no other way)."""
+    return given(config, option) or value(config, option) != default(option)
 
 
 def value(config: pytest.Config, option: str) -> str | None:

@@ -47,6 +47,29 @@ class Answerer:
         found = retriever(question, k=1) if retriever is not None else []
         return {{"text": answer(question, item), "citations": [p.id for p in found]}}
 """
+# The first item that runs on the second node takes that node down: it kills the node's raylet
+# (its actors' parent), as a machine that is lost would.
+NODE_KILLER = """
+import os
+import signal
+import time
+
+import ray
+from mysys import answer as honest, note
+
+
+def answer(question, item):
+    context = ray.get_runtime_context()
+    head = [n["NodeID"] for n in ray.nodes() if "node:__internal_head__" in n["Resources"]]
+    if context.get_node_id() not in head and not os.path.exists({gone!r}):
+        open({gone!r}, "w").write(item.id)
+        note()
+        with open(f"/proc/{{os.getppid()}}/cmdline", "rb") as cmdline:
+            assert b"raylet" in cmdline.read(), "an actor's parent is its node's raylet"
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(60)
+    return honest(question, item)
+"""
 KILLER = """
 import os
 import signal
@@ -62,6 +85,14 @@ def answer(question, item):
         time.sleep(60)
     return honest(question, item)
 """
+# Whether the pytest process loaded a model library, one line per run.
+LOADED = """
+import sys
+
+def pytest_unconfigure(config):
+    with open("loaded.txt", "a") as out:
+        out.write(("transformers" if "transformers" in sys.modules else "-") + "\\n")
+"""
 RUN = ("--ambig-suite=march", "--ambig-fail-under=str_em=50")
 TIMEOUT = 150  # seconds a run with Ray may take on a loaded machine
 
@@ -69,7 +100,10 @@ TIMEOUT = 150  # seconds a run with Ray may take on a loaded machine
 @pytest.fixture
 def systems(pytester, monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)  # each run starts its own cluster
-    pytester.makepyfile(mysys=SYSTEM.format(here=str(pytester.path)), killer=KILLER)
+    gone = str(pytester.path / "gone.txt")
+    pytester.makepyfile(
+        mysys=SYSTEM.format(here=str(pytester.path)), killer=KILLER, noder=NODE_KILLER.format(gone=gone)
+    )
     return pytester
 
 
@@ -82,7 +116,7 @@ def calls(pytester) -> list[tuple[str, str, str]]:
 
 def comparable(card: dict) -> dict:
     """The scorecard without what differs between any two runs (timing) or names the executor."""
-    ours = ("executor", "ray_actors", "ray_cpus", "ray_gpus", "concurrency")
+    ours = ("executor", "ray_actors", "ray_cpus", "ray_gpus", "ray_models", "ray_model_gpus", "concurrency")
     config = {k: v for k, v in card["config"].items() if k not in ours}
     items = [{k: v for k, v in item.items() if k != "duration"} for item in card["items"]]
     return {k: v for k, v in card.items() if k != "timing"} | {"config": config, "items": items}
@@ -115,6 +149,27 @@ def test_a_ray_run_gives_the_local_scorecard_its_calls_made_in_the_actors(system
     assert len({actor for _, actor, _ in made}) == 2  # both actors got items, the test process none
     assert "-" not in {actor for _, actor, _ in made}
     assert len({node for _, _, node in made}) == 1  # a cluster of the run's own: one node
+
+
+def test_the_reader_and_the_embedder_in_actors_of_their_own_give_the_local_scorecard(systems, tiny_qa_model):
+    models = ("--ambig-system=mysys:Answerer", "--ambig-suite=march,asqa", "--ambig-retriever=dense")
+    models += (f"--ambig-reader={tiny_qa_model}",)
+    systems.makeconftest(LOADED)
+    local, expected = ambig_run(systems, *RUN, *models, report="local")
+    assert local.ret == 0, local.stdout.str()
+    calls(systems)
+    result, card = ray_run(systems, *models, "--ambig-ray-models=reader,embedder")
+    assert result.ret == 0, result.stdout.str()
+    assert comparable(card) == comparable(expected)
+    asqa = next(s for s in card["suites"] if s["name"] == "asqa")["metrics"]
+    assert asqa["disambig_f1"]["n"] == 10  # the reader read every item, in its actor
+    assert card["config"]["ray_models"] == ["reader", "embedder"] and card["config"]["device_used"] == "cpu"
+    assert all(
+        item["answer"]["citations"] for item in card["items"]
+    )  # dense retrieval, in the system's actors
+    assert "-" not in {actor for _, actor, _ in calls(systems)}
+    # the models were loaded in the local run's process, and in the Ray run's actors only
+    assert (systems.path / "loaded.txt").read_text().split() == ["transformers", "-"]
 
 
 @pytest.mark.parametrize("actors", [1, 2])
@@ -184,25 +239,50 @@ def test_a_fixture_system_is_refused_with_ray(systems):
     assert not (systems.path / "calls.txt").exists()
 
 
+# A head and a second node on 127.0.0.1, one CPU each, in a process of their own (a second
+# ray.cluster_utils.Cluster in one process crashes it); a node that stops answering is dead
+# after 3 checks half a second apart (Ray's default: 5 of 3 s). It prints the head's address,
+# and stops its nodes when its input closes.
+CLUSTER = """
+import sys
+
+from ray.cluster_utils import Cluster
+
+node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "include_dashboard": False}
+health = {"health_check_period_ms": 500, "health_check_failure_threshold": 3}
+cluster = Cluster(initialize_head=True, head_node_args=node | {"_system_config": health})
+try:
+    cluster.add_node(**node)
+    cluster.wait_for_nodes(timeout=60)
+    print(cluster.address, flush=True)
+    sys.stdin.read()
+finally:
+    cluster.shutdown()
+"""
+
+
 @pytest.fixture
 def two_nodes(monkeypatch):
-    """A Ray cluster of a head and a second node, both on 127.0.0.1, one CPU each, stopped after
-    the test; the runs join it through ``RAY_ADDRESS``."""
-    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    monkeypatch.setenv(LOOPBACK, "0")  # here and in the runs: every node's address is 127.0.0.1
-    from ray._private import ray_constants
-    from ray.cluster_utils import Cluster
+    """The address of a two-node cluster on the loopback (``CLUSTER``), stopped after the test;
+    the runs join it through ``RAY_ADDRESS``."""
+    import subprocess
+    import sys
 
-    if ray_constants.ENABLE_RAY_CLUSTER:  # Ray was imported before, without it
-        pytest.skip(f"Ray was imported in this process before {LOOPBACK}=0 could keep it on 127.0.0.1")
-    node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "include_dashboard": False}
-    cluster = Cluster(initialize_head=True, head_node_args=node)
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    monkeypatch.setenv(LOOPBACK, "0")  # there and in the runs: every node's address is 127.0.0.1
+    cluster = subprocess.Popen(
+        [sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
-        cluster.add_node(**node)
-        cluster.wait_for_nodes(timeout=60)
-        yield cluster.address
+        address = cluster.stdout.readline().strip()  # type: ignore[union-attr]
+        assert address, "the cluster did not start"
+        yield address
     finally:
-        cluster.shutdown()
+        cluster.stdin.close()  # type: ignore[union-attr]
+        try:
+            cluster.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            cluster.kill()
 
 
 def test_a_run_on_a_two_node_cluster_spreads_its_actors_and_gives_the_local_scorecard(
@@ -216,3 +296,32 @@ def test_a_run_on_a_two_node_cluster_spreads_its_actors_and_gives_the_local_scor
     assert comparable(card) == comparable(expected)
     made = calls(systems)
     assert len({node for _, _, node in made}) == 2  # one CPU per node, one per actor: one actor on each
+
+
+def test_a_lost_node_loses_only_its_item_in_flight_and_its_actor_is_replaced_on_the_head(
+    systems, two_nodes, monkeypatch
+):
+    _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:answer", report="local")
+    calls(systems)
+    monkeypatch.setenv("RAY_ADDRESS", two_nodes)
+    # Half a CPU per actor, spread: one actor on each node, and room on the head for a third.
+    args = (
+        "--ambig-system=noder:answer",
+        "--ambig-ray-actors=2",
+        "--ambig-ray-cpus=0.5",
+        "--ambig-concurrency=2",
+    )
+    result, card = ray_run(systems, *args)
+    assert result.ret == 1, result.stdout.str()
+    result.assert_outcomes(passed=12, errors=1)
+    lost = (systems.path / "gone.txt").read_text()
+    errored = [item for item in card["items"] if item["status"] != "ok"]
+    assert [item["item_id"] for item in errored] == [lost]
+    assert errored[0]["error"].startswith("the Ray actor running this item was lost (")
+    assert errored[0]["error"].endswith("; the actor was replaced")
+    kept = [item for item in comparable(card)["items"] if item["item_id"] != lost]
+    assert kept == [item for item in comparable(expected)["items"] if item["item_id"] != lost]
+    made = calls(systems)
+    assert (
+        len({node for _, _, node in made}) == 2
+    )  # the lost item ran on the second node, the rest on the head

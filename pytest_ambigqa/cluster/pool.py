@@ -33,6 +33,7 @@ LOST = "the Ray actor running this item was lost"  # the start of a lost call's 
 # "0": Ray's nodes take 127.0.0.1 as their address (as on macOS and Windows), so a cluster of
 # the run's own listens on the loopback only; read when Ray is imported, and by its processes.
 LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+RAY_MODELS = ("reader", "embedder")  # the local models --ambig-ray-models may put in actors
 READY_S = 120.0  # seconds an actor may take to be placed and to construct what it runs
 
 
@@ -95,7 +96,7 @@ class Cluster:
                 if self.address:  # ray://HOST:PORT, or HOST:PORT of a `ray start` head
                     ray.init(address=self.address, log_to_driver=False)
                 else:
-                    _keep_on_loopback()
+                    keep_on_loopback()
                     ray.init(address="local", include_dashboard=False, log_to_driver=False)
                 started = True
         except Exception as exc:  # noqa: BLE001 - every call that needs Ray says why it is not there
@@ -121,7 +122,7 @@ class Cluster:
             self._keeper.join(timeout=60)
 
 
-def _keep_on_loopback() -> None:
+def keep_on_loopback() -> None:
     """Ray's nodes on 127.0.0.1 even when something imported Ray before :class:`Cluster` set
     ``LOOPBACK`` (Ray reads it once, at import)."""
     from ray._private import ray_constants
@@ -156,6 +157,10 @@ class ActorPool:
         self._error: str | None = None  # why the pool has no actor (every call says it)
         self._closed = False
         self.replaced = 0  # actors lost and replaced
+
+    @property
+    def started(self) -> bool:
+        return self._started
 
     # -- starting -------------------------------------------------------------------------
 
@@ -262,6 +267,16 @@ class ActorPool:
             with self._room:
                 self._load[slot] -= 1
                 self._room.notify_all()
+
+    def handle(self) -> Any:
+        """A ready actor's handle, for a process that calls it itself (a pickled model)."""
+        with self._room:
+            if not self._started:
+                self._start()
+            ready = [actor for actor, ok in zip(self._actors, self._ready, strict=True) if ok]
+            if not ready:
+                raise ActorUnavailable(self._error or f"no {self.what} actor is ready")
+            return ready[0]
 
     def _replace(self, slot: int, lost: Any) -> str:
         """A fresh actor in ``lost``'s place (once, however many of its calls saw it go),

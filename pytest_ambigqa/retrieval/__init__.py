@@ -10,7 +10,7 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import ModelNotFound
 from ..registry import Registry
@@ -20,6 +20,10 @@ from .corpus import Corpus
 from .ranking import RRF_K, reciprocal_rank_fusion, to_passages
 
 FUSION_DEPTH = 100  # how deep each list goes into the fusion
+
+
+# makes the dense retriever's embedder from (model directory, --ambig-device); None: here
+Embed = Callable[[Path, str], Any] | None
 
 
 class Retriever(Protocol):
@@ -52,7 +56,7 @@ class HybridRetriever:
         return self.batch([query], k)[0]
 
 
-def _bm25(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str) -> Retriever:
+def _bm25(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str, embed: Embed) -> Retriever:
     from . import bm25 as bm25_module
 
     key = fingerprint("bm25", corpus.sha256, bm25_module.K1, bm25_module.B, sorted(bm25_module.STOPWORDS))
@@ -64,11 +68,11 @@ def _bm25(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str) 
     )
 
 
-def _dense(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str) -> Retriever:
+def _dense(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str, embed: Embed) -> Retriever:
     from . import dense as dense_module
 
     path = dense_module.resolve_model(embedder)
-    model = dense_module.Embedder(path, device)
+    model = (embed or dense_module.Embedder)(path, device)
     key = fingerprint("dense", corpus.sha256, dense_module.model_fingerprint(path), dense_module.FLAT_LIMIT)
     return cache.get(
         "dense",
@@ -78,8 +82,9 @@ def _dense(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str)
     )
 
 
-def _hybrid(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str) -> Retriever:
-    return HybridRetriever(_bm25(corpus, cache, embedder, device), _dense(corpus, cache, embedder, device))
+def _hybrid(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str, embed: Embed) -> Retriever:
+    parts = (corpus, cache, embedder, device, embed)
+    return HybridRetriever(_bm25(*parts), _dense(*parts))
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ class RetrieverKind:
     name: str
     needs: tuple[str, ...]
     embeds: bool
-    open: Callable[[Corpus, IndexCache, str | None, str], Retriever]
+    open: Callable[[Corpus, IndexCache, str | None, str, Embed], Retriever]
 
 
 RETRIEVERS: Registry[RetrieverKind] = Registry("retriever")
@@ -121,8 +126,14 @@ def unavailable(kind: str, embedder: str | None) -> str | None:
 
 
 def open_retriever(
-    kind: str, corpus: Corpus, cache_dir: Path, embedder: str | None, device: str = "auto"
+    kind: str,
+    corpus: Corpus,
+    cache_dir: Path,
+    embedder: str | None,
+    device: str = "auto",
+    embed: Embed = None,
 ) -> Retriever:
     """Load (or build once, under the cache lock) the index of ``kind`` for ``corpus``; the
-    embedder runs on ``device`` (an ``--ambig-device`` value)."""
-    return RETRIEVERS[kind].open(corpus, IndexCache(cache_dir), embedder, device)
+    embedder runs on ``device`` (an ``--ambig-device`` value), made by ``embed(path, device)``
+    when given (a Ray actor's, ``models/remote.py``), else here."""
+    return RETRIEVERS[kind].open(corpus, IndexCache(cache_dir), embedder, device, embed)

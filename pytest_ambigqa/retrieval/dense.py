@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,6 +68,10 @@ class Embedder:
     def __init__(self, path: Path, device: str = "auto") -> None:
         self.path = path
         self.device_spec = device
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to a Ray actor), it loads the model again there, from ``path``."""
+        return {k: v for k, v in self.__dict__.items() if k != "model"}
 
     @cached_property
     def model(self):

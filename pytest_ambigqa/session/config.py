@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from .. import options
-from ..cluster.pool import RayConfig
+from ..cluster.pool import RAY_MODELS, RayConfig
 from ..errors import ScorecardError, UsageError
 from ..models.config import ModelConfig
 from ..models.local import parse_device
@@ -372,7 +372,13 @@ def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -
     """``--ambig-executor``: None for local; for ray, the actors' config, with what cannot go
     with it refused (the actors construct the system from its spec, in their own processes)."""
     executor = options.text(config, "--ambig-executor")
-    ray_options = ("--ambig-ray-actors", "--ambig-ray-cpus", "--ambig-ray-gpus")
+    ray_options = (
+        "--ambig-ray-actors",
+        "--ambig-ray-cpus",
+        "--ambig-ray-gpus",
+        "--ambig-ray-models",
+        "--ambig-ray-model-gpus",
+    )
     own = [o for o in ray_options if options.given(config, o)]
     if executor.lower() == "local":
         if own:
@@ -404,7 +410,25 @@ def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -
     )
     cpus = options.number("--ambig-ray-cpus", options.text(config, "--ambig-ray-cpus"), low=0, high=1024)
     gpus = options.number("--ambig-ray-gpus", options.text(config, "--ambig-ray-gpus"), low=0, high=1024)
-    return RayConfig(address=address, actors=actors, cpus=cpus, gpus=gpus)
+    raw = options.value(config, "--ambig-ray-models") or ""
+    models = tuple(dict.fromkeys(part.strip().lower() for part in raw.split(",") if part.strip()))
+    for model in models:
+        if model not in RAY_MODELS:
+            refuse(f"--ambig-ray-models: '{model}' is not {' or '.join(RAY_MODELS)}")
+    reader = options.value(config, "--ambig-reader")
+    if "reader" in models and (reader is None or reader.lower() == "llm"):
+        refuse("--ambig-ray-models=reader: the run has no local reader (--ambig-reader=MODEL_DIR)")
+    retriever = options.choice(config, "--ambig-retriever")
+    if "embedder" in models and retriever not in ("dense", "hybrid"):
+        refuse(
+            f"--ambig-ray-models=embedder: --ambig-retriever={retriever} embeds nothing (dense or hybrid do)"
+        )
+    if options.given(config, "--ambig-ray-model-gpus") and not models:
+        refuse("--ambig-ray-model-gpus: only with --ambig-ray-models")
+    model_gpus = options.number(
+        "--ambig-ray-model-gpus", options.text(config, "--ambig-ray-model-gpus"), low=0, high=1024
+    )
+    return RayConfig(address, actors, cpus, gpus, models, model_gpus)
 
 
 def _concurrency(config: pytest.Config, ray: RayConfig | None) -> int:

@@ -36,6 +36,7 @@ from ..models.cache import CallCache
 from ..models.chat import ChatClient
 from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader
+from ..models.remote import RemoteEmbedder, RemoteReader
 from ..protocols import PROTOCOLS
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
@@ -233,7 +234,7 @@ class Run:
             if len(self.judge.clients) > 1:
                 judge.append(models.judge_panel)  # the disagreement flagged is no score's
         read: Any = None
-        if isinstance(reader, HFReader):
+        if isinstance(reader, HFReader | RemoteReader):  # where it runs changes no score
             read = [_stamp([reader.path]), cfg.device]
         elif reader is not None:
             read = "llm"
@@ -297,8 +298,15 @@ class Run:
                 f"--ambig-reader: '{spec}' is neither a model directory nor a model in the local "
                 "Hugging Face cache (nothing is downloaded)"
             )
-        self._check_device("reader")
-        return HFReader(path, PROFILES[self.cfg.profile], self.cfg.device)
+        reader = HFReader(path, PROFILES[self.cfg.profile], self.cfg.device)
+        ray = self.cfg.ray
+        if ray is None or "reader" not in ray.models:
+            self._check_device("reader")
+            return reader
+        assert self.cluster is not None  # its device is the actor's to check, where it runs
+        remote = RemoteReader(self.cluster, reader, ray.model_gpus, self.cfg.concurrency)
+        self.remote.append(remote)
+        return remote
 
     def _check_device(self, model: str) -> None:
         """An explicit accelerator that is not there stops the run before any item, not on the
@@ -316,6 +324,8 @@ class Run:
         ran them; every process of a run on one machine picks alike. torch is never imported
         for it: an xdist controller whose workers ran the models records nothing."""
         reader = self.scorers.reader
+        if isinstance(reader, RemoteReader):  # the actor's, if it ran
+            return {"device_used": reader.device} if reader.pool.started else {}
         searched = self.cfg.retrieval
         embeds = searched.searches and retrieval.RETRIEVERS[searched.retriever].embeds
         if not isinstance(reader, HFReader) and not embeds:
@@ -363,8 +373,20 @@ class Run:
         problem = retrieval.unavailable(self.cfg.retrieval.retriever, self.cfg.retrieval.embedder)
         if problem:
             raise pytest.UsageError(f"{who}: {problem}")
-        if retrieval.RETRIEVERS[self.cfg.retrieval.retriever].embeds:
+        if retrieval.RETRIEVERS[self.cfg.retrieval.retriever].embeds and not self._embeds_remotely:
             self._check_device("dense embedder")
+
+    @property
+    def _embeds_remotely(self) -> bool:
+        return self.cfg.ray is not None and "embedder" in self.cfg.ray.models
+
+    def _remote_embedder(self, path: Path, device: str) -> RemoteEmbedder:
+        """``--ambig-ray-models=embedder``: the dense retriever's embedder in an actor."""
+        ray = self.cfg.ray
+        assert ray is not None and self.cluster is not None
+        remote = RemoteEmbedder(self.cluster, path, device, ray.model_gpus, self.cfg.concurrency)
+        self.remote.append(remote)
+        return remote
 
     def retriever(self) -> Retriever | None:
         """The configured retriever, opened (or built once per machine) on first use.
@@ -381,6 +403,7 @@ class Run:
                             self.cache_dir,
                             self.cfg.retrieval.embedder,
                             self.cfg.device,
+                            self._remote_embedder if self._embeds_remotely else None,
                         )
                     except Exception as exc:  # a model or index that will not load: say so, once per item
                         self._retriever_error = f"{type(exc).__name__}: {exc}"

@@ -18,6 +18,7 @@ from ..evaluate import Evaluator
 from ..judge import batch
 from ..metrics import METRICS
 from ..models.reader import HFReader
+from ..models.remote import RemoteReader
 from ..output import bounded, cut, json_text, safe_output
 from ..schema import AmbigItem, ItemResult
 from ..store import SharedStore, scoring
@@ -224,7 +225,7 @@ class Runner:
             needs = self._models()
             if run.judge is not None and "judge" in needs:
                 run.judge.warm(geval=any("deepeval" in s.suite.judge_packages for s in run.loaded))
-            if isinstance(scorers.reader, HFReader) and "reader" in needs:
+            if isinstance(scorers.reader, HFReader | RemoteReader) and "reader" in needs:
                 scorers.reader.load()
         except Exception:  # noqa: BLE001, S110 - reported per item by the scorer that needs it
             pass
