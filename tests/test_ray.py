@@ -6,6 +6,7 @@ takes the rest; what cannot go with it is one usage line. The runs with Ray are 
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.util
 
 import pytest
@@ -172,6 +173,41 @@ def test_the_reader_and_the_embedder_in_actors_of_their_own_give_the_local_score
     assert (systems.path / "loaded.txt").read_text().split() == ["transformers", "-"]
 
 
+BROKEN = """
+class Answerer:
+    def __init__(self):
+        raise RuntimeError("no model at /models/qa")
+
+    def __call__(self, question):
+        return "never"
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            ["--ambig-system=mysys:answer", "--ambig-ray-cpus=1000"],
+            "2 system actor(s) of 1000 CPU each need 2000 CPUs; the Ray cluster has *"
+            " (fewer actors, or fractional CPUs per actor)",
+        ),
+        (
+            ["--ambig-system=broken:Answerer"],
+            "the system could not be constructed in a Ray actor: *RuntimeError*no model at /models/qa*",
+        ),
+    ],
+)
+def test_actors_that_cannot_start_error_every_item_with_the_reason_at_once(systems, args, error):
+    systems.makepyfile(broken=BROKEN)
+    result, card = ray_run(systems, "--ambig-limit=3", *args)
+    assert result.ret == 1
+    result.assert_outcomes(errors=3)
+    assert {item["status"] for item in card["items"]} == {"error"}
+    for item in card["items"]:
+        assert fnmatch.fnmatch(item["error"], error), item["error"]
+    assert "Traceback" not in result.stdout.str()
+
+
 @pytest.mark.parametrize("actors", [1, 2])
 def test_a_killed_actor_loses_only_its_item_in_flight_and_is_replaced(systems, actors):
     _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:answer", report="local")
@@ -218,6 +254,22 @@ def test_a_killed_actor_loses_only_its_item_in_flight_and_is_replaced(systems, a
         (
             ["--ambig-executor=ray", "-n", "2"],
             "--ambig-executor=ray: not with xdist's -n; the Ray actors are",
+        ),
+        (
+            ["--ambig-executor=ray", "--ambig-ray-models=reader,judge"],
+            "--ambig-ray-models: 'judge' is not reader or embedder",
+        ),
+        (
+            ["--ambig-executor=ray", "--ambig-ray-models=reader"],
+            "--ambig-ray-models=reader: the run has no local reader (--ambig-reader=MODEL_DIR)",
+        ),
+        (
+            ["--ambig-executor=ray", "--ambig-ray-models=embedder"],
+            "--ambig-ray-models=embedder: --ambig-retriever=bm25 embeds nothing (dense or hybrid do)",
+        ),
+        (
+            ["--ambig-executor=ray", "--ambig-ray-model-gpus=1"],
+            "--ambig-ray-model-gpus: only with --ambig-ray-models",
         ),
     ],
 )

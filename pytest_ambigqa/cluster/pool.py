@@ -21,6 +21,7 @@ with the reason, and a fresh actor takes its place.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -323,7 +324,16 @@ def _kill(actor: Any) -> None:
 
 
 def ray_reason(exc: BaseException) -> str:
-    """The first line of a Ray error that says what happened, bounded."""
-    lines = [line.strip() for line in safe_str(exc).splitlines() if line.strip()]
-    said = next((line for line in lines if "actor" in line.lower() or "died" in line.lower()), None)
-    return (said or (lines[0] if lines else type(exc).__name__))[:300]
+    """What a Ray error says happened, in one bounded line: the exception a task or an actor's
+    constructor raised (the last line of the traceback Ray carries), else Ray's own first line
+    without its details (pid, ids) or colours."""
+    lines = [_ANSI.sub("", line).strip() for line in safe_str(exc).splitlines()]
+    lines = [line for line in lines if line and set(line) - set("^~ ")]
+    if not lines:
+        return type(exc).__name__
+    raised = lines[-1] if len(lines) > 1 and _RAISED.match(lines[-1]) else None
+    return (raised or lines[0].split(" ray::")[0].split(" (pid=")[0].rstrip(" ,"))[:300]
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_RAISED = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Failure)\b.*")
