@@ -123,11 +123,11 @@ def comparable(card: dict) -> dict:
     return {k: v for k, v in card.items() if k != "timing"} | {"config": config, "items": items}
 
 
-def ray_run(pytester, *args: str):
+def ray_run(pytester, *args: str, run: tuple[str, ...] = RUN):
     import json
 
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--ambig-report=ray", "--ambig-executor=ray", *RUN, *args, timeout=TIMEOUT
+        "-p", "no:cacheprovider", "--ambig-report=ray", "--ambig-executor=ray", *run, *args, timeout=TIMEOUT
     )  # fmt: skip
     path = pytester.path / "ray" / "scorecard.json"
     return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -377,3 +377,14 @@ def test_a_lost_node_loses_only_its_item_in_flight_and_its_actor_is_replaced_on_
     assert (
         len({node for _, _, node in made}) == 2
     )  # the lost item ran on the second node, the rest on the head
+
+
+def test_an_interactive_run_on_ray_gives_the_local_scorecard(systems):
+    """Episodes ask the system turn by turn: each turn is a call to an actor."""
+    episodes = ("--ambig-protocol=interactive", "--ambig-system=lexical", "--ambig-limit=3")
+    local, expected = ambig_run(systems, "--ambig-suite=march", *episodes, report="local")
+    assert local.ret == 0, local.stderr.str()
+    result, card = ray_run(systems, "--ambig-suite=march", *episodes, run=())
+    assert result.ret == 0, result.stderr.str()
+    assert len(card["items"]) == len(expected["items"]) > 3
+    assert comparable(card) == comparable(expected)
