@@ -48,6 +48,18 @@ class Answerer:
         found = retriever(question, k=1) if retriever is not None else []
         return {{"text": answer(question, item), "citations": [p.id for p in found]}}
 """
+# The 5th item kills the embedder's actor that the run's dense retriever encodes queries with.
+EMBEDDER_KILLER = """
+import ray
+from mysys import Answerer as Honest
+
+
+class Answerer(Honest):
+    def __call__(self, question, item, retriever=None):
+        if item.index == 4:
+            ray.kill(retriever.embedder.actor, no_restart=True)
+        return super().__call__(question, item, retriever)
+"""
 # The first item that runs on the second node takes that node down: it kills the node's raylet
 # (its actors' parent), as a machine that is lost would.
 NODE_KILLER = """
@@ -103,7 +115,10 @@ def systems(pytester, monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)  # each run starts its own cluster
     gone = str(pytester.path / "gone.txt")
     pytester.makepyfile(
-        mysys=SYSTEM.format(here=str(pytester.path)), killer=KILLER, noder=NODE_KILLER.format(gone=gone)
+        mysys=SYSTEM.format(here=str(pytester.path)),
+        killer=KILLER,
+        noder=NODE_KILLER.format(gone=gone),
+        embedder_killer=EMBEDDER_KILLER,
     )
     return pytester
 
@@ -206,6 +221,19 @@ def test_actors_that_cannot_start_error_every_item_with_the_reason_at_once(syste
     for item in card["items"]:
         assert fnmatch.fnmatch(item["error"], error), item["error"]
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_lost_embedder_actor_leaves_the_systems_retrieval_as_it_was(systems):
+    """The system's actors hold the embedder actor's handle; once it is lost, they encode
+    their queries themselves, with the same model: every item is retrieved for as before."""
+    dense = ("--ambig-suite=march", "--ambig-retriever=dense")
+    _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:Answerer", *dense, report="local")
+    args = ("--ambig-system=embedder_killer:Answerer", "--ambig-ray-models=embedder", "--ambig-ray-actors=1")
+    result, card = ray_run(systems, *dense, *args)
+    assert result.ret == 0, result.stdout.str()
+    assert all(item["answer"]["citations"] for item in card["items"])
+    for part in ("items", "suites"):  # all but the system's name
+        assert comparable(card)[part] == comparable(expected)[part]
 
 
 @pytest.mark.parametrize("actors", [1, 2])

@@ -290,6 +290,9 @@ class ActorPool:
         _kill(lost)
         ok = self._wait_ready([fresh])[0]
         with self._room:
+            if self._closed:  # the run ended meanwhile: close() killed the others
+                _kill(fresh)
+                return "the run ended"
             if self._actors[slot] is fresh:
                 if ok:
                     self._ready[slot] = True

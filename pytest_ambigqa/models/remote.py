@@ -14,6 +14,7 @@ replaced (``cluster/pool.py``).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -92,10 +93,10 @@ class RemoteEmbedder:
     """The dense retriever's embedder (``retrieval/dense.py``'s ``encode``), in an actor.
 
     Pickled (the run's retriever goes to the system's actors, ``systems/remote.py``), it
-    becomes the handle of that actor alone: a system actor's queries are encoded there too."""
+    becomes a handle on that actor: a system actor's queries are encoded there too."""
 
     def __init__(self, cluster: Cluster, path: Path, device: str, gpus: float, per_actor: int) -> None:
-        self.path = path
+        self.path, self.device = path, device
         self.pool = ActorPool(
             cluster,
             _EmbedderActor,
@@ -114,19 +115,33 @@ class RemoteEmbedder:
             raise ScorerUnavailable(f"embedder: {exc}") from None
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_EmbedderHandle, (self.pool.handle(),))
+        return (_EmbedderHandle, (self.pool.handle(), str(self.path), self.device))
 
     def close(self) -> None:
         self.pool.close()
 
 
 class _EmbedderHandle:
-    """A :class:`RemoteEmbedder` where it was unpickled: calls go straight to its actor."""
+    """A :class:`RemoteEmbedder` where it was unpickled (in a system's actor): its queries go
+    to the embedder's actor; once that actor is lost (the pool replaces it, but this copy
+    holds the lost one's handle), the model is loaded here and encodes from then on."""
 
-    def __init__(self, actor: Any) -> None:
-        self.actor = actor
+    def __init__(self, actor: Any, path: str, device: str) -> None:
+        self.actor, self.path, self.device = actor, path, device
+        self._local: Any = None
+        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> Any:
         import ray
+        from ray.exceptions import RayActorError
 
-        return ray.get(self.actor.encode.remote(list(texts)))
+        if self._local is None:
+            try:
+                return ray.get(self.actor.encode.remote(list(texts)))
+            except RayActorError:
+                with self._lock:
+                    if self._local is None:
+                        from ..retrieval.dense import Embedder
+
+                        self._local = Embedder(Path(self.path), self.device)
+        return self._local.encode(texts)
