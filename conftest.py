@@ -9,4 +9,5 @@ pytest_plugins = [
     "fixtures.data",
     "fixtures.browser",
     "fixtures.storage",
+    "fixtures.ray_cluster",
 ]

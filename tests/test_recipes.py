@@ -9,9 +9,11 @@ in place of ``s3://my-bucket``, and their ``merge`` gives the whole run."""
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.process import QUIET
+from fixtures.ray_cluster import ENV as RAY_LOOPBACK
+from fixtures.ray_cluster import comparable
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 yaml = pytest.importorskip("yaml", reason="PyYAML is not installed (the test extra)")
@@ -27,23 +31,28 @@ RECIPES = Path(__file__).parent.parent / "docs" / "recipes"
 WORKFLOW = RECIPES / "github-actions.yml"
 MANIFESTS = (RECIPES / "kubernetes" / "indexed-job.yaml", RECIPES / "kubernetes" / "merge-job.yaml")
 SLURM = (RECIPES / "slurm" / "array.sbatch", RECIPES / "slurm" / "submit.sh")
+RAY = (RECIPES / "ray" / "run.sh", RECIPES / "ray" / "README.md")
+RAY_S = 150  # seconds the Ray recipe may take on a loaded machine (about 10 on a quiet one)
 BUCKET = "s3://my-bucket"  # the recipes' placeholder
 MERGE = 'pytest-ambigqa merge "$RUN/shard-*/scorecard.json" -o "$RUN/merged"'
 ITEMS = len(SUITES["march"].load(None, LoadOptions()).items)  # the recipes run MARCH
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
 
 
-def run_shell(shell: str, script: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+def run_shell(
+    shell: str, script: str, env: dict[str, str], cwd: Path, timeout: float = 600
+) -> subprocess.CompletedProcess:
     """``script`` run by ``shell`` as the scheduler would, with this environment's Python
     (its ``pytest`` and ``pytest-ambigqa``) first on the PATH."""
-    (done,) = run_together(shell, [(script, env)], cwd)
+    (done,) = run_together(shell, [(script, env)], cwd, timeout)
     return done
 
 
 def run_together(
-    shell: str, tasks: list[tuple[str, dict[str, str]]], cwd: Path
+    shell: str, tasks: list[tuple[str, dict[str, str]]], cwd: Path, timeout: float = 600
 ) -> list[subprocess.CompletedProcess]:
-    """Each (script, its environment) at once, as a scheduler starts an array's tasks."""
+    """Each (script, its environment) at once, as a scheduler starts an array's tasks; one
+    that runs past ``timeout`` seconds fails the test, killed with what it started."""
     started = []
     for script, env in tasks:
         environ = {**os.environ, **env, "PYTEST_ADDOPTS": f"{QUIET} -p no:cacheprovider"}
@@ -56,11 +65,17 @@ def run_together(
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                start_new_session=True,  # its own process group: what it starts ends with it
             )
         )
     finished = []
     for process in started:
-        out, err = process.communicate(timeout=600)
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+            pytest.fail(f"{process.args[-1]!r} ran past {timeout:g} s:\n{out[-3000:]}{err[-3000:]}")
         finished.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
     return finished
 
@@ -279,5 +294,61 @@ def test_the_slurm_array_runs_and_merges_through_s3(s3, tmp_path):
 
 def test_every_recipe_is_in_the_readme():
     readme = (RECIPES.parent.parent / "README.md").read_text()
-    for path in (WORKFLOW, *MANIFESTS, *SLURM):
+    for path in (WORKFLOW, *MANIFESTS, *SLURM, *RAY):
         assert str(path.relative_to(RECIPES.parent.parent)) in readme, path
+
+
+# Ray
+
+# Notes the process, Ray actor and Ray node of each call ("-" outside an actor).
+RAY_SYSTEM = """
+import os
+import sys
+
+
+def note():
+    ray = sys.modules.get("ray")
+    context = ray.get_runtime_context() if ray and ray.is_initialized() else None
+    actor, node = (context.get_actor_id(), context.get_node_id()) if context else ("-", "-")
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.txt"), "a") as out:
+        out.write(f"{os.getpid()} {actor} {node}\\n")
+
+
+class Answerer:
+    def __call__(self, question, item):
+        note()
+        if item.id == "syn-01":
+            raise ValueError("no answer for this one")
+        return item.long_answers[0]
+"""
+
+
+def test_the_ray_script_passes_bash_n_and_needs_a_cluster(tmp_path):
+    done = subprocess.run(["bash", "-n", str(RAY[0])], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert RAY[0].read_text().startswith("#!/bin/bash\n") and os.access(RAY[0], os.X_OK)
+    without = run_shell("bash", f"bash {shlex.quote(str(RAY[0]))}", {"RAY_ADDRESS": ""}, tmp_path)
+    assert without.returncode != 0 and "set RAY_ADDRESS to the head" in without.stderr
+    assert not list(tmp_path.iterdir())  # nothing started
+
+
+def test_the_ray_run_merges_through_s3_into_the_local_scorecard(s3, ray_two_nodes, tmp_path):
+    (tmp_path / "mysys.py").write_text(RAY_SYSTEM)
+    run = f"s3://{s3.bucket}/ambigqa/run-42"
+    env = {"RUN": run, "SYSTEM": "mysys:Answerer", "SHARDS": "2", "ACTORS": "1"}
+    env |= RAY_LOOPBACK | {"RAY_ADDRESS": ray_two_nodes}  # the nodes are on 127.0.0.1, the runs too
+    done = run_shell("bash", f"bash {shlex.quote(str(RAY[0]))}", env, tmp_path, timeout=RAY_S)
+    logs = "".join(p.read_text() for p in sorted(tmp_path.glob("ambigqa-shard-*.log")))
+    # one shard's item failed: that shard exits 1, having written its scorecard; the merge gates
+    assert done.returncode == 1, done.stdout + done.stderr + logs
+    assert sorted(re.findall(r"^shard \d/2: exit (\d) ", done.stdout, re.MULTILINE)) == ["0", "1"]
+    assert f"merged {ITEMS} items from 2 scorecards into {run}/merged" in done.stdout
+    calls = [line.split() for line in (tmp_path / "calls.txt").read_text().splitlines()]
+    assert len(calls) == ITEMS and "-" not in {actor for _, actor, _ in calls}  # all in actors
+    assert len({node for _, _, node in calls}) == 2  # one CPU a node, one actor a shard: both nodes
+    local = run_shell(
+        "bash", "pytest --ambig-suite=march --ambig-system=mysys:Answerer --ambig-report=local", {}, tmp_path
+    )
+    assert local.returncode == 1, local.stdout + local.stderr
+    single = json.loads((tmp_path / "local" / "scorecard.json").read_text())
+    assert comparable(merged_run(s3, run)) == comparable(single)  # but for timing and the executor
