@@ -12,7 +12,7 @@ import importlib.util
 import pytest
 
 from fixtures.process import ambig_run
-from pytest_ambigqa.cluster.pool import LOOPBACK
+from fixtures.ray_cluster import comparable
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
@@ -128,14 +128,6 @@ def calls(pytester) -> list[tuple[str, str, str]]:
     lines = path.read_text().split("\n") if path.exists() else []
     path.unlink(missing_ok=True)
     return [tuple(line.split()) for line in lines if line]  # type: ignore[misc]
-
-
-def comparable(card: dict) -> dict:
-    """The scorecard without what differs between any two runs (timing) or names the executor."""
-    ours = ("executor", "ray_actors", "ray_cpus", "ray_gpus", "ray_models", "ray_model_gpus", "concurrency")
-    config = {k: v for k, v in card["config"].items() if k not in ours}
-    items = [{k: v for k, v in item.items() if k != "duration"} for item in card["items"]]
-    return {k: v for k, v in card.items() if k != "timing"} | {"config": config, "items": items}
 
 
 def ray_run(pytester, *args: str, run: tuple[str, ...] = RUN):
@@ -319,58 +311,17 @@ def test_a_fixture_system_is_refused_with_ray(systems):
     assert not (systems.path / "calls.txt").exists()
 
 
-# A head and a second node on 127.0.0.1, one CPU each, in a process of their own (a second
-# ray.cluster_utils.Cluster in one process crashes it); a node that stops answering is dead
-# after 3 checks half a second apart (Ray's default: 5 of 3 s). It prints the head's address,
-# and stops its nodes when its input closes.
-CLUSTER = """
-import sys
-
-from ray.cluster_utils import Cluster
-
-node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "include_dashboard": False}
-health = {"health_check_period_ms": 500, "health_check_failure_threshold": 3}
-cluster = Cluster(initialize_head=True, head_node_args=node | {"_system_config": health})
-try:
-    cluster.add_node(**node)
-    cluster.wait_for_nodes(timeout=60)
-    print(cluster.address, flush=True)
-    sys.stdin.read()
-finally:
-    cluster.shutdown()
-"""
-
-
 @pytest.fixture
-def two_nodes(monkeypatch):
-    """The address of a two-node cluster on the loopback (``CLUSTER``), stopped after the test;
-    the runs join it through ``RAY_ADDRESS``."""
-    import subprocess
-    import sys
-
-    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    monkeypatch.setenv(LOOPBACK, "0")  # there and in the runs: every node's address is 127.0.0.1
-    cluster = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        address = cluster.stdout.readline().strip()  # type: ignore[union-attr]
-        assert address, "the cluster did not start"
-        yield address
-    finally:
-        cluster.stdin.close()  # type: ignore[union-attr]
-        try:
-            cluster.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            cluster.kill()
+def two_nodes(ray_two_nodes, monkeypatch):
+    """A head and a second node on 127.0.0.1 (``fixtures/ray_cluster.py``), which the runs join
+    through ``RAY_ADDRESS``."""
+    monkeypatch.setenv("RAY_ADDRESS", ray_two_nodes)
+    return ray_two_nodes
 
 
-def test_a_run_on_a_two_node_cluster_spreads_its_actors_and_gives_the_local_scorecard(
-    systems, two_nodes, monkeypatch
-):
+def test_a_run_on_a_two_node_cluster_spreads_its_actors_and_gives_the_local_scorecard(systems, two_nodes):
     _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:Answerer", report="local")
     calls(systems)
-    monkeypatch.setenv("RAY_ADDRESS", two_nodes)
     result, card = ray_run(systems, "--ambig-system=mysys:Answerer", "--ambig-ray-actors=2")
     assert result.ret == 0, result.stdout.str()
     assert comparable(card) == comparable(expected)
@@ -378,12 +329,9 @@ def test_a_run_on_a_two_node_cluster_spreads_its_actors_and_gives_the_local_scor
     assert len({node for _, _, node in made}) == 2  # one CPU per node, one per actor: one actor on each
 
 
-def test_a_lost_node_loses_only_its_item_in_flight_and_its_actor_is_replaced_on_the_head(
-    systems, two_nodes, monkeypatch
-):
+def test_a_lost_node_loses_only_its_item_in_flight_and_its_actor_is_replaced_on_the_head(systems, two_nodes):
     _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:answer", report="local")
     calls(systems)
-    monkeypatch.setenv("RAY_ADDRESS", two_nodes)
     # Half a CPU per actor, spread: one actor on each node, and room on the head for a third.
     args = (
         "--ambig-system=noder:answer",
