@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import threading
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ActorUnavailable
+from ..output import scrub
 from ..schema import safe_str
 
 LOST = "the Ray actor running this item was lost"  # the start of a lost call's error
@@ -95,14 +98,15 @@ class Cluster:
 
             if not ray.is_initialized():
                 if self.address:  # ray://HOST:PORT, or HOST:PORT of a `ray start` head
+                    _answers(self.address)
                     ray.init(address=self.address, log_to_driver=False)
                 else:
                     keep_on_loopback()
                     ray.init(address="local", include_dashboard=False, log_to_driver=False)
                 started = True
         except Exception as exc:  # noqa: BLE001 - every call that needs Ray says why it is not there
-            where = self.address or "a local cluster"
-            self._error = f"Ray could not start or join {where}: {ray_reason(exc)}"
+            where = scrub(self.address) if self.address else "a local cluster"  # RAY_ADDRESS's too
+            self._error = f"Ray could not start or join {where}: {start_reason(exc)}"
         finally:
             self._up.set()
         self._closing.wait()
@@ -121,6 +125,25 @@ class Cluster:
         self._closing.set()
         if self._keeper is not None:
             self._keeper.join(timeout=60)
+
+
+def start_reason(exc: BaseException) -> str:
+    """Why Ray did not start or join, on one line: all of the error's lines (a version mismatch
+    spans five) but a traceback's frames (Ray Client passes on the server's), bounded."""
+    lines = [line.strip() for line in safe_str(exc).splitlines() if line.strip()]
+    frames = "Traceback (most recent call last):"
+    if frames in lines:  # what comes before them, and the exception they end with
+        lines = lines[: lines.index(frames)] + lines[-1:]
+    return " ".join(lines)[:300] or type(exc).__name__
+
+
+def _answers(address: str) -> None:
+    """An ``OSError`` (refused, unreachable, unknown host) where nothing accepts connections at a
+    ``ray://`` address: Ray Client would try it for about 30 s (5, 10 and 15 s) and then say only
+    ``ray client connection timeout``."""
+    parts = urllib.parse.urlsplit(address)
+    if parts.scheme == "ray" and parts.hostname and parts.port:
+        socket.create_connection((parts.hostname, parts.port), timeout=10).close()
 
 
 def keep_on_loopback() -> None:

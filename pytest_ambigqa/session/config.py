@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import urllib.parse
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -386,9 +387,20 @@ def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -
         return None
     address = None
     if executor.lower().startswith("ray://"):
-        if not executor[len("ray://") :].strip("/"):
-            refuse(f"--ambig-executor={executor}: name the cluster, ray://HOST:PORT")
-        address = executor
+        parts = urllib.parse.urlsplit(executor)
+        address = f"ray://{parts.netloc.rpartition('@')[2]}"  # as Ray Client takes it; no user or password
+        if "@" in parts.netloc or parts.query or parts.fragment or parts.path.strip("/"):
+            # Ray hands what follows ray:// to gRPC as its target, which a user, password, path or
+            # query only spoils (a cluster's token is RAY_AUTH_TOKEN, never the address's)
+            refuse(
+                f"--ambig-executor={address}: Ray Client takes ray://HOST:PORT, no user, password or query"
+            )
+        try:
+            port = parts.port
+        except ValueError:  # not a number, or out of range
+            port = None
+        if not parts.hostname or not port:
+            refuse(f"--ambig-executor={address}: name the cluster, ray://HOST:PORT (its Ray Client port)")
     elif executor.lower() != "ray":
         refuse(f"--ambig-executor: '{executor}' is not local, ray or ray://HOST:PORT")
     if rescore is not None:
@@ -401,6 +413,8 @@ def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -
         refuse(f"--ambig-executor={executor}: not with xdist's -n; the Ray actors are the workers")
     if importlib.util.find_spec("ray") is None:
         refuse(f"--ambig-executor={executor} needs ray: pip install 'pytest-ambigqa[ray]'")
+    if address and importlib.util.find_spec("grpc") is None:  # ray[client]'s, not ray's own
+        refuse(f"--ambig-executor={address}: Ray Client needs grpcio: pip install 'pytest-ambigqa[ray]'")
     actors = options.number(
         "--ambig-ray-actors",
         options.text(config, "--ambig-ray-actors"),
