@@ -23,9 +23,10 @@ import traceback
 from pathlib import Path
 
 import pytest
-from test_ray import RUN, TIMEOUT, calls, comparable, systems  # noqa: F401 - the fixture, too
+from test_ray import RUN, TIMEOUT, calls, systems  # noqa: F401 - the fixture, too
 
 from fixtures.process import ambig_run
+from fixtures.ray_cluster import comparable
 from pytest_ambigqa.cluster.pool import LOOPBACK, start_reason
 
 pytestmark = pytest.mark.skipif(
