@@ -130,14 +130,20 @@ def calls(pytester) -> list[tuple[str, str, str]]:
     return [tuple(line.split()) for line in lines if line]  # type: ignore[misc]
 
 
-def ray_run(pytester, *args: str, run: tuple[str, ...] = RUN):
+def separate_run(pytester, *args: str, report: str):
+    """A run in a process of its own, bounded in time, and the scorecard it wrote ({} if none):
+    Ray's state, and the models a local run loads (torch, faiss), stay out of this process."""
     import json
 
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--ambig-report=ray", "--ambig-executor=ray", *run, *args, timeout=TIMEOUT
-    )  # fmt: skip
-    path = pytester.path / "ray" / "scorecard.json"
+        "-p", "no:cacheprovider", f"--ambig-report={report}", *args, timeout=TIMEOUT
+    )
+    path = pytester.path / report / "scorecard.json"
     return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def ray_run(pytester, *args: str, run: tuple[str, ...] = RUN):
+    return separate_run(pytester, "--ambig-executor=ray", *run, *args, report="ray")
 
 
 def test_a_ray_run_gives_the_local_scorecard_its_calls_made_in_the_actors(systems):
@@ -163,7 +169,7 @@ def test_the_reader_and_the_embedder_in_actors_of_their_own_give_the_local_score
     models = ("--ambig-system=mysys:Answerer", "--ambig-suite=march,asqa", "--ambig-retriever=dense")
     models += (f"--ambig-reader={tiny_qa_model}",)
     systems.makeconftest(LOADED)
-    local, expected = ambig_run(systems, *RUN, *models, report="local")
+    local, expected = separate_run(systems, *RUN, *models, report="local")
     assert local.ret == 0, local.stdout.str()
     calls(systems)
     result, card = ray_run(systems, *models, "--ambig-ray-models=reader,embedder")
@@ -219,7 +225,7 @@ def test_a_lost_embedder_actor_leaves_the_systems_retrieval_as_it_was(systems):
     """The system's actors hold the embedder actor's handle; once it is lost, they encode
     their queries themselves, with the same model: every item is retrieved for as before."""
     dense = ("--ambig-suite=march", "--ambig-retriever=dense")
-    _, expected = ambig_run(systems, *RUN, "--ambig-system=mysys:Answerer", *dense, report="local")
+    _, expected = separate_run(systems, *RUN, "--ambig-system=mysys:Answerer", *dense, report="local")
     args = ("--ambig-system=embedder_killer:Answerer", "--ambig-ray-models=embedder", "--ambig-ray-actors=1")
     result, card = ray_run(systems, *dense, *args)
     assert result.ret == 0, result.stdout.str()

@@ -72,8 +72,9 @@ class Cluster:
 
     def __init__(self, address: str | None) -> None:
         self.address = address or os.environ.get("RAY_ADDRESS") or None
-        if self.address is None:  # before anything imports Ray: a cluster of our own is on 127.0.0.1
-            os.environ.setdefault(LOOPBACK, "0")
+        self.loopback = self.address is None or _host_port(self.address)[0] in LOOPBACK_HOSTS
+        if self.loopback:  # before anything imports Ray: our own cluster, or one on 127.0.0.1, is
+            os.environ.setdefault(LOOPBACK, "0")  # else Ray puts the machine's address for 127.0.0.1
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report leaves the machine
         self._lock = threading.Lock()
         self._up = threading.Event()
@@ -97,11 +98,12 @@ class Cluster:
             import ray
 
             if not ray.is_initialized():
+                if self.loopback:
+                    keep_on_loopback()
                 if self.address:  # ray://HOST:PORT, or HOST:PORT of a `ray start` head
                     _answers(self.address)
                     ray.init(address=self.address, log_to_driver=False)
                 else:
-                    keep_on_loopback()
                     ray.init(address="local", include_dashboard=False, log_to_driver=False)
                 started = True
         except Exception as exc:  # noqa: BLE001 - every call that needs Ray says why it is not there
@@ -138,12 +140,24 @@ def start_reason(exc: BaseException) -> str:
 
 
 def _answers(address: str) -> None:
-    """An ``OSError`` (refused, unreachable, unknown host) where nothing accepts connections at a
-    ``ray://`` address: Ray Client would try it for about 30 s (5, 10 and 15 s) and then say only
-    ``ray client connection timeout``."""
-    parts = urllib.parse.urlsplit(address)
-    if parts.scheme == "ray" and parts.hostname and parts.port:
-        socket.create_connection((parts.hostname, parts.port), timeout=10).close()
+    """An ``OSError`` (refused, unreachable, unknown host) where nothing accepts connections at
+    the address: Ray Client would try a ``ray://`` one for about 30 s (5, 10 and 15 s) and then
+    say only ``ray client connection timeout``, and Ray a head's ``HOST:PORT`` for minutes."""
+    host, port = _host_port(address)
+    if host and port:
+        socket.create_connection((host, port), timeout=10).close()
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _host_port(address: str) -> tuple[str | None, int | None]:
+    """The host and port of ``ray://HOST:PORT`` or ``HOST:PORT`` (None, None for ``auto``)."""
+    parts = urllib.parse.urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        return parts.hostname, parts.port
+    except ValueError:  # not a port: Ray says what is wrong with it
+        return parts.hostname, None
 
 
 def keep_on_loopback() -> None:
