@@ -370,3 +370,20 @@ def test_an_interactive_run_on_ray_gives_the_local_scorecard(systems):
     assert result.ret == 0, result.stderr.str()
     assert len(card["items"]) == len(expected["items"]) > 3
     assert comparable(card) == comparable(expected)
+
+
+def test_a_cluster_address_where_nothing_listens_errors_every_item_at_once(systems, monkeypatch):
+    """Ray would try a head's HOST:PORT for minutes (and put the machine's own address for
+    127.0.0.1); the run says at once that nothing answers there."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+        result, card = ray_run(systems, "--ambig-system=mysys:answer", "--ambig-limit=2")
+    assert result.ret == 1
+    result.assert_outcomes(errors=2)
+    for item in card["items"]:
+        assert item["error"].startswith(f"Ray could not start or join 127.0.0.1:{port}: "), item["error"]
+        assert "refused" in item["error"].lower()
