@@ -194,7 +194,6 @@ class ActorPool:
         self._started = False
         self._error: str | None = None  # why the pool has no actor (every call says it)
         self._closed = False
-        self.replaced = 0  # actors lost and replaced
 
     @property
     def started(self) -> bool:
@@ -262,9 +261,11 @@ class ActorPool:
         return ready
 
     def _unplaced(self) -> str:
+        have = self.cluster.resources()
         return self._error or (
-            f"no {self.what} actor was placed on the Ray cluster within {READY_S:g} s "
-            f"({self.cpus:g} CPU and {self.gpus:g} GPU each; the cluster has {self.cluster.resources()})"
+            f"no {self.what} actor was placed on the Ray cluster within {READY_S:g} s ({self.cpus:g} CPU "
+            f"and {self.gpus:g} GPU each; the cluster has {have.get('CPU', 0):g} CPUs and "
+            f"{have.get('GPU', 0):g} GPUs)"
         )
 
     def _drop(self, slot: int) -> None:
@@ -333,7 +334,6 @@ class ActorPool:
             if self._actors[slot] is fresh:
                 if ok:
                     self._ready[slot] = True
-                    self.replaced += 1
                 else:
                     self._drop(slot)
                     if not any(self._ready):
