@@ -216,14 +216,8 @@ class ActorPool:
             return
         self._ready = [False] * self.count
         self._load = [0] * self.count
-        ready = self._wait_ready(self._actors)
-        for slot, ok in enumerate(ready):
-            if ok:
-                self._ready[slot] = True
-            else:
-                self._drop(slot)
-        if not any(self._ready):
-            self._error = self._unplaced()
+        for slot, ok in enumerate(self._wait_ready(self._actors)):
+            self._settle(slot, ok)
 
     def _check_fit(self) -> None:
         have = self.cluster.resources()
@@ -267,6 +261,15 @@ class ActorPool:
             f"and {self.gpus:g} GPU each; the cluster has {have.get('CPU', 0):g} CPUs and "
             f"{have.get('GPU', 0):g} GPUs)"
         )
+
+    def _settle(self, slot: int, ok: bool) -> None:
+        """A started actor ready for calls, or dropped; the pool's error once none is left."""
+        if ok:
+            self._ready[slot] = True
+            return
+        self._drop(slot)
+        if not any(self._ready):
+            self._error = self._unplaced()
 
     def _drop(self, slot: int) -> None:
         actor, self._actors[slot] = self._actors[slot], None
@@ -332,12 +335,7 @@ class ActorPool:
                 _kill(fresh)
                 return "the run ended"
             if self._actors[slot] is fresh:
-                if ok:
-                    self._ready[slot] = True
-                else:
-                    self._drop(slot)
-                    if not any(self._ready):
-                        self._error = self._unplaced()
+                self._settle(slot, ok)
             self._room.notify_all()
         return "the actor was replaced" if ok else "no actor could take its place"
 
