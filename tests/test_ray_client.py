@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import importlib.util
-import json
 import os
 import secrets
 import shutil
@@ -23,7 +22,7 @@ import traceback
 from pathlib import Path
 
 import pytest
-from test_ray import RUN, TIMEOUT, calls, systems  # noqa: F401 - the fixture, too
+from test_ray import RUN, TIMEOUT, calls, separate_run, systems  # noqa: F401 - the fixture, too
 
 from fixtures.process import ambig_run
 from fixtures.ray_cluster import comparable
@@ -117,12 +116,7 @@ def ray_head(monkeypatch):
 
 
 def client_run(pytester, address: str, *args: str):
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--ambig-report=client", f"--ambig-executor={address}", *args,
-        timeout=TIMEOUT,
-    )  # fmt: skip
-    path = pytester.path / "client" / "scorecard.json"
-    return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return separate_run(pytester, f"--ambig-executor={address}", *args, report="client")
 
 
 def test_a_ray_client_run_gives_the_local_scorecard_its_calls_made_in_the_clusters_actors(
@@ -160,10 +154,8 @@ def test_a_ray_client_address_where_nothing_listens_fails_each_item_at_once_with
     else:  # a password in Ray's own variable is never shown either
         monkeypatch.setenv("RAY_ADDRESS", f"ray://alice:hunter2-secret@127.0.0.1:{port}")
         executor, shown = "ray", f"ray://[redacted]@127.0.0.1:{port}"
-    began = time.monotonic()
     # -rN: no short summary, whose lines pytest leaves whole where CI is set (a second copy)
     result, card = client_run(systems, executor, *RUN, "--ambig-system=mysys:answer", "-rN")
-    took = time.monotonic() - began
     assert result.ret == 1, result.stdout.str()
     result.assert_outcomes(errors=13)
     assert {item["error"] for item in card["items"]} == {
@@ -176,7 +168,8 @@ def test_a_ray_client_address_where_nothing_listens_fails_each_item_at_once_with
     written = "".join(path.read_text() for path in (systems.path / "client").iterdir())
     assert "hunter2" not in said + written and "alice" not in said + written
     assert not (systems.path / "calls.txt").exists()
-    assert took < 25, took  # Ray Client alone would have tried for 30 s (5, 10 and 15)
+    # "refused", from the run's own check: Ray Client alone would try for about 30 s and then
+    # say only "ray client connection timeout" (no wall-clock bound: CI's machine is busy)
 
 
 def test_why_ray_could_not_be_joined_is_one_line_without_a_servers_traceback(monkeypatch):
