@@ -113,10 +113,8 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
         )
         s = info[name]
         loaded.append(LoadedSuite(SUITES[name], stubs, s.source, s.sha256, s.is_sample, s.items_in_file))
-        protocols[name] = s.protocol
-        if not s.is_sample:  # the shards' notes of the part each ran give way to the merge's
-            chosen = {(r.details.get("episode") or {}).get("item") or r.key for r in mine}
-            protocols[name] = s.protocol.with_subset(len(chosen), s.items_in_file)
+        # what each shard said of the part it ran gives way to what the merge ran (``build``)
+        protocols[name] = dataclasses.replace(s.protocol, unlike=None)
     protocol = config.get("protocol") or "single-shot"
     item_min = parse_thresholds(
         "--ambig-item-min",

@@ -26,7 +26,7 @@ from .models.usage import Usage
 from .output import clean, json_text
 from .readback import finite
 from .retrieval.evidence import evidence_recall
-from .schema import AmbigItem, Answer, ItemResult, safe_str
+from .schema import EVIDENCE_SHORT, AmbigItem, Answer, ItemResult, safe_str
 from .store import SharedStore, answer_key, score_key
 from .store.pool import Scoring
 from .suites import SUITES
@@ -115,14 +115,17 @@ class Evaluator:
             return failed(str(exc))
         if system.requires_retriever and extras.get("retriever", True) is None:
             return failed(f"the system requires a retriever, and the {suite.title} setting gives none")
+        short = suite.evidence_short(item, system.inputs, extras, run.scorers)
         if run.repeats == 1:
-            return run.protocol.ask(self, item, system, extras, evidence)
+            return _noting_short(run.protocol.ask(self, item, system, extras, evidence), short)
         asked = [
             run.protocol.ask(self, item, system, extras | {TRIAL: t}, evidence) for t in range(run.repeats)
         ]
         if all(isinstance(a, ItemResult) for a in asked):
-            return combine_trials(asked)  # type: ignore[arg-type]
-        return lambda: combine_trials([a if isinstance(a, ItemResult) else a() for a in asked])
+            return _noting_short(combine_trials(asked), short)  # type: ignore[arg-type]
+        return _noting_short(
+            lambda: combine_trials([a if isinstance(a, ItemResult) else a() for a in asked]), short
+        )
 
     def single(self, item: AmbigItem, system: System, extras: dict[str, Any], evidence: Any) -> Scoring:
         """Ask for one answer and score it (the single-shot protocol's test)."""
@@ -292,6 +295,20 @@ class Evaluator:
                 "embedder": retrieval.embedder,
             }
         return json.dumps(parts, sort_keys=True)
+
+
+def _noting_short(scoring: Scoring, short: str | None) -> Scoring:
+    """The item's result, saying what it lacked of the evidence its protocol promises
+    (``details["evidence_short"]``, which the scorecard counts)."""
+    if short is None:
+        return scoring
+
+    def noted(result: ItemResult) -> ItemResult:
+        return dataclasses.replace(result, details=result.details | {EVIDENCE_SHORT: short})
+
+    if isinstance(scoring, ItemResult):
+        return noted(scoring)
+    return lambda: noted(scoring())
 
 
 def combine_trials(trials: Sequence[ItemResult]) -> ItemResult:

@@ -148,6 +148,11 @@ class Answer:
 Status = Literal["ok", "error", "missing"]
 
 
+# The key of ``ItemResult.details`` that says what an item lacked of the evidence its
+# protocol promises (fewer passages than the setting gives each item); the scorecard counts them.
+EVIDENCE_SHORT = "evidence_short"
+
+
 @dataclass(frozen=True)
 class ItemResult:
     """The outcome of one item: scores on the item scale, or why there are none.

@@ -106,9 +106,11 @@ def test_ambig_retriever_and_corpus_fixtures(pytester):
     )
     result = pytester.runpytest("test_mine.py", "--ambig-suite=march", "--ambig-cache-dir=indexes")
     result.assert_outcomes(passed=len(MARCH))
+    pytester.makepyfile(closed="def answer(question):\n    return 'no idea'\n")
     none = pytester.runpytest(
-        "test_mine.py", "--ambig-suite=march", "--ambig-retriever=none", "--ambig-limit=1"
-    )
+        "test_mine.py", "--ambig-suite=march", "--ambig-retriever=none", "--ambig-limit=1",
+        "--ambig-system=closed:answer",
+    )  # fmt: skip
     none.assert_outcomes(skipped=1)
 
 
@@ -146,7 +148,8 @@ def test_user_corpus(pytester):
         ),
         (
             ["--ambig-system=mysys:answer", "--ambig-retriever=none"],
-            "ERROR: the system 'mysys:answer' needs a retriever, but --ambig-retriever=none",
+            "ERROR: MARCH: the system 'mysys:answer' reads `retriever`, but this run has no evidence to give "
+            "it under the open retrieval protocol: --ambig-retriever=none*",
         ),
         (
             ["--ambig-retrieval-report", "--ambig-retriever=none"],
@@ -168,10 +171,11 @@ def test_empty_corpus_is_a_usage_error(pytester, shared_data):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            "ERROR: the system 'mysys:answer' needs a retriever, but the corpus (suites: asqa) has no passages; "
-            "give one with --ambig-corpus"
+            "ERROR: ASQA: the system 'mysys:answer' reads `retriever`, but this run has no evidence to give it "
+            "under the open retrieval protocol: no corpus was given (--ambig-corpus=PATH*"
         ]
     )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
 def test_bm25_runs_never_import_torch(pytester):

@@ -52,6 +52,8 @@ class Protocol:
     unit = "items"  # what a suite's tests are, as the scorecard counts them
     slice_heading = "ambiguity type"  # what its slices are, as the scorecard heads them
     papers_column = True  # the suite's published rows stand beside its metrics ("papers")
+    # a system that reads evidence is refused a run that has none to give (Run.evidence_problem)
+    needs_evidence = True
     has_section = False  # a section of its own per suite, under its name in scorecard.json
 
     @classmethod

@@ -46,6 +46,8 @@ def compare(suite: str, protocol: Setup) -> list[dict[str, Any]]:
             reason = f"this run is an upper bound: {protocol.upper_bound}"
         elif row["protocol"] != protocol.published_as:
             reason = f"published under the {row['protocol']} protocol; this run: {protocol.name}"
+        elif protocol.unlike:
+            reason = protocol.unlike
         elif not meta.get("like_for_like", True):
             reason = meta.get("note", "the source says its numbers are not like for like")
         else:
@@ -53,6 +55,25 @@ def compare(suite: str, protocol: Setup) -> list[dict[str, Any]]:
         same = row["protocol"] == protocol.published_as
         marked.append({**row, "same_protocol": same, "comparable": reason is None, "reason": reason})
     return marked
+
+
+def unlike(
+    title: str, is_sample: bool, release: str | None, ran: int, total: int, sampled: bool
+) -> str | None:
+    """Why a run's data is not the data the papers' rows were computed on (None: it is): a
+    published row is comparable only for the same split of a known release, by revision or
+    checksum, whole or as a sample the run declares random (``--ambig-sample``, whose
+    estimates are weighted back to the split, with their intervals)."""
+    if is_sample:
+        return f"the bundled sample of {total} items written for this project, not the benchmark's"
+    if release is None:
+        return (
+            f"data not identified as a published release of {title} (no known source lists its "
+            "checksum; `pytest-ambigqa data list` shows them)"
+        )
+    if ran < total and not sampled:
+        return f"{ran} of the {total} items of {release} (-k, --ambig-limit or a shard), not the whole split"
+    return None
 
 
 def protocol_rows(protocol: str) -> list[dict[str, Any]]:

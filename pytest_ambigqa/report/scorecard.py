@@ -21,7 +21,7 @@ from ..metrics import METRICS
 from ..metrics.coverage import vacuous_answers
 from ..models.usage import Usage
 from ..protocols import PROTOCOLS, protocol_of
-from ..schema import AmbigItem, ItemResult
+from ..schema import EVIDENCE_SHORT, AmbigItem, ItemResult
 from ..suites import LoadedSuite, Scorers, Setup, Suite
 from ..suites.base import OPEN_RETRIEVAL
 from ..suites.sample import Sample
@@ -115,6 +115,7 @@ class SuiteCard:
     errors: int
     missing: int
     metrics: dict[str, MetricSummary]
+    evidence_short: int = 0  # items given less evidence than the protocol promises (details say what)
     slices: list[Slice] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     variance: dict[str, Variance] = field(default_factory=dict)  # judge metrics sampled K > 1 times
@@ -301,7 +302,13 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
     }
     protocol = data.get("protocol")
     repeats = data.get("repeats")  # the parts after "metrics" are optional: older cards lack some
-    setup = Setup(**{**protocol, "notes": tuple(protocol["notes"])}) if protocol else OPEN_RETRIEVAL
+    setup = (
+        Setup(
+            **{**protocol, "notes": tuple(protocol["notes"]), "received": tuple(protocol.get("received", ()))}
+        )
+        if protocol
+        else OPEN_RETRIEVAL
+    )
     way = protocol_of(setup.name)
     return SuiteCard(
         **{k: data[k] for k in plain if k in data},
@@ -562,6 +569,7 @@ def build(
         suite_results = way.settle(
             [results.get(i.key) or way.failed(suite.suite, i, scorers, "missing", MISSING) for i in chosen]
         )
+        protocol = _as_ran(protocol, suite, suite_results, sample is not None)
         ordered.extend(suite_results)
         parts = way.slices(suite.suite, suite_results)
         metrics = scorers.selected(way.metrics(suite.suite))
@@ -584,6 +592,7 @@ def build(
                 items=len(suite_results),
                 errors=sum(r.status == "error" for r in suite_results),
                 missing=sum(r.status == "missing" for r in suite_results),
+                evidence_short=sum(EVIDENCE_SHORT in r.details for r in suite_results),
                 metrics=summaries,
                 slices=[
                     Slice(
@@ -631,6 +640,19 @@ def build(
         gold={i.key: i for suite in loaded for i in suite.items if i.key in keys},
         sample=sample.to_json() if sample is not None else None,
     )
+
+
+def _as_ran(protocol: Setup, suite: LoadedSuite, results: Sequence[ItemResult], sampled: bool) -> Setup:
+    """The suite's setup with the part of its data file that ran (``-k``, ``--ambig-limit``,
+    a shard; a merge's shards together) and, unless already said, why its data is not the
+    published benchmark's. An episode counts as the data file's item it was made from."""
+    ran = len({(r.details.get("episode") or {}).get("item") or r.key for r in results})
+    if not suite.is_sample:
+        protocol = protocol.with_subset(ran, suite.total)
+    if protocol.unlike is None:
+        why = published.unlike(suite.suite.title, suite.is_sample, suite.release, ran, suite.total, sampled)
+        protocol = dataclasses.replace(protocol, unlike=why)
+    return protocol
 
 
 def _summaries(

@@ -13,11 +13,13 @@ block says which of them shows it (``only``): the two outputs are kept as they w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..metrics import METRICS, printed_range
 from ..protocols import protocol_of
-from ..suites import SUITES
+from ..schema import EVIDENCE_SHORT, ItemResult
+from ..suites import SUITES, Setup
 from . import published
 from .blocks import (
     NOT_COMPARABLE,
@@ -206,7 +208,7 @@ def _system(card: Scorecard) -> list[Note]:
             Note("(no --ambig-system given: this is the bundled lexical baseline, not your system)", 1)
         )
     if system.get("inputs"):
-        notes.append(Note(f"receives: {', '.join(system['inputs'])}", 1))
+        notes.append(Note(f"declares: {', '.join(system['inputs'])}", 1))
     if system.get("gold_inputs"):
         notes.append(Note(f"gold inputs ({', '.join(system['gold_inputs'])}): scores are an upper bound", 1))
     if card.config.get("device_used"):
@@ -401,6 +403,27 @@ def _sequential(card: Scorecard) -> list[Note]:
     return notes
 
 
+def received_line(setup: Setup) -> str:
+    """What the system was given, as the ``receives:`` line says it (a run that gave it no
+    evidence at all says so)."""
+    given = list(setup.received) or ["question"]
+    evidence = [g for g in given if g.startswith(("retriever:", "passages:"))]
+    if not evidence or all(g.endswith(": none") or ": none " in g for g in evidence):
+        given.append("no evidence given")
+    return "; ".join(given)
+
+
+def short_line(suite: SuiteCard, results: Sequence[ItemResult]) -> str:
+    """The items given less evidence than the protocol promises, in total and the first few."""
+    short = [r for r in results if r.suite == suite.name and EVIDENCE_SHORT in r.details]
+    shown = ", ".join(f"{r.item_id} ({r.details[EVIDENCE_SHORT]})" for r in short[:3])
+    more = f", and {len(short) - 3} more" if len(short) > 3 else ""
+    return (
+        f"evidence short: {suite.evidence_short} of {suite.items} items got less evidence than "
+        f"the protocol promises: {shown}{more}"
+    )
+
+
 def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
     way = protocol_of(suite.protocol.name)
     setting = headline(suite.name)
@@ -409,7 +432,11 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
     source = f"{suite.title}: {suite.items} {way.unit}{origin}"
     errors = f"errors {suite.errors}, missing {suite.missing}"
     scorer = f"; scorer: {suite.profile}" if suite.profile else ""
-    protocol = [Note(f"protocol: {suite.protocol.label}{scorer}", 1)]
+    chosen = f" (chosen as {suite.protocol.chosen})" if suite.protocol.chosen else ""
+    protocol = [Note(f"protocol: {suite.protocol.label}{chosen}{scorer}", 1)]
+    protocol += [Note(f"receives: {received_line(suite.protocol)}", 1)]
+    if suite.evidence_short:
+        protocol.append(Note(short_line(suite, card.results), 1))
     if suite.protocol.upper_bound:
         protocol.append(Note(f"upper bound: {suite.protocol.upper_bound}", 2))
     protocol += [Note(f"note: {note}", 2) for note in suite.protocol.notes]

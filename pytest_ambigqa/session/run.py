@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,7 @@ from ..models.remote import RemoteEmbedder, RemoteReader
 from ..protocols import PROTOCOLS
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
-from ..schema import AmbigItem, Passage
+from ..schema import AmbigItem
 from ..suites import SUITES, LoadedSuite, LoadOptions, Scorers, Setup, shard, stratified_sample
 from ..suites.sample import Sample, draw
 from ..systems import System, load_system
@@ -103,6 +104,11 @@ class Run:
             self.stop = StopSignal(self.cache_dir, self.run_id)
         self.by_key = {item.key: item for item in self.items}
         self.corpus = self._corpus([item for pool in pools for item in pool])
+        # each suite's own passages, which the default corpus is made of (a search for its items)
+        self._own_passages = {
+            loaded.suite.name: sum(len(item.passages) for item in pool)
+            for loaded, pool in zip(self.loaded, pools, strict=True)
+        }
         if not self.in_worker:  # each process loads the data; one says what was repaired
             for problem in (*(r for s in self.loaded for r in s.repairs), *self.corpus.repairs):
                 config.issue_config_time_warning(AmbigQAWarning(problem), stacklevel=2)
@@ -122,12 +128,13 @@ class Run:
             if cfg.ray is not None:
                 self.default_system = self._on_ray(cfg.system or "lexical", search_dir)
         self.system_is_default = cfg.system is None and self.rescore is None
-        self.check_retriever_for(self.default_system)
-        if self.rescore is None:
-            for problem in self.passage_problems(self.default_system):
-                config.issue_config_time_warning(AmbigQAWarning(problem), stacklevel=2)
-        if cfg.retrieval.report:
+        if cfg.retrieval.report:  # an option's own conflict first
             self.check_retriever_for(None)
+        if self.rescore is None:
+            no_evidence = self.evidence_problem(self.default_system)
+            if no_evidence:
+                raise pytest.UsageError(no_evidence)
+        self.check_retriever_for(self.default_system)
         report = cfg.report_dir
         if isinstance(report, Path) and report.exists() and not report.is_dir():
             raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
@@ -353,6 +360,14 @@ class Run:
         """Whether a system that declares ``retriever`` gets one: a retriever over a non-empty corpus."""
         return self.cfg.retrieval.searches and len(self.corpus) > 0
 
+    def searchable_for(self, loaded: LoadedSuite) -> bool:
+        """Whether the retriever can find a suite's evidence: a corpus given, or the suite's own
+        file has passages (the default corpus is the selected suites' passages: another
+        suite's are no evidence for its items)."""
+        if not self.searchable:
+            return False
+        return self.cfg.retrieval.corpus is not None or self._own_passages.get(loaded.suite.name, 0) > 0
+
     def check_retriever_for(self, system: System | None) -> None:
         """Fail early when a retriever is needed (by ``system``, or the report if None) but unusable."""
         if system is not None and "retriever" not in system.inputs:
@@ -436,23 +451,95 @@ class Run:
 
     # -- systems and protocols ----------------------------------------------------------
 
-    def passage_problems(self, system: System) -> list[str]:
-        """A system that reads `passages`, under a protocol that hands them over, from a data
-        file that has none: it would get [] on every item without knowing why."""
-        if "passages" not in system.inputs:
-            return []
-        problems = []
+    def evidence_problem(self, system: System) -> str | None:
+        """Why ``system`` cannot have, on a selected suite, the evidence its protocol promises
+        (None: it can, or it reads neither ``retriever`` nor ``passages`` and runs closed-book).
+        A system is never run on items for which it would silently get nothing (issue 38): the
+        run stops before the first item, whatever the signature's defaults."""
+        reads = [name for name in ("retriever", "passages") if name in system.inputs]
+        if not reads or not self.protocol.needs_evidence:
+            return None
         for loaded in self.loaded:
-            if not loaded.items or any(item.passages for item in loaded.items):
+            if not loaded.items:
                 continue
-            probe = dataclasses.replace(loaded.items[0], passages=(Passage("p", "", "probe"),))
-            if loaded.suite.inputs(probe, self.scorers)["passages"]:
-                problems.append(
-                    f"{loaded.suite.title}: {loaded.source} gives its items no passages, so the "
-                    f"system's `passages` argument is [] on every item (a retriever over "
-                    "--ambig-corpus, or a file with passages such as ALCE's, gives it evidence)"
+            setup = self._protocol(loaded, system.inputs)
+            if setup.evidence == "none" or self._gets_evidence(loaded, system.inputs):
+                continue
+            suite = loaded.suite
+            declared = " and ".join(f"`{name}`" for name in reads)
+            why = []
+            if "passages" in reads:
+                why.append(f"{loaded.source} gives its items no passages")
+            if "retriever" in reads:
+                if not self.cfg.retrieval.searches:
+                    why.append("--ambig-retriever=none")
+                elif self.cfg.retrieval.corpus is not None:
+                    why.append(f"the corpus {self.cfg.retrieval.corpus} has no passages")
+                else:
+                    none = "" if "passages" in reads else f"{loaded.source} has no passages to search and "
+                    why.append(
+                        f"{none}no corpus was given (--ambig-corpus=PATH: JSON Lines of id, title, text)"
+                    )
+            else:
+                why.append("a corpus (--ambig-corpus) reaches a system only through a `retriever` parameter")
+            hint = f"; {suite.evidence_hint}" if suite.evidence_hint else ""
+            return (
+                f"{suite.title}: the system '{system.label}' reads {declared}, but this run has no "
+                f"evidence to give it under the {setup.label.partition(':')[0]} protocol: "
+                f"{'; '.join(why)}{hint}. A system that declares neither runs closed-book"
+            )
+        return None
+
+    def _protocol(self, loaded: LoadedSuite, inputs: Sequence[str]) -> Setup:
+        """The suite's published protocol for a system of these inputs, before the run's notes."""
+        has_passages = any(item.passages for item in loaded.items)
+        return loaded.suite.protocol(self.scorers, inputs, has_passages)
+
+    def _gets_evidence(self, loaded: LoadedSuite, inputs: Sequence[str]) -> bool:
+        """Whether a system of these inputs gets any evidence for the suite's items."""
+        suite = loaded.suite
+        given = suite.inputs(loaded.items[0], self.scorers)
+        if "retriever" in inputs and given.get("retriever", True) is not None and self.searchable_for(loaded):
+            return True
+        return "passages" in inputs and any(
+            suite.inputs(item, self.scorers)["passages"] for item in loaded.items
+        )
+
+    def received(self, loaded: LoadedSuite, inputs: Sequence[str]) -> tuple[str, ...]:
+        """What a system of these inputs is given for the suite's items on this run, one
+        phrase an input (the scorecard's ``receives:`` line)."""
+        suite, out = loaded.suite, ["question"]
+        given = suite.inputs(loaded.items[0], self.scorers) if loaded.items else {}
+        if "retriever" in inputs:
+            if given.get("retriever", True) is None:
+                out.append("retriever: none (the setting gives no evidence)")
+            elif self.searchable_for(loaded):
+                corpus = self.corpus
+                where = corpus.source if self.cfg.retrieval.corpus is not None else "the suites' own files"
+                out.append(
+                    f"retriever: {self.cfg.retrieval.retriever} over {len(corpus):,} passages ({where})"
                 )
-        return problems
+            else:
+                out.append("retriever: none")
+        if "passages" in inputs:
+            counts = [len(suite.inputs(item, self.scorers)["passages"]) for item in loaded.items]
+            given_any = [n for n in counts if n]
+            if not given_any:
+                out.append("passages: none")
+            else:
+                low, high = min(given_any), max(given_any)
+                each = f"{low}" if low == high else f"{low}–{high}"
+                short = len(counts) - len(given_any)
+                out.append(
+                    f"passages: the data file's, {each} per item"
+                    + (f" ({short} items have none)" if short else "")
+                )
+        if "conditions" in inputs:
+            gold = any(suite.inputs(item, self.scorers)["conditions"] for item in loaded.items)
+            out.append("conditions: the gold conditions" if gold else "conditions: none")
+        if "item" in inputs:
+            out.append("item: the gold item")
+        return tuple(out)
 
     def describe(self, system: System) -> dict[str, Any]:
         gold_conditions = self.cfg.settings.get("condambigqa") == "gold-conditions"
@@ -463,10 +550,10 @@ class Run:
         }
 
     def setup(self, loaded: LoadedSuite, inputs: list[str]) -> Setup:
-        """The suite's protocol for this run, with what makes it an upper bound or easier."""
+        """The suite's protocol for this run, with what the system received, and what makes it
+        an upper bound or easier."""
         suite = loaded.suite
-        has_passages = any(item.passages for item in loaded.items)
-        protocol = suite.protocol(self.scorers, inputs, has_passages)
+        protocol = self._protocol(loaded, inputs)
         notes = list(protocol.notes)
         if "retriever" in inputs and self.searchable and self.cfg.retrieval.corpus is None:
             note = suite.own_corpus_note(protocol, len(self.corpus))
@@ -476,15 +563,11 @@ class Run:
             left = [m for m in self.protocol.metrics(suite) if m not in self.cfg.metrics]
             if left:
                 notes.append(f"not computed (--ambig-metrics): {', '.join(left)}")
-        if loaded.is_sample:
-            notes.append("the items are the bundled sample, written for this project, not the benchmark's")
         upper = protocol.upper_bound
         if "item" in inputs:
             upper = "the system reads the gold item (it declares `item`)"
-        protocol = dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes))
-        if not loaded.is_sample:
-            chosen = {self.protocol.base_key(i) for i in loaded.items}
-            protocol = protocol.with_subset(len(chosen), loaded.total)
+        received = self.received(loaded, inputs)
+        protocol = dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes), received=received)
         return self.protocol.setup(protocol)
 
     # -- the cache ----------------------------------------------------------------------

@@ -108,11 +108,12 @@ class Runner:
             )
         try:
             system = from_object(obj)
+            problem = run.evidence_problem(system)
+            if problem:
+                raise pytest.UsageError(problem)
             run.check_retriever_for(system)
         except (TypeError, pytest.UsageError) as exc:
             pytest.fail(f"ambig_system fixture: {exc}", pytrace=False)
-        for problem in run.passage_problems(system):
-            warnings.warn(AmbigQAWarning(problem), stacklevel=2)
         self._systems[id(obj)] = (obj, system)  # holding obj keeps its id from being reused
         return system
 

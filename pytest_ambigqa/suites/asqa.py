@@ -7,6 +7,7 @@ retrieved ``docs`` become the item's passages.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +39,10 @@ class Asqa(Suite):
     sample_file = "asqa_sample.json"
     uses_profile = True
     headline_setting = "dev"  # the split the published rows report
+    evidence_hint = (
+        "ALCE publishes ASQA with each item's retrieved Wikipedia passages (asqa_eval_gtr_top100.json, "
+        "ALCE's given-docs protocol; see `pytest-ambigqa data list`)"
+    )
 
     def warm(self, scorers: Scorers) -> None:
         if scorers.wants("rouge_lsum"):  # NLTK: sentences for ROUGE-Lsum
@@ -56,8 +61,20 @@ class Asqa(Suite):
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
 
     def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
+        """ALCE's given-docs protocol where the file has retrieved docs and the system reads
+        them; else open retrieval, ASQA's own. A ``passages`` parameter is often declared as
+        a fallback, so the choice is said on the protocol's line."""
         if has_passages and "passages" in inputs:
-            return Setup("given-docs", "given docs: systems get the data file's retrieved docs (ALCE)")
+            return Setup(
+                "given-docs",
+                "given docs: systems get the data file's retrieved docs (ALCE)",
+                evidence="passages",
+                chosen="the system declares `passages` and the data file has retrieved docs",
+            )
+        if has_passages:
+            return dataclasses.replace(
+                OPEN_RETRIEVAL, chosen="the system does not declare `passages`, so not ALCE's given docs"
+            )
         return OPEN_RETRIEVAL
 
 

@@ -29,6 +29,11 @@ class Setup:
     ``reads_as`` does for an oracle variant of a published protocol; ``upper_bound`` says
     why no published row is comparable (the system got gold inputs); ``notes`` are caveats
     that leave the protocol as it is (an easier corpus, a sample).
+
+    ``evidence`` is what the protocol promises each item (:data:`EVIDENCE`); ``chosen`` why
+    the run put the items this way, where the system's inputs decided it; ``received`` what
+    the system was given on this run, one phrase an input; ``unlike`` why the data is not the
+    published benchmark's, which makes the papers' rows context, not a comparison.
     """
 
     name: str
@@ -36,6 +41,10 @@ class Setup:
     upper_bound: str | None = None
     notes: tuple[str, ...] = ()
     reads_as: str | None = None
+    evidence: str = "retriever"
+    chosen: str | None = None
+    received: tuple[str, ...] = ()
+    unlike: str | None = None
 
     @property
     def published_as(self) -> str:
@@ -53,6 +62,9 @@ class Setup:
 
 _SUBSET = "a subset: "
 
+# What a protocol promises each item: a retriever over the benchmark's corpus, the data
+# file's own passages, or nothing (closed book).
+EVIDENCE = ("retriever", "passages", "none")
 
 OPEN_RETRIEVAL = Setup("open-retrieval", "open retrieval: systems get a retriever, no passages")
 
@@ -74,6 +86,7 @@ class LoadedSuite:
     is_sample: bool
     total: int  # items in the file, before --ambig-limit
     repairs: tuple[str, ...] = ()  # what was made encodable (records.repair_text), to warn about
+    release: str | None = None  # the known release and split the data is, whole (None: not identified)
 
 
 class Suite:
@@ -89,6 +102,7 @@ class Suite:
     headline_setting = "all"  # the slice of published rows the scorecard's "papers" column shows
     judge_packages: tuple[str, ...] = ()  # what its judge metrics import beyond openai
     gold_evidence_in_corpus = False  # its passages are the gold evidence (a search of them is easy)
+    evidence_hint = ""  # where the benchmark's evidence is published, for a run that has none
     # The published settings it can run (--ambig-setting=NAME=SETTING), the first its default;
     # what each gives a system, scores and compares with is the suite's own (inputs, protocol).
     settings: tuple[str, ...] = ()
@@ -148,6 +162,21 @@ class Suite:
     def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
         """The item's inputs a system may declare, under this run's protocol."""
         return {"passages": list(item.passages), "conditions": []}
+
+    def gives_passages(self, scorers: Scorers) -> bool:
+        """Whether this run's setting promises each item the data file's passages (a system
+        that reads them and gets no retriever has nothing else to go on)."""
+        return True
+
+    def evidence_short(
+        self, item: AmbigItem, inputs: Sequence[str], given: Mapping[str, Any], scorers: Scorers
+    ) -> str | None:
+        """What the item lacked of the evidence its protocol promises a system of these
+        inputs, given ``given`` (None: nothing, or the system reads no passages); the
+        scorecard counts such items."""
+        if "passages" not in inputs or given.get("retriever") is not None or given.get("passages"):
+            return None
+        return "no passages in the data file" if self.gives_passages(scorers) else None
 
     def outside_setting(self, scorers: Scorers) -> dict[str, str]:
         """Metrics this run's setting does not report, with the reason (never scored, not even 0)."""

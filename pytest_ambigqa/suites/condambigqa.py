@@ -40,6 +40,7 @@ class CondAmbigQA(Suite):
     )
     sample_file = "condambigqa_sample.json"
     judge_packages = ("deepeval",)  # G-Eval, as the paper scores conditions and answers
+    evidence_hint = "the released files give each item its 20 retrieved fragments (ctxs)"
     settings = tuple(SETTINGS)
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
@@ -55,9 +56,13 @@ class CondAmbigQA(Suite):
             inputs["retriever"] = None  # closed book: no evidence of any kind
         return inputs
 
+    def gives_passages(self, scorers: Scorers) -> bool:
+        return setting_of(scorers).passages
+
     def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         setting = setting_of(scorers)
-        return Setup(setting.name, f"{setting.name}: {setting.gives} [{setting.source}]")
+        evidence = "passages" if setting.passages else "none"
+        return Setup(setting.name, f"{setting.name}: {setting.gives} [{setting.source}]", evidence=evidence)
 
     def outside_setting(self, scorers: Scorers) -> dict[str, str]:
         setting = setting_of(scorers)

@@ -60,6 +60,7 @@ class March(Suite):
     sliced_by_type = True
     uses_profile = True
     gold_evidence_in_corpus = True
+    evidence_hint = "MARCH's evidence passages come with its data file (the papers searched Wikipedia)"
     settings = SETTINGS
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
@@ -71,6 +72,9 @@ class March(Suite):
         gold = self.setting(scorers) == "oracle-evidence"
         return {"passages": list(item.passages) if gold else [], "conditions": []}
 
+    def gives_passages(self, scorers: Scorers) -> bool:
+        return self.setting(scorers) == "oracle-evidence"
+
     def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         if self.setting(scorers) == "oracle-evidence":
             return Setup(
@@ -78,6 +82,7 @@ class March(Suite):
                 "oracle evidence: systems get the gold evidence passages",
                 upper_bound="systems get the gold evidence passages (--ambig-march-setting=oracle-evidence)",
                 reads_as=OPEN_RETRIEVAL.name,
+                evidence="passages",
             )
         return OPEN_RETRIEVAL
 

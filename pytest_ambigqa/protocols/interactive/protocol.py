@@ -48,6 +48,10 @@ class Interactive(Protocol):
     unit = "episodes"
     slice_heading = "queries"  # ambiguous and unambiguous ones
     papers_column = False  # the rows published under it are other datasets': context in its section
+    # AmbigQA's episodes are answered from parametric knowledge ("Learning Steerable Clarification
+    # Policies with Collaborative Self-play", §4): a run without evidence is the paper's setting,
+    # not a silent zero
+    needs_evidence = False
     has_section = True
     single_shot_options = ("--ambig-reader", "--ambig-retrieval-report", "--ambig-judge-samples")
 

@@ -11,6 +11,7 @@
       part.appendChild(el("h2", { text: suite.title }));
       part.appendChild(el("div", { class: "meta", text: suite.summary }));
       part.appendChild(el("div", { class: "meta", text: suite.data }));
+      part.appendChild(el("div", { class: "meta", text: suite.receives }));
       if (suite.upper_bound) part.appendChild(el("div", { class: "warn", text: "upper bound: " + suite.upper_bound }));
       for (const note of suite.notes) part.appendChild(el("div", { class: "meta", text: "note: " + note }));
       for (const w of suite.warnings) part.appendChild(el("div", { class: "warn", text: "data warning: " + w }));
