@@ -71,6 +71,7 @@ class Context:
     corpus: Corpus
     retriever: Callable[[], Retriever | None]  # opened on first use; raises RetrieverUnavailable
     searchable: bool  # a system that declares ``retriever`` gets one
+    promised: Callable[[str, Sequence[str]], str]  # (suite, a system's inputs) -> Setup.evidence
     retrieval: RetrievalConfig
     settings: Mapping[str, str]  # each suite's setting: part of what shapes an answer
     scoring: str  # the scorers' fingerprint (``Run._scoring_fingerprint``): part of a stored score's key
@@ -115,7 +116,7 @@ class Evaluator:
             return failed(str(exc))
         if system.requires_retriever and extras.get("retriever", True) is None:
             return failed(f"the system requires a retriever, and the {suite.title} setting gives none")
-        short = suite.evidence_short(item, system.inputs, extras, run.scorers)
+        short = _evidence_short(run.promised(item.suite, system.inputs), system.inputs, extras)
         if run.repeats == 1:
             return _noting_short(run.protocol.ask(self, item, system, extras, evidence), short)
         asked = [
@@ -295,6 +296,17 @@ class Evaluator:
                 "embedder": retrieval.embedder,
             }
         return json.dumps(parts, sort_keys=True)
+
+
+def _evidence_short(promised: str, inputs: Sequence[str], given: Mapping[str, Any]) -> str | None:
+    """What an item lacked of the evidence its protocol promises (``Setup.evidence``): a
+    system that reads passages, under a protocol that gives the data file's, and got none
+    (nor a retriever to fall back on)."""
+    if promised != "passages" or "passages" not in inputs:
+        return None
+    if given.get("retriever") is not None or given.get("passages"):
+        return None
+    return "no passages in the data file"
 
 
 def _noting_short(scoring: Scoring, short: str | None) -> Scoring:

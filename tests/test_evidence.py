@@ -256,3 +256,17 @@ def test_what_makes_data_unlike_the_papers(is_sample, release, ran, sampled, exp
         assert why is None
     else:
         assert why is not None and fnmatch.fnmatch(why, expected), why
+
+
+def test_an_endpoint_that_retrieves_for_itself_runs_and_is_sent_the_question(pytester, local_server):
+    """An HTTP system declares no signature: it is sent what the protocol gives, and the
+    question alone where it gives nothing (it may search for itself); the header says so."""
+    server = local_server(lambda path, body: (200, {"text": "no idea"}))
+    data = asqa_file(pytester)
+    result, card = ambig_run(
+        pytester, "--ambig-suite=asqa", f"--ambig-data={data}", f"--ambig-system={server.url}"
+    )
+    result.assert_outcomes(passed=len(ASQA_SAMPLE))
+    assert {tuple(sorted(body)) for _, body in server.requests} == {("id", "question")}
+    result.stdout.fnmatch_lines(["  receives: question; passages: none; no evidence given"])
+    assert "evidence short" not in result.stdout.str()

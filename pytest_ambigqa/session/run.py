@@ -113,6 +113,7 @@ class Run:
             for problem in (*(r for s in self.loaded for r in s.repairs), *self.corpus.repairs):
                 config.issue_config_time_warning(AmbigQAWarning(problem), stacklevel=2)
         self._retriever: Retriever | None = None
+        self._promised: dict[tuple[str, tuple[str, ...]], str] = {}
         self._retriever_error: str | None = None
         self._lock = threading.Lock()
         if self.rescore is not None and cfg.rescore is not None:
@@ -215,6 +216,7 @@ class Run:
             corpus=self.corpus,
             retriever=self.retriever,
             searchable=self.searchable,
+            promised=self.promised,
             retrieval=cfg.retrieval,
             settings=cfg.settings,
             scoring=self._scoring_fingerprint(),
@@ -457,7 +459,7 @@ class Run:
         A system is never run on items for which it would silently get nothing (issue 38): the
         run stops before the first item, whatever the signature's defaults."""
         reads = [name for name in ("retriever", "passages") if name in system.inputs]
-        if not reads or not self.protocol.needs_evidence:
+        if not reads or not self.protocol.needs_evidence or system.endpoint:
             return None
         for loaded in self.loaded:
             if not loaded.items:
@@ -494,6 +496,15 @@ class Run:
         """The suite's published protocol for a system of these inputs, before the run's notes."""
         has_passages = any(item.passages for item in loaded.items)
         return loaded.suite.protocol(self.scorers, inputs, has_passages)
+
+    def promised(self, suite: str, inputs: Sequence[str]) -> str:
+        """What the suite's protocol promises each item for a system of these inputs
+        (``Setup.evidence``), known once per suite and inputs."""
+        key = (suite, tuple(inputs))
+        if key not in self._promised:
+            loaded = next(s for s in self.loaded if s.suite.name == suite)
+            self._promised[key] = self._protocol(loaded, inputs).evidence
+        return self._promised[key]
 
     def _gets_evidence(self, loaded: LoadedSuite, inputs: Sequence[str]) -> bool:
         """Whether a system of these inputs gets any evidence for the suite's items."""
@@ -534,7 +545,7 @@ class Run:
                     f"passages: the data file's, {each} per item"
                     + (f" ({short} items have none)" if short else "")
                 )
-        if "conditions" in inputs:
+        if "conditions" in inputs and any(item.conditions for item in loaded.items):
             gold = any(suite.inputs(item, self.scorers)["conditions"] for item in loaded.items)
             out.append("conditions: the gold conditions" if gold else "conditions: none")
         if "item" in inputs:

@@ -163,21 +163,6 @@ class Suite:
         """The item's inputs a system may declare, under this run's protocol."""
         return {"passages": list(item.passages), "conditions": []}
 
-    def gives_passages(self, scorers: Scorers) -> bool:
-        """Whether this run's setting promises each item the data file's passages (a system
-        that reads them and gets no retriever has nothing else to go on)."""
-        return True
-
-    def evidence_short(
-        self, item: AmbigItem, inputs: Sequence[str], given: Mapping[str, Any], scorers: Scorers
-    ) -> str | None:
-        """What the item lacked of the evidence its protocol promises a system of these
-        inputs, given ``given`` (None: nothing, or the system reads no passages); the
-        scorecard counts such items."""
-        if "passages" not in inputs or given.get("retriever") is not None or given.get("passages"):
-            return None
-        return "no passages in the data file" if self.gives_passages(scorers) else None
-
     def outside_setting(self, scorers: Scorers) -> dict[str, str]:
         """Metrics this run's setting does not report, with the reason (never scored, not even 0)."""
         return {}

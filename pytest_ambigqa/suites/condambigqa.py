@@ -56,9 +56,6 @@ class CondAmbigQA(Suite):
             inputs["retriever"] = None  # closed book: no evidence of any kind
         return inputs
 
-    def gives_passages(self, scorers: Scorers) -> bool:
-        return setting_of(scorers).passages
-
     def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         setting = setting_of(scorers)
         evidence = "passages" if setting.passages else "none"

@@ -72,9 +72,6 @@ class March(Suite):
         gold = self.setting(scorers) == "oracle-evidence"
         return {"passages": list(item.passages) if gold else [], "conditions": []}
 
-    def gives_passages(self, scorers: Scorers) -> bool:
-        return self.setting(scorers) == "oracle-evidence"
-
     def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         if self.setting(scorers) == "oracle-evidence":
             return Setup(

@@ -53,6 +53,9 @@ class System:
     inputs: tuple[str, ...]
     call: Callable[[AmbigItem, float | None, Mapping[str, Any]], Any]  # (item, timeout, extras) -> output
     requires_retriever: bool = False  # declares `retriever` without a default
+    # an endpoint is sent what the protocol gives, and nothing where it gives nothing: it may
+    # retrieve for itself, so a run without evidence is not refused it (Run.evidence_problem)
+    endpoint: bool = False
 
     def answer(
         self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any] | None = None

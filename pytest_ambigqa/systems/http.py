@@ -64,4 +64,5 @@ def http_system(url: str) -> System:
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             raise SystemFailure(f"{label} did not answer with JSON: {body[:120]!r}") from None
 
-    return System(label=label, inputs=("question", "passages", "conditions", *TURN_INPUTS), call=invoke)
+    inputs = ("question", "passages", "conditions", *TURN_INPUTS)
+    return System(label=label, inputs=inputs, call=invoke, endpoint=True)
