@@ -86,7 +86,7 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
     _same(
         cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in _PER_SHARD}
     )
-    _same(cards, paths, "data", lambda c: [(s["name"], s["sha256"]) for s in c["suites"]])
+    _same(cards, paths, "data", lambda c: [(s["name"], s["sha256"], s.get("revision")) for s in c["suites"]])
     _same(cards, paths, "system", lambda c: c["system"]["label"])
     _every_shard(cards, paths)
     results: dict[str, ItemResult] = {}
@@ -112,7 +112,14 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
             AmbigItem(name, r.item_id, "", (), ambiguity_type=r.ambiguity_type, index=r.index) for r in mine
         )
         s = info[name]
-        loaded.append(LoadedSuite(SUITES[name], stubs, s.source, s.sha256, s.is_sample, s.items_in_file))
+        loaded.append(
+            LoadedSuite(
+                *(SUITES[name], stubs, s.source, s.sha256, s.is_sample, s.items_in_file),
+                revision=s.revision,
+                files=s.files,
+                release=s.release,
+            )
+        )
         protocols[name] = s.protocol
         if not s.is_sample:  # the shards' notes of the part each ran give way to the merge's
             chosen = {(r.details.get("episode") or {}).get("item") or r.key for r in mine}

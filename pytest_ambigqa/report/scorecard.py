@@ -125,6 +125,9 @@ class SuiteCard:
     data_warnings: list[str] = field(default_factory=list)  # what in the data makes a number odd
     section: dict[str, Any] | None = None  # its protocol's own part, under the protocol's name
     repeats: Repeats | None = None  # --ambig-repeats: pass@k, pass^k, variance, flaky items
+    revision: str | None = None  # the commit an hf:// source was read at
+    files: tuple[tuple[str, str], ...] = ()  # (name, sha256) of every file read
+    release: str | None = None  # the known release the data is (suites/sources.py), if identified
 
 
 @dataclass(frozen=True)
@@ -216,9 +219,10 @@ class Scorecard:
                         if k
                         not in (
                             *("metrics", "slices", "evidence", "variance", "panel", "protocol"),
-                            *("section", "repeats"),
+                            *("section", "repeats", "revision", "files", "release"),
                         )
                     },
+                    **_read(card),
                     **_sections(card),
                     "protocol": asdict(card.protocol),
                     "metrics": {m: asdict(s) for m, s in card.metrics.items()},
@@ -278,6 +282,17 @@ def _calibration(data: Mapping[str, Any] | None) -> Calibration | None:
     return Calibration.from_json(data)
 
 
+def _read(card: SuiteCard) -> dict[str, Any]:
+    """Where an hf:// source's data came from (its commit and files) and the known release the
+    data is: only when there is one, so a run on local files writes its card as before (a local
+    file's sha256 is the card's own)."""
+    return {
+        **({"revision": card.revision} if card.revision else {}),
+        **({"files": [list(f) for f in card.files]} if card.revision and card.files else {}),
+        **({"release": card.release} if card.release else {}),
+    }
+
+
 def _sections(card: SuiteCard) -> dict[str, Any]:
     """Every protocol with a section has its key in a suite's card: the card's protocol its
     section, the others null."""
@@ -303,8 +318,10 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
     repeats = data.get("repeats")  # the parts after "metrics" are optional: older cards lack some
     setup = Setup(**{**protocol, "notes": tuple(protocol["notes"])}) if protocol else OPEN_RETRIEVAL
     way = protocol_of(setup.name)
+    read = {k: data[k] for k in plain if k in data}
+    read["files"] = tuple((str(name), str(sha)) for name, sha in data.get("files") or ())  # JSON's lists
     return SuiteCard(
-        **{k: data[k] for k in plain if k in data},
+        **read,
         metrics=summaries(data["metrics"]),
         slices=[Slice(s["name"], s["items"], summaries(s["metrics"])) for s in data.get("slices", ())],
         evidence=[
@@ -581,6 +598,9 @@ def build(
                 sha256=suite.sha256,
                 is_sample=suite.is_sample,
                 items_in_file=suite.total,
+                revision=suite.revision,
+                files=suite.files,
+                release=suite.release,
                 items=len(suite_results),
                 errors=sum(r.status == "error" for r in suite_results),
                 missing=sum(r.status == "missing" for r in suite_results),
