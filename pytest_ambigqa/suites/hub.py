@@ -106,6 +106,8 @@ def fetch(ref: HubRef, split: str, source: Source | None, *, offline: bool = Fal
                 offline = True
         else:
             commit, paths, published = _cached(ref, settings, _not_cached(ref, settings))
+        if not offline and ref.revision != commit:  # as huggingface_hub records it: offline runs read it
+            _remember(_storage(ref, settings), ref.revision or "main", commit)
         chosen = choose(ref, paths, split, source)
         files = tuple(
             (path, *_download(hub, ref, path, commit, settings, offline, published.get(path)))
@@ -136,6 +138,17 @@ def _transport() -> tuple[type[BaseException], ...]:
     import httpx
 
     return (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError)
+
+
+def _remember(storage: Path, revision: str, commit: str) -> None:
+    """The commit a branch or tag resolved to, in the cache's ``refs/`` (huggingface_hub's own
+    layout), so that ``HF_HUB_OFFLINE=1`` reads what this run read."""
+    ref = storage / "refs" / revision
+    try:
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        ref.write_text(commit, encoding="utf-8")
+    except OSError:
+        pass  # a read-only cache: offline runs name the commit
 
 
 def _storage(ref: HubRef, settings: Settings) -> Path:
