@@ -387,3 +387,27 @@ def _closed_port() -> int:
 
 def _rows(n: int) -> list[dict]:
     return asqa_rows(n)
+
+
+def test_xdist_workers_read_the_commit_the_controller_resolved(pytester, fake_hub):
+    """Each process loads the data: the workers read the controller's commit from the cache and
+    ask the Hub nothing, so a branch that moves during the run cannot split it."""
+    from fixtures.process import run_pytest
+
+    pytester.makepyfile(mysys=SYSTEM)
+    done = run_pytest(
+        pytester.path,
+        "-n",
+        "2",
+        "--ambig-suite=asqa",
+        "--ambig-data=hf://din0s/asqa",
+        "--ambig-system=mysys:answer",
+        "--ambig-metrics=str_em",
+        "--ambig-report=report",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
+    assert card_of(card, "asqa")["revision"] == SECOND and card_of(card, "asqa")["items"] == 6
+    assert [p for _, p, _ in fake_hub.requests if p.startswith("/api/")] == [
+        "/api/datasets/din0s/asqa?blobs=true"
+    ]
