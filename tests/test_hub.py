@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.hub import ASQA, CONDAMBIGQA, FIRST, NOT_ACCEPTED, SECOND, TOKEN, asqa_rows, parquet
+from fixtures.hub import ALCE, ASQA, CONDAMBIGQA, FIRST, NOT_ACCEPTED, SECOND, TOKEN, asqa_rows, parquet
 from fixtures.process import ambig_run
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.errors import DataError
@@ -148,6 +148,19 @@ def test_a_named_file_and_the_split_option(fake_hub):
     assert len(train.items) == 3 and train.release.startswith("ASQA train split")
     named = load("hf://din0s/asqa/data/dev-00000-of-00001.parquet")
     assert len(named.items) == 6 and named.release.startswith("ASQA dev split")  # the split's only file
+
+
+def test_alce_files_are_read_inside_their_tar_archive(fake_hub):
+    loaded = load(f"hf://{ALCE}")
+    assert len(loaded.items) == 10 and all(item.passages for item in loaded.items)  # ALCE's docs
+    assert [name for name, _ in loaded.files] == [
+        "ALCE-data.tar",
+        "ALCE-data.tar/ALCE-data/asqa_eval_gtr_top100.json",
+    ]
+    assert loaded.release == f"ALCE's ASQA with GTR top-100 passages, {ALCE}@{FIRST[:12]}"
+    assert load(f"hf://{ALCE}/ALCE-data.tar/asqa_eval_bm25_top100.json").release is None  # not that release
+    with pytest.raises(DataError, match="no single file 'asqa_eval_nothing.json' in the archive"):
+        load(f"hf://{ALCE}/ALCE-data.tar/asqa_eval_nothing.json")
 
 
 def test_offline_runs_from_the_hub_cache_and_asks_nothing(fake_hub, monkeypatch):

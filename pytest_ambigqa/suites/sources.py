@@ -218,8 +218,11 @@ def release(sources: Sources, read: Read, split: str) -> str | None:
         if source is None:
             return None
         at = f"{source.repo}@{read.commit[:12]}"
+        if source.member is not None:  # the release is one file of an archive: that one
+            whole = any(name.endswith("/" + source.member) for name, _ in read.files)
+            return f"{source.title}, {at}" if whole else None
         if not source.splits:
-            return f"{source.title}, {at}" if len(read.files) == 1 or source.member else None
+            return f"{source.title}, {at}" if len(read.files) == 1 else None
         if split in source.splits and (read.chosen_by_split or read.only_of_split):
             return f"{source.title} {split} split, {at}"
         return None
