@@ -10,4 +10,5 @@ pytest_plugins = [
     "fixtures.browser",
     "fixtures.storage",
     "fixtures.ray_cluster",
+    "fixtures.hub",
 ]

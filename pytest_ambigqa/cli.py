@@ -5,6 +5,8 @@ draw the ``history`` of many.
     pytest-ambigqa merge 's3://bucket/run-42/shard-*/scorecard.json' -o s3://bucket/run-42/merged
     pytest-ambigqa compare base/scorecard.json new/scorecard.json [-o DIR] [--fail-if-worse M:X]
     pytest-ambigqa history runs/ [more/scorecard.json ...] -o DIR
+    pytest-ambigqa data list
+    pytest-ambigqa data fetch asqa [--revision R] [--split dev] [--from hf://...] [--to DIR]
 
 ``merge`` reads and writes local paths or object stores' URLs (report/storage.py; a URL
 may be a glob); it puts the shards' per-item results back in file order and rebuilds the scorecard,
@@ -13,7 +15,10 @@ exit code (1 when a gate fails or an item errored, failed its --ambig-item-min o
 ``compare`` pairs the two runs item by item (report/compare.py); exit 1 when a
 ``--fail-if-worse`` margin is crossed. ``history`` writes ``history.html`` over every
 scorecard.json named or found below a named directory (report/history.py); one it cannot
-read is named and skipped; none readable is exit 2.
+read is named and skipped; none readable is exit 2. ``data list`` shows where each suite's
+benchmark is published (suites/<name>/sources.toml); ``data fetch`` downloads one into the Hub's
+cache (or ``--to DIR``, a cache to carry to an air-gapped runner) and prints the ``hf://`` URL,
+pinned to its commit, that reads it there.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import os
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -86,7 +92,7 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
     _same(
         cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in _PER_SHARD}
     )
-    _same(cards, paths, "data", lambda c: [(s["name"], s["sha256"]) for s in c["suites"]])
+    _same(cards, paths, "data", lambda c: [(s["name"], s["sha256"], s.get("revision")) for s in c["suites"]])
     _same(cards, paths, "system", lambda c: c["system"]["label"])
     _every_shard(cards, paths)
     results: dict[str, ItemResult] = {}
@@ -112,7 +118,14 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
             AmbigItem(name, r.item_id, "", (), ambiguity_type=r.ambiguity_type, index=r.index) for r in mine
         )
         s = info[name]
-        loaded.append(LoadedSuite(SUITES[name], stubs, s.source, s.sha256, s.is_sample, s.items_in_file))
+        loaded.append(
+            LoadedSuite(
+                *(SUITES[name], stubs, s.source, s.sha256, s.is_sample, s.items_in_file),
+                revision=s.revision,
+                files=s.files,
+                release=s.release,
+            )
+        )
         # what each shard said of the part it ran gives way to what the merge ran (``build``)
         protocols[name] = dataclasses.replace(s.protocol, unlike=None)
     protocol = config.get("protocol") or "single-shot"
@@ -273,6 +286,59 @@ def history_page(paths: list[Path], out: Path) -> int:
     return 0
 
 
+def data_list() -> int:
+    """Each suite's known sources: repository, gated or not, license, size, revision seen."""
+    for name, suite in SUITES.items():
+        sources = suite.sources()
+        print(f"{name} ({suite.title}):")
+        if sources.unpublished:
+            print(f"  no public copy: {sources.unpublished}")
+        if not sources.sources and not sources.unpublished:
+            print("  no known source; give a file with --ambig-data")
+        for source in sources.sources:
+            gated = "gated: your token and its accepted terms" if source.gated else "public"
+            splits = f"; splits {', '.join(source.splits)}" if source.splits else ""
+            print(f"  hf://{source.repo}  {source.title}; {gated}{splits}")
+            print(f"    license: {source.license}")
+            print(f"    size: {source.size}; format: {source.format or 'unknown'}")
+            print(
+                f"    revision seen: {source.revision_seen or 'none recorded'} (not tested here: no network)"
+            )
+    return 0
+
+
+def data_fetch(suite: str, revision: str | None, split: str, url: str | None, to: Path | None) -> int:
+    """Download a suite's benchmark (its first known source, or ``url``) into the Hub cache, and
+    print the pinned URL that reads it offline."""
+    from .suites.hub import fetch
+    from .suites.sources import HubRef, is_hub, parse_hub
+
+    if suite not in SUITES:
+        raise UsageError(f"unknown suite '{suite}' (valid: {', '.join(SUITES)})")
+    sources = SUITES[suite].sources()
+    if url is not None:
+        if not is_hub(url):
+            raise UsageError(f"--from {url}: expected hf://OWNER/NAME[@REVISION][/FILE]")
+        ref = parse_hub(url)
+    elif sources.default is not None:
+        ref = HubRef(sources.default.repo)
+    else:
+        raise UsageError(f"{suite}: no known source to fetch. {sources.unpublished or ''}".strip())
+    if revision is not None:
+        ref = HubRef(ref.repo, revision, ref.file)
+    if to is not None:
+        os.environ["HF_HUB_CACHE"] = str(to.resolve())
+    fetched = fetch(ref, split, sources.find(ref.repo))
+    for name, local, digest in fetched.files:
+        print(f"{name}: sha256 {digest} ({local})")
+    cache = f"HF_HUB_CACHE={to.resolve()} " if to is not None else ""
+    print(f"fetched {ref} at commit {fetched.commit}")
+    print(
+        f"run it offline: {cache}HF_HUB_OFFLINE=1 pytest --ambig-suite={suite} --ambig-data={fetched.pinned}"
+    )
+    return 0
+
+
 def _card(path: Path) -> Scorecard:
     try:
         return read_card(path)
@@ -357,6 +423,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="MODULE",
         help="a plugin module whose pytest_ambigqa_* hooks add the suites and metrics its runs used",
     )
+    data_parser = commands.add_parser("data", help="where the benchmarks are published; fetch one")
+    data_commands = data_parser.add_subparsers(dest="data_command", required=True)
+    data_commands.add_parser("list", help="each suite's known sources: repository, license, size")
+    fetch_parser = data_commands.add_parser(
+        "fetch", help="download a suite's benchmark into the Hub cache, for a runner without network"
+    )
+    fetch_parser.add_argument("suite", metavar="SUITE")
+    fetch_parser.add_argument("--revision", metavar="R", help="a branch, tag or commit (default: main)")
+    fetch_parser.add_argument("--split", default="dev", help="the split to fetch (default: dev)")
+    fetch_parser.add_argument("--from", dest="url", metavar="hf://OWNER/NAME", help="another source")
+    fetch_parser.add_argument(
+        "--to", type=Path, metavar="DIR", help="a Hub cache directory to fill (default: HF_HUB_CACHE)"
+    )
     for sub in (merge_parser, compare_parser):
         sub.add_argument(
             "--pr-comment",
@@ -375,7 +454,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     unload = lambda: None  # noqa: E731
     try:
-        unload = _load_plugins(args.plugins)
+        unload = _load_plugins(getattr(args, "plugins", []))
+        if args.command == "data" and args.data_command == "list":
+            return data_list()
+        if args.command == "data":
+            return data_fetch(args.suite.lower(), args.revision, args.split, args.url, args.to)
         if args.command == "history":
             return history_page(args.paths, args.output)
         if args.command == "compare":

@@ -42,7 +42,12 @@ _OPTIONS = (
         "NAMES",
         "benchmark suites to run, comma-separated: march, condambigqa, asqa",
     ),
-    Option("--ambig-data", "PATH|SUITE=PATH,...", "data file per suite (default: the bundled sample)"),
+    Option(
+        "--ambig-data",
+        "PATH|SUITE=PATH,...",
+        "data file per suite (default: the bundled sample), or hf://OWNER/NAME[@REVISION][/FILE] "
+        "on the Hugging Face Hub",
+    ),
     Option("--ambig-split", "NAME", "split of the official ASQA.json to use", "dev"),
     Option("--ambig-limit", "N", "stratified sample of N items per suite (by ambiguity type)"),
     Option(

@@ -213,6 +213,9 @@ def _models() -> dict[str, Any]:
     class Suite(Model):
         name: str
         sha256: str
+        revision: str | None = None  # absent from scorecards before hf:// sources
+        files: list[Annotated[list[str], Field(min_length=2, max_length=2)]] = []
+        release: str | None = None
         items: count
         errors: count
         missing: count

@@ -141,8 +141,9 @@ def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None
             continue
         assert other is not None
         compared.append(card.name)
-        if other.sha256 != card.sha256:
-            notes.append(f"{card.name}: the runs read different data files; items are aligned by id")
+        differs = data_difference(other, card)
+        if differs:
+            notes.append(f"{card.name}: the runs read different data ({differs}); items are aligned by id")
         pairs = [(by_key[r.key], r) for r in new.results if r.suite == card.name and r.key in by_key]
         rows += _suite_rows(card, other, pairs, seed)
         regressions += _regressions(card, other, pairs)
@@ -245,6 +246,20 @@ def differences(base: Scorecard, new: Scorecard, compared: Sequence[str]) -> lis
             "a metric's implementation may differ"
         )
     return [f"configuration differs: {line}" for line in lines]
+
+
+def data_difference(base: SuiteCard, new: SuiteCard) -> str | None:
+    """How two runs' data of one suite differ, by revision, by the files read and their sha256,
+    or by the sha256 of what was parsed; None when they read the same."""
+    if base.revision != new.revision and (base.revision or new.revision):
+        return f"revision {(base.revision or 'none')[:12]} against {(new.revision or 'none')[:12]}"
+    if base.files and new.files and base.files != new.files:
+        old, now = dict(base.files), dict(new.files)
+        changed = sorted(n for n in {*old, *now} if old.get(n) != now.get(n))
+        return f"files {', '.join(changed[:3])}{' and more' if len(changed) > 3 else ''} differ"
+    if base.sha256 != new.sha256:
+        return f"sha256 {base.sha256[:12]} against {new.sha256[:12]}"
+    return None
 
 
 def _setting(key: str, value: Any) -> str:

@@ -14,6 +14,7 @@ from ..errors import DataError
 from ..protocols import protocol_of
 from ..schema import AmbigItem
 from ..suites import SUITES, LoadOptions
+from ..suites.sources import HubRef, is_hub, parse_hub
 from .scorecard import Scorecard
 
 
@@ -22,14 +23,19 @@ def reload(card: Scorecard) -> tuple[dict[str, AmbigItem], dict[str, str]]:
     found: dict[str, AmbigItem] = {}
     absent: dict[str, str] = {}
     options = LoadOptions(
-        split=card.config.get("split") or "dev", fields=dict(card.config.get("march_fields") or {})
+        split=card.config.get("split") or "dev",
+        fields=dict(card.config.get("march_fields") or {}),
+        offline=True,  # an hf:// source is read again from the cache, never downloaded for a report
     )
     for suite in card.suites:
         if suite.name not in SUITES:
             absent[suite.name] = f"no suite '{suite.name}' is registered here"
             continue
-        path = None if suite.is_sample else Path(suite.source)
-        if path is not None and not path.is_file():
+        local = None if suite.is_sample else Path(suite.source)
+        path: Path | HubRef | None = local
+        if is_hub(suite.source):  # at the commit the run read, from the Hub's cache
+            path = parse_hub(suite.source)
+        elif local is not None and not local.is_file():
             absent[suite.name] = f"the data file {suite.source} is not here"
             continue
         try:

@@ -126,6 +126,9 @@ class SuiteCard:
     data_warnings: list[str] = field(default_factory=list)  # what in the data makes a number odd
     section: dict[str, Any] | None = None  # its protocol's own part, under the protocol's name
     repeats: Repeats | None = None  # --ambig-repeats: pass@k, pass^k, variance, flaky items
+    revision: str | None = None  # the commit an hf:// source was read at
+    files: tuple[tuple[str, str], ...] = ()  # (name, sha256) of every file read
+    release: str | None = None  # the known release the data is (suites/sources.py), if identified
 
 
 @dataclass(frozen=True)
@@ -217,9 +220,10 @@ class Scorecard:
                         if k
                         not in (
                             *("metrics", "slices", "evidence", "variance", "panel", "protocol"),
-                            *("section", "repeats"),
+                            *("section", "repeats", "revision", "files", "release"),
                         )
                     },
+                    **_read(card),
                     **_sections(card),
                     "protocol": asdict(card.protocol),
                     "metrics": {m: asdict(s) for m, s in card.metrics.items()},
@@ -279,6 +283,17 @@ def _calibration(data: Mapping[str, Any] | None) -> Calibration | None:
     return Calibration.from_json(data)
 
 
+def _read(card: SuiteCard) -> dict[str, Any]:
+    """Where an hf:// source's data came from (its commit and files) and the known release the
+    data is: only when there is one, so a run on local files writes its card as before (a local
+    file's sha256 is the card's own)."""
+    return {
+        **({"revision": card.revision} if card.revision else {}),
+        **({"files": [list(f) for f in card.files]} if card.revision and card.files else {}),
+        **({"release": card.release} if card.release else {}),
+    }
+
+
 def _sections(card: SuiteCard) -> dict[str, Any]:
     """Every protocol with a section has its key in a suite's card: the card's protocol its
     section, the others null."""
@@ -310,8 +325,10 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
         else OPEN_RETRIEVAL
     )
     way = protocol_of(setup.name)
+    read = {k: data[k] for k in plain if k in data}
+    read["files"] = tuple((str(name), str(sha)) for name, sha in data.get("files") or ())  # JSON's lists
     return SuiteCard(
-        **{k: data[k] for k in plain if k in data},
+        **read,
         metrics=summaries(data["metrics"]),
         slices=[Slice(s["name"], s["items"], summaries(s["metrics"])) for s in data.get("slices", ())],
         evidence=[
@@ -569,7 +586,7 @@ def build(
         suite_results = way.settle(
             [results.get(i.key) or way.failed(suite.suite, i, scorers, "missing", MISSING) for i in chosen]
         )
-        protocol = _as_ran(protocol, suite, suite_results, sample is not None)
+        protocol = _as_ran(protocol, suite, suite_results, sample is not None, config.get("split"))
         ordered.extend(suite_results)
         parts = way.slices(suite.suite, suite_results)
         metrics = scorers.selected(way.metrics(suite.suite))
@@ -589,6 +606,9 @@ def build(
                 sha256=suite.sha256,
                 is_sample=suite.is_sample,
                 items_in_file=suite.total,
+                revision=suite.revision,
+                files=suite.files,
+                release=suite.release,
                 items=len(suite_results),
                 errors=sum(r.status == "error" for r in suite_results),
                 missing=sum(r.status == "missing" for r in suite_results),
@@ -642,7 +662,9 @@ def build(
     )
 
 
-def _as_ran(protocol: Setup, suite: LoadedSuite, results: Sequence[ItemResult], sampled: bool) -> Setup:
+def _as_ran(
+    protocol: Setup, suite: LoadedSuite, results: Sequence[ItemResult], sampled: bool, split: str | None
+) -> Setup:
     """The suite's setup with the part of its data file that ran (``-k``, ``--ambig-limit``,
     a shard; a merge's shards together) and, unless already said, why its data is not the
     published benchmark's. An episode counts as the data file's item it was made from."""
@@ -651,6 +673,9 @@ def _as_ran(protocol: Setup, suite: LoadedSuite, results: Sequence[ItemResult], 
         protocol = protocol.with_subset(ran, suite.total)
     if protocol.unlike is None:
         why = published.unlike(suite.suite.title, suite.is_sample, suite.release, ran, suite.total, sampled)
+        papers = suite.suite.published_split
+        if why is None and suite.release and papers and split and split != papers:
+            why = f"the {split} split of {suite.release.partition(',')[2].strip()}; the papers report {papers}"
         protocol = dataclasses.replace(protocol, unlike=why)
     return protocol
 

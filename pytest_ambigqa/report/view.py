@@ -424,6 +424,12 @@ def short_line(suite: SuiteCard, results: Sequence[ItemResult]) -> str:
     )
 
 
+def _identity(suite: SuiteCard, width: int) -> str:
+    """What identifies a run's data: the commit of an hf:// source, the sha256 of what was read."""
+    revision = f"revision {suite.revision[:width]}, " if suite.revision else ""
+    return f"{revision}sha256 {suite.sha256[:width]}"
+
+
 def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
     way = protocol_of(suite.protocol.name)
     setting = headline(suite.name)
@@ -446,8 +452,8 @@ def _suite(card: Scorecard, suite: SuiteCard) -> list[Block]:
         Heading(suite.title, 2),
         Para(source, only="terminal"),
         Para(f"{source}; {errors}.", only="markdown"),
-        note_lines([f"data: {suite.source} (sha256 {suite.sha256[:12]})"], 1, "terminal"),
-        Para(f"Data: {suite.source} (sha256 {suite.sha256})", only="markdown"),
+        note_lines([f"data: {suite.source} ({_identity(suite, 12)})"], 1, "terminal"),
+        Para(f"Data: {suite.source} ({_identity(suite, 64)})", only="markdown"),
         Notes(tuple(protocol)),
         note_lines([errors], 1, "terminal"),
     ]

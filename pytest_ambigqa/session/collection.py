@@ -12,6 +12,7 @@ import pytest
 from ..assertions import explain
 from ..report import gates
 from ..schema import AmbigItem, ItemResult
+from ..suites.sources import HubRef
 from .run import RUN_KEY, Run
 
 ITEM_KEY: pytest.StashKey[AmbigItem] = pytest.StashKey()  # the benchmark item of a builtin test
@@ -100,6 +101,16 @@ class Collection:
             else run.default_system.label
         )
         lines = [f"ambigqa: {suites}; system: {system}"]
+        for loaded in run.loaded:
+            asked = run.cfg.data.get(loaded.suite.name)
+            if loaded.revision and isinstance(asked, HubRef):  # an hf:// source: the commit it resolved to
+                resolved = asked.revision == loaded.revision
+                at = "" if resolved else f" ({asked.revision or 'main'} is commit {loaded.revision})"
+                read = ", ".join(f"{name} sha256 {sha[:12]}" for name, sha in loaded.files)
+                lines.append(
+                    f"ambigqa data: {loaded.suite.name} from {asked}{at}; read {read}; "
+                    f"repeat exactly with --ambig-data={loaded.suite.name}={loaded.source}"
+                )
         searched = run.cfg.retrieval
         if searched.searches:
             lines.append(

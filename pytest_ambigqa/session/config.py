@@ -22,7 +22,7 @@ import pytest
 
 from .. import options
 from ..cluster.pool import RAY_MODELS, RayConfig
-from ..errors import ScorecardError, UsageError
+from ..errors import ScorecardError, UnreadableFile, UsageError
 from ..models.config import ModelConfig
 from ..models.local import parse_device
 from ..options import refuse
@@ -35,6 +35,7 @@ from ..retrieval.config import RetrievalConfig
 from ..schedulers import SchedulerShard, detect
 from ..suites import SUITES, saved_settings
 from ..suites.march import parse_fields
+from ..suites.sources import HubRef, is_hub, parse_hub
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class RunConfig:
     room (models, retrieval, gates, the protocol's own options); given by :func:`read_run_config`."""
 
     suites: tuple[str, ...]
-    data: dict[str, Path]
+    data: dict[str, Path | HubRef]  # a file, or a benchmark on the Hub (hf://OWNER/NAME[@REVISION][/FILE])
     split: str
     limit: int | None
     seed: int
@@ -124,24 +125,37 @@ def _suites(text: str | None) -> tuple[str, ...]:
     return names
 
 
-def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Path]:
+def _data(text: str | None, suites: tuple[str, ...], base: Path) -> dict[str, Path | HubRef]:
     if not text:
         return {}
     head = text.partition("=")[0].strip().lower()
-    if head not in SUITES:  # a bare path
+    if head not in SUITES:  # a bare path or URL
         if len(suites) != 1:
             refuse(
                 "--ambig-data: with several suites, name each file as SUITE=PATH "
                 f"(suites: {', '.join(suites)})"
             )
-        return {suites[0]: base / Path(text).expanduser()}
+        return {suites[0]: _location("--ambig-data", text, base)}
     data = {}
     for suite, path in options.pairs("--ambig-data", text):
         suite = suite.lower()
         if suite not in suites:
             refuse(f"--ambig-data: suite '{suite}' is not selected by --ambig-suite ({', '.join(suites)})")
-        data[suite] = base / Path(path).expanduser()
+        data[suite] = _location(f"--ambig-data ({suite})", path, base)
     return data
+
+
+def _location(option: str, text: str, base: Path) -> Path | HubRef:
+    """A data file's path, or an ``hf://`` URL (``suites/sources.py``), which needs huggingface_hub."""
+    if not is_hub(text):
+        return base / Path(text).expanduser()
+    try:
+        ref = parse_hub(text)
+    except UnreadableFile as exc:
+        refuse(f"{option}: {exc}")
+    if importlib.util.find_spec("huggingface_hub") is None:
+        refuse(f"{option}: {ref} needs huggingface_hub: pip install 'pytest-ambigqa[hub]'")
+    return ref
 
 
 def _metrics(text: str | None, suites: tuple[str, ...], protocol: str) -> tuple[str, ...] | None:
@@ -319,6 +333,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         "--ambig-repeats", options.text(config, "--ambig-repeats"), kind=int, low=1, high=1000
     )
     _check_repeated(config, name, rescore, sample, repeats)
+    saved_data = saved.get("data", {})
     ray = _executor(config, system, rescore)
     gates = GateConfig.read(config, base, suites, partial(suite_metrics, protocol=name), metrics)
     if repeats == 1 and any(t.of_trials for t in gates.fail_under):
@@ -326,7 +341,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     return RunConfig(
         suites=suites,
         data=_data(options.value(config, "--ambig-data"), suites, base)
-        or {k: Path(v) for k, v in saved.get("data", {}).items() if k in suites},
+        or {k: _location("--ambig-rescore", v, base) for k, v in saved_data.items() if k in suites},
         split=options.value(config, "--ambig-split")
         or saved.get("split")
         or options.text(config, "--ambig-split"),

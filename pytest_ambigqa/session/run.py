@@ -44,6 +44,7 @@ from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
 from ..schema import AmbigItem
 from ..suites import SUITES, LoadedSuite, LoadOptions, Scorers, Setup, shard, stratified_sample
 from ..suites.sample import Sample, draw
+from ..suites.sources import HubRef, parse_hub
 from ..systems import System, load_system
 from ..systems.replay import load_saved
 from .config import RunConfig
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from .sequential import StopSignal
 
 LLM_CACHE_FILE = "llm.sqlite"  # the llm:<method> systems' calls, beside the judge's
+HUB_INPUT = "ambigqa_hub"  # workerinput: {suite: the hf:// URL at the commit the controller read}
 RUN_KEY: pytest.StashKey[Run] = pytest.StashKey()  # the session's run, when a suite is selected
 
 
@@ -161,9 +163,14 @@ class Run:
         return remote.system(local)
 
     def _load(self, name: str, pools: list[tuple[AmbigItem, ...]]) -> LoadedSuite:
-        options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields)
+        data = self.cfg.data.get(name)
+        worker = getattr(self.config, "workerinput", None) or {}
+        pinned = worker.get(HUB_INPUT, {}).get(name)
+        if pinned is not None:  # an xdist worker reads the commit the controller resolved, from the cache
+            data = parse_hub(pinned)
+        options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields, offline=pinned is not None)
         try:
-            loaded = SUITES[name].load(self.cfg.data.get(name), options)
+            loaded = SUITES[name].load(data, options)
         except DataError as exc:
             raise pytest.UsageError(f"--ambig-data ({name}): {exc}") from None
         pools.append(loaded.items)
@@ -176,6 +183,15 @@ class Run:
         if self.cfg.shard is not None:
             items = shard(items, *self.cfg.shard)
         return dataclasses.replace(loaded, items=items)
+
+    def pinned_data(self) -> dict[str, str]:
+        """Each hf:// source at the commit this process read: what xdist workers read, and the
+        URL that repeats the run exactly."""
+        return {
+            s.suite.name: s.source
+            for s in self.loaded
+            if isinstance(self.cfg.data.get(s.suite.name), HubRef) and s.revision
+        }
 
     def _draw(self, asked: int | float) -> None:
         """Keep the stratified sample of every selected suite's items (``suites/sample.py``)."""

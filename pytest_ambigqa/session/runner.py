@@ -26,7 +26,7 @@ from ..store.pool import Prefetcher
 from ..systems import System, from_object
 from .collection import ITEM_KEY
 from .deal import DEAL_INPUT, DealScheduling, deals, share
-from .run import Run
+from .run import HUB_INPUT, Run
 
 RUNNER_KEY: pytest.StashKey[Runner] = pytest.StashKey()
 PAYLOAD_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
@@ -62,6 +62,7 @@ class Runner:
         answers; when its pool asks ahead, its slot in the deal (session/deal.py)."""
         node.workerinput["ambigqa_run"] = self.run.run_id
         node.workerinput["ambigqa_cache"] = str(self.run.cache_dir)
+        node.workerinput[HUB_INPUT] = self.run.pinned_data()  # the workers read the commit resolved here
         asks_ahead = self.run.cfg.concurrency > 1 or self.run.cfg.models.judge_batch is not None
         if self._dealer is None and asks_ahead and deals(self.run.config):
             self._dealer = DealScheduling(self.run.config, node.workerinput["workercount"])

@@ -39,6 +39,7 @@ class Asqa(Suite):
     sample_file = "asqa_sample.json"
     uses_profile = True
     headline_setting = "dev"  # the split the published rows report
+    published_split = "dev"
     evidence_hint = (
         "ALCE publishes ASQA with each item's retrieved Wikipedia passages (asqa_eval_gtr_top100.json, "
         "ALCE's given-docs protocol; see `pytest-ambigqa data list`)"

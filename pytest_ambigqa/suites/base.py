@@ -16,7 +16,8 @@ from ..metrics.scoring import Failure, Scorers, offloadable, score
 from ..metrics.spec import Scored
 from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status
-from .records import read_text, repair_text
+from .records import member_text, parquet_text, read_text, repair_text
+from .sources import HubRef, Read, Sources, member_of, read_sources, release
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ OPEN_RETRIEVAL = Setup("open-retrieval", "open retrieval: systems get a retrieve
 class LoadOptions:
     split: str = "dev"
     fields: Mapping[str, str] = field(default_factory=dict)  # MARCH field mapping
+    offline: bool = False  # an hf:// source from the Hub cache alone (xdist workers, reports read back)
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,11 @@ class LoadedSuite:
     is_sample: bool
     total: int  # items in the file, before --ambig-limit
     repairs: tuple[str, ...] = ()  # what was made encodable (records.repair_text), to warn about
-    release: str | None = None  # the known release and split the data is, whole (None: not identified)
+    revision: str | None = None  # the commit an hf:// source was read at
+    files: tuple[tuple[str, str], ...] = ()  # (name, sha256) of every file read
+    # The known release the data is, when it is a whole known split of one (suites/sources.py):
+    # "ASQA dev split, din0s/asqa@0123456789ab"; None for a sample or a file we cannot identify.
+    release: str | None = None
 
 
 class Suite:
@@ -103,6 +109,7 @@ class Suite:
     judge_packages: tuple[str, ...] = ()  # what its judge metrics import beyond openai
     gold_evidence_in_corpus = False  # its passages are the gold evidence (a search of them is easy)
     evidence_hint = ""  # where the benchmark's evidence is published, for a run that has none
+    published_split: str | None = None  # the split its published rows report (--ambig-split)
     # The published settings it can run (--ambig-setting=NAME=SETTING), the first its default;
     # what each gives a system, scores and compares with is the suite's own (inputs, protocol).
     settings: tuple[str, ...] = ()
@@ -139,22 +146,82 @@ class Suite:
         """The papers' rows for this suite (``suites/<name>/published.toml``); may be absent."""
         return room("suites") / self.name / "published.toml"
 
-    def load(self, path: Path | None, options: LoadOptions) -> LoadedSuite:
+    def sources_path(self) -> Path:
+        """Where the benchmark is published (``suites/<name>/sources.toml``); may be absent."""
+        return room("suites") / self.name / "sources.toml"
+
+    def sources(self) -> Sources:
+        return read_sources(self.name, self.sources_path())
+
+    def load(self, path: Path | HubRef | None, options: LoadOptions) -> LoadedSuite:
+        """The items of a data file (the bundled sample when None), or of an ``hf://`` source."""
+        if isinstance(path, HubRef):
+            return self._load_hub(path, options)
         is_sample = path is None
         path = self.sample_path() if path is None else path
         text = read_text(path)
-        parsed = self.parse(path, text, options)
-        if not parsed:
-            raise DataError(f"{path}: no {self.title} items found")
-        parsed, repairs = repair_text(path, text, parsed)
+        files = ((path.name, hashlib.sha256(path.read_bytes()).hexdigest()),)
+        known = None if is_sample else release(self.sources(), Read(files), options.split)
+        return self._loaded([(path, text)], options, str(path), is_sample, files=files, release=known)
+
+    def _load_hub(self, ref: HubRef, options: LoadOptions) -> LoadedSuite:
+        """The items of the files an ``hf://`` URL names, or of its split, at one commit."""
+        from .hub import fetch
+
+        sources = self.sources()
+        source = sources.find(ref.repo)
+        fetched = fetch(ref, options.split, source, offline=options.offline)
+        texts: list[tuple[Path, str]] = []
+        files = []
+        for name, local, digest in fetched.files:
+            files.append((name, digest))
+            member = member_of(ref, source) if name.endswith(".tar") else None
+            if member is not None:
+                inner, text = member_text(local, member)
+                files.append((f"{name}/{inner}", hashlib.sha256(text.encode("utf-8")).hexdigest()))
+                texts.append((local / inner, text))
+            elif name.endswith(".parquet"):
+                texts.append((local, parquet_text(local)))
+            else:
+                texts.append((local, read_text(local)))
+        read = Read(tuple(files), ref.repo, fetched.commit, fetched.chosen_by_split, fetched.only_of_split)
+        return self._loaded(
+            texts,
+            options,
+            str(fetched.pinned),
+            False,
+            files=tuple(files),
+            revision=fetched.commit,
+            release=release(sources, read, options.split),
+        )
+
+    def _loaded(
+        self,
+        texts: list[tuple[Path, str]],
+        options: LoadOptions,
+        source: str,
+        is_sample: bool,
+        **where_from: Any,
+    ) -> LoadedSuite:
+        """Parsed, made encodable and checked for duplicate ids: the suite's items from ``texts``
+        (each file's path and text), in file order."""
+        parsed: list[tuple[str, AmbigItem]] = []
+        repairs: list[str] = []
+        for path, text in texts:
+            found = self.parse(path, text, options)
+            if not found:
+                raise DataError(f"{path}: no {self.title} items found")
+            found, repaired = repair_text(path, text, found)
+            parsed += found
+            repairs += repaired
         seen: dict[str, str] = {}
         for where, item in parsed:
             if item.id in seen:
                 raise DataError(f"{where}: duplicate item id '{item.id}' (first at {seen[item.id]})")
             seen[item.id] = where
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = hashlib.sha256("".join(text for _, text in texts).encode("utf-8")).hexdigest()
         items = tuple(dataclasses.replace(item, index=n) for n, (_, item) in enumerate(parsed))
-        return LoadedSuite(self, items, str(path), digest, is_sample, len(items), tuple(repairs))
+        return LoadedSuite(self, items, source, digest, is_sample, len(items), tuple(repairs), **where_from)
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         raise NotImplementedError

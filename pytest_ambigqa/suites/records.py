@@ -298,3 +298,41 @@ def _repaired(value: Any, where: str, found: list[str]) -> Any:
                 changes[f.name] = new
         return dataclasses.replace(value, **changes) if changes else value
     return value
+
+
+def parquet_text(path: Path) -> str:
+    """A parquet file's rows as JSON Lines text (row N on line N), so that each suite's own
+    parser reads a Hub release in parquet as it reads the release's JSON."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError(f"{path}: reading parquet needs pyarrow: pip install 'pytest-ambigqa[hub]'") from None
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow's ArrowInvalid and kin: not a parquet file
+        raise DataError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
+    return "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+
+
+def member_text(path: Path, member: str) -> tuple[str, str]:
+    """(its name in the archive, its text) of the file ``member`` names inside the tar archive
+    ``path``, by its whole name or its name in any folder of the archive."""
+    import tarfile
+
+    try:
+        with tarfile.open(path) as archive:
+            names = [m for m in archive.getmembers() if m.isfile()]
+            found = [m for m in names if m.name == member or m.name.endswith("/" + member)]
+            if len(found) != 1:
+                jsons = [m.name for m in names if m.name.endswith((".json", ".jsonl"))]
+                shown = ", ".join(jsons[:12]) or "none"
+                raise DataError(f"{path}: no single file '{member}' in the archive (JSON files: {shown})")
+            data = archive.extractfile(found[0])
+            assert data is not None  # a regular file
+            raw = data.read()
+    except (tarfile.TarError, OSError) as exc:
+        raise DataError(f"{path}: not a readable tar archive ({type(exc).__name__})") from None
+    try:
+        return found[0].name, raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}/{found[0].name}: not UTF-8 text (byte {exc.start})") from None
