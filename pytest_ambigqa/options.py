@@ -204,6 +204,12 @@ _OPTIONS = (
     ),
     Option("--ambig-judge-batch-poll", "SECONDS", "how often a batch's progress is asked for", "10"),
     Option(
+        "--ambig-no-preflight",
+        None,
+        "do not check, before any item, that each model server (judge, llm: system, simulated user) "
+        "answers and takes $OPENAI_API_KEY (one GET /models each); for a run that only reads its cache",
+    ),
+    Option(
         "--ambig-max-unscored-rate",
         "R",
         "fail the run if more than this fraction of a metric's items is unscored",
