@@ -188,8 +188,15 @@ _OPTIONS = (
         "--ambig-human-labels",
         "FILE",
         "human scores of some items, JSON Lines or a JSON list of {id, suite?, system?, score or "
-        "scores: {judge metric: score}}: the scorecard reports the judge's agreement with them "
+        "scores: {judge metric: score}}, or ALCE's released human_eval files: the scorecard reports "
+        "the judge's agreement with them "
         "(Spearman, Krippendorff's alpha, Cohen's kappa) and the prediction-powered human-scale mean",
+    ),
+    Option(
+        "--ambig-human-labels-system",
+        "NAME",
+        "the run's system as the labels file names it (default: --ambig-system): rows of other "
+        "systems are ignored; for ALCE's human evaluation files, the model file a run replays",
     ),
     Option(
         "--ambig-judge-batch",
