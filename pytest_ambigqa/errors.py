@@ -35,6 +35,9 @@ Unavailable               a model, device or index the run needs
 - ModelNotFound           the embedder is not on this machine        ``--ambig-embedder``'s usage error
 - ActorUnavailable        a Ray actor was lost with the call, or      the item's error (the system's);
                           none could be placed (``cluster/``)        unscored (the reader's)
+- EndpointUnavailable     a model server refused the API key, or     ``session/``: a usage error, before
+                          nothing answered, in the preflight         any item
+                          (``models/preflight.py``)
 UserFailure               the simulated user could not take a turn   the episode unscored
 ========================  =========================================  ======================================
 
@@ -151,6 +154,11 @@ class ModelNotFound(Unavailable):
 class ActorUnavailable(Unavailable):
     """A Ray actor died with the call in flight, or no actor of the pool could be placed on
     the cluster in time; the message says which and why."""
+
+
+class EndpointUnavailable(Unavailable):
+    """The preflight found a model server (judge, ``llm:`` system, simulated user) that refused
+    the API key or did not answer; the message names the variable or the URL and what to check."""
 
 
 class UserFailure(AmbigQAError):

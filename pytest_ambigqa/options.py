@@ -193,8 +193,15 @@ _OPTIONS = (
         "--ambig-human-labels",
         "FILE",
         "human scores of some items, JSON Lines or a JSON list of {id, suite?, system?, score or "
-        "scores: {judge metric: score}}: the scorecard reports the judge's agreement with them "
+        "scores: {judge metric: score}}, or ALCE's released human_eval files: the scorecard reports "
+        "the judge's agreement with them "
         "(Spearman, Krippendorff's alpha, Cohen's kappa) and the prediction-powered human-scale mean",
+    ),
+    Option(
+        "--ambig-human-labels-system",
+        "NAME",
+        "the run's system as the labels file names it (default: --ambig-system): rows of other "
+        "systems are ignored; for ALCE's human evaluation files, the model file a run replays",
     ),
     Option(
         "--ambig-judge-batch",
@@ -208,6 +215,12 @@ _OPTIONS = (
         "$ per million tokens of batch requests (default: half of --ambig-judge-price, OpenAI's discount)",
     ),
     Option("--ambig-judge-batch-poll", "SECONDS", "how often a batch's progress is asked for", "10"),
+    Option(
+        "--ambig-no-preflight",
+        None,
+        "do not check, before any item, that each model server (judge, llm: system, simulated user) "
+        "answers and takes $OPENAI_API_KEY (one GET /models each); for a run that only reads its cache",
+    ),
     Option(
         "--ambig-max-unscored-rate",
         "R",

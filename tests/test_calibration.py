@@ -369,3 +369,128 @@ def test_on_alces_real_human_ratings_the_figures_equal_an_independent_computatio
         (point, low[0], high[0]), abs=1e-12
     )
     assert m["judge_mean"] == pytest.approx(np.concatenate([judged, unlabelled]).mean())
+
+
+# -- ALCE's released human evaluation files, as released (issue 38, part 2) ------------------
+
+ALCE_MODEL = "asqa-made-up-model-shot2-ndoc5-42.json"
+
+
+def alce_output(item_id: str, **ratings) -> dict:
+    """One output of ALCE's human evaluation files, in their fields (values invented)."""
+    return {"id": item_id, "question": "Who?", "output": "Someone [1].", **ratings}
+
+
+def test_alces_nested_release_is_read_as_released(tmp_path):
+    """``human_eval_utility_completed.json`` and ``..._citations_completed.json``: one object,
+    dataset -> model file -> question id -> output; each model's overall_results is no row."""
+    utility_file = {
+        "asqa": {
+            ALCE_MODEL: {
+                "-1": alce_output("-1", utility_score=5, automatic_correctness_scores=[True, False]),
+                "7": alce_output("7", utility_score=2, automatic_correctness_scores=[False]),
+                "overall_results": {"str_em": 35.3, "length": 42.4},
+            },
+            "asqa-other.json": {"-1": alce_output("-1", utility_score=1)},
+        },
+        "eli5": {"eli5-m.json": {"eli5_0": alce_output("eli5_0", utility_score=3)}},
+    }
+    path = tmp_path / "human_eval_utility_completed.json"
+    path.write_text(json.dumps(utility_file, indent=2), encoding="utf-8")
+    labels = read_labels(path)
+    assert [(x.suite, x.system, x.item_id, x.scores) for x in labels] == [
+        ("asqa", ALCE_MODEL, "-1", {"judge_utility": 5.0}),
+        ("asqa", ALCE_MODEL, "7", {"judge_utility": 2.0}),
+        ("asqa", "asqa-other.json", "-1", {"judge_utility": 1.0}),
+        ("eli5", "eli5-m.json", "eli5_0", {"judge_utility": 3.0}),
+    ]
+    assert labels[0].where == f'["asqa"]["{ALCE_MODEL}"]["-1"]'
+    citations = {
+        "asqa": {
+            ALCE_MODEL: {
+                "-1": alce_output(
+                    "-1",
+                    overall_recall_score=0.5,
+                    overall_precision_score=1.0,
+                    sentences=[{"text": "Someone [1].", "sentence_recall_score": 1, "citations": []}],
+                ),
+                "overall_results": {"citation_rec": 76.0},
+            }
+        }
+    }
+    path = tmp_path / "human_eval_citations_completed.json"
+    path.write_text(json.dumps(citations), encoding="utf-8")
+    [label] = read_labels(path)
+    assert label.scores == {"citation_recall": 0.5, "citation_precision": 1.0}
+    # No judge metric of this version takes citation labels: counted as such, never matched.
+    result = ItemResult("asqa", "-1", "ok", None, scores={"judge_utility": 4.0})
+    calibration = calibrate(str(path), [label], [result], METRICS, ALCE_MODEL, 0)
+    assert calibration.metrics == [] and calibration.not_judged == [
+        "1 label(s) for asqa's citation_recall: not a metric this run reports",
+        "1 label(s) for asqa's citation_precision: not a metric this run reports",
+    ]
+
+
+def test_alces_outputs_one_per_line_are_read_with_their_field_names(tmp_path):
+    """The same outputs flattened, one per line, as ``../shared``'s sample holds them:
+    ``sample_id`` the id, ``model`` the system."""
+    rows = [
+        {"sample_id": "-1", "model": ALCE_MODEL, "question": "Who?", "output": "x", "utility_score": 4},
+        {"id": "7", "model": ALCE_MODEL, "utility_score": 1, "automatic_correctness_scores": [False]},
+    ]
+    labels = read_labels(write(tmp_path, rows))
+    assert [(x.item_id, x.system, x.scores) for x in labels] == [
+        ("-1", ALCE_MODEL, {"judge_utility": 4.0}),
+        ("7", ALCE_MODEL, {"judge_utility": 1.0}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [
+        (alce_output("-1"), "no human rating in it (ALCE's utility_score, overall_recall_score, "),
+        (alce_output("-2", utility_score=3), 'its \'id\' "-2" is not its key "-1"'),
+        (alce_output("-1", utility_score="5"), "'utility_score' must be a finite number, not \"5\""),
+        (alce_output("-1", overall_recall_score=None), "'overall_recall_score' must be a finite number"),
+    ],
+)
+def test_a_bad_alce_output_is_named_by_file_and_place(tmp_path, output, problem):
+    path = tmp_path / "human_eval_utility_completed.json"
+    path.write_text(json.dumps({"asqa": {ALCE_MODEL: {"-1": output}}}), encoding="utf-8")
+    with pytest.raises(UnreadableFile) as raised:
+        read_labels(path)
+    assert str(raised.value).startswith(f'{path}, ["asqa"]["{ALCE_MODEL}"]["-1"]: {problem}')
+
+
+def test_a_bad_alce_line_is_named_by_file_and_line(tmp_path):
+    path = write(
+        tmp_path, [{"sample_id": "-1", "utility_score": 4}, {"model": ALCE_MODEL, "utility_score": 4}]
+    )
+    with pytest.raises(UnreadableFile) as raised:
+        read_labels(path)
+    assert str(raised.value) == (
+        f"{path}, line 2: 'id' must be the item's id (a non-empty string) ('sample_id' in ALCE's)"
+    )
+
+
+def test_the_shared_alce_sample_is_read_as_it_is(shared_data):
+    labels = read_labels(shared_data / "asqa" / ALCE)
+    assert len(labels) == 100 and len({x.system for x in labels}) == 4
+    assert all(set(x.scores) == {"judge_utility"} and 1 <= x.scores["judge_utility"] <= 5 for x in labels)
+    assert len({x.item_id for x in labels}) == 25
+
+
+def test_a_run_takes_alces_rows_for_the_system_it_names(pytester, chat_server):
+    """``--ambig-human-labels-system`` names the run's system as the file does (ALCE's model
+    file); the other models' rows are ignored and counted."""
+    rows = [{"sample_id": i.id, "model": ALCE_MODEL, "utility_score": 3} for i in ASQA[:5]]
+    rows += [{"sample_id": ASQA[0].id, "model": "asqa-other.json", "utility_score": 1}]
+    result, card = labelled_run(pytester, chat_server, rows, f"--ambig-human-labels-system={ALCE_MODEL}")
+    result.assert_outcomes(passed=10)
+    calibration = card["calibration"]
+    assert (calibration["system"], calibration["other_systems"]) == (ALCE_MODEL, 1)
+    [m] = calibration["metrics"]
+    assert (m["metric"], m["labelled"], m["pairs"]) == ("judge_utility", 5, 5)
+    result = pytester.runpytest("--ambig-suite=asqa", f"--ambig-human-labels-system={ALCE_MODEL}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --ambig-human-labels-system: only with --ambig-human-labels"])

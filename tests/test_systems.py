@@ -159,6 +159,40 @@ def test_load_system_builtins_and_modules(tmp_path):
         load_system("broken_mod:f", tmp_path)
 
 
+def test_a_misspelt_spec_suggests_the_closest_names(tmp_path):
+    """Issue 38, part 4: an attribute, a module in the directory pytest was started from, a
+    package's submodule, a built-in or a method, misspelt: the closest names, as difflib finds them."""
+    (tmp_path / "didyoumean_sys.py").write_text(
+        "def answer(question):\n    return 'a'\n"
+        "def answer_all(question):\n    return 'b'\n"
+        "_answer = answer\n"
+        "ANSWERS = 3\n"
+    )
+    package = tmp_path / "didyoumean_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "systems.py").write_text("def answer(question):\n    return 'c'\n")
+
+    def refusal(spec: str) -> str:
+        with pytest.raises(UsageError) as refused:
+            load_system(spec, tmp_path, lambda: object())
+        return str(refused.value)
+
+    assert refusal("didyoumean_sys:answr") == (
+        "--ambig-system: module 'didyoumean_sys' has no attribute 'answr' "
+        "(did you mean 'answer' or 'answer_all'?)"
+    )  # public callables only: not _answer, not ANSWERS
+    assert refusal("didyoumean_sys:zzz") == "--ambig-system: module 'didyoumean_sys' has no attribute 'zzz'"
+    assert "No module named 'didyoumean_sy' (did you mean 'didyoumean_sys'" in refusal("didyoumean_sy:answer")
+    assert refusal("didyoumean_pkg.sytems:answer").endswith(
+        "No module named 'didyoumean_pkg.sytems' (did you mean 'didyoumean_pkg.systems'?)"
+    )
+    assert refusal("lexcial").endswith("(did you mean 'lexical'?)")
+    assert "(did you mean 'llm:naive-rag'?) (valid: llm:closed-book" in refusal("llm:naive-rga")
+    (tmp_path / "didyoumean_dep.py").write_text("import didyoumean_sys_missing_dependency\n")
+    assert "did you mean" not in refusal("didyoumean_dep:answer")  # its import failed, not its name
+
+
 def test_redact_removes_credentials_and_query():
     assert redact("https://u:p@host:8443/v1/qa?key=abc") == "https://host:8443/v1/qa"
     assert redact("mypkg.qa:answer") == "mypkg.qa:answer"

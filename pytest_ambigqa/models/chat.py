@@ -78,6 +78,14 @@ class ChatSettings:
     max_tokens: int | None = None
 
 
+DEFAULT_URL = "https://api.openai.com/v1"  # with neither a base URL option nor $OPENAI_BASE_URL
+
+
+def server_url(given: str | None) -> str:
+    """The server a client with the base URL ``given`` (None: not given) sends to."""
+    return given or os.environ.get("OPENAI_BASE_URL") or DEFAULT_URL
+
+
 def completion_problem(raw: Any) -> str | None:
     """What makes ``raw`` not a chat completion we can read, or None.
 
@@ -104,7 +112,7 @@ class ChatClient:
     def __init__(self, settings: ChatSettings, cache: CallCache | None) -> None:
         self.settings = settings
         self.cache = cache
-        self.base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.base_url = server_url(settings.base_url)
         sent_url(self.base_url)  # what the client sends (the URL's credentials, the key) is scrubbed
         sent(os.environ.get("OPENAI_API_KEY") or "")
         self._slots = threading.BoundedSemaphore(settings.concurrency)

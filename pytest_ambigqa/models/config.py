@@ -45,6 +45,7 @@ class ModelConfig:
     timeout: float = _DEFAULTS.timeout
     retries: int = _DEFAULTS.max_retries
     reasks: int = _DEFAULTS.max_reasks
+    preflight: bool = True  # probe each model server once before any item (``preflight.py``)
 
     @classmethod
     def read(cls, config: Any) -> ModelConfig:
@@ -102,6 +103,7 @@ class ModelConfig:
             ),
             retries=count("--ambig-judge-retries", 0, 100),
             reasks=count("--ambig-judge-reasks", 0, 20),
+            preflight=not options.value(config, "--ambig-no-preflight"),
         )
 
     def judge_settings(self, seed: int) -> list[ChatSettings]:

@@ -8,6 +8,16 @@ either ``score`` (one overall score, compared with the suite's first judge metri
 ``judge``, ASQA's ``judge_utility``, CondAmbigQA's ``condition``) or ``scores`` (judge
 metric: score). Other fields are ignored.
 
+ALCE's released human evaluation (princeton-nlp/ALCE, ``human_eval/``) is read as released:
+``human_eval_utility_completed.json`` and ``human_eval_citations_completed.json`` are one JSON
+object, ``{dataset: {model file: {question id: output}}}`` (each model's ``overall_results``
+skipped), and the same outputs one per line (JSON Lines, or a JSON list) are read too, with
+``sample_id`` for ``id`` as ASQA spells it. The dataset is the suite (``asqa``), the model file
+the system (``--ambig-human-labels-system`` names the one a run replays), ``utility_score``
+(1-5) the label of ``judge_utility``, and ``overall_recall_score`` / ``overall_precision_score``
+(the human citation recall and precision, 0-1) labels of ``citation_recall`` /
+``citation_precision``, which no judge metric of this version reports (they are counted as such).
+
 On the items of a suite that have a label and a judge score from an answer, the report
 gives Spearman's rho, Krippendorff's alpha (ordinal when both sides are integers, a Likert
 scale; else interval) and, when both sides are 0/1, Cohen's kappa, each with its interval
@@ -56,14 +66,27 @@ class Label:
     scores: dict[str | None, float]
 
 
+# ALCE's human evaluation fields (``human_eval/README.md`` there) and the labels they give
+ALCE_SCORES = {
+    "utility_score": "judge_utility",
+    "overall_recall_score": "citation_recall",
+    "overall_precision_score": "citation_precision",
+}
+ALCE_SUMMARY = "overall_results"  # each model's aggregate in the released files: not a row
+
+
 def read_labels(path: Path) -> list[Label]:
     """The rows of a labels file, every one checked; UnreadableFile names the file, the line
-    and what is wrong with it (the first problem)."""
+    (or, in ALCE's nested layout, the dataset, model and question id) and what is wrong with
+    it (the first problem)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UnreadableFile(f"{path}: cannot be read ({exc})") from None
-    if text.lstrip().startswith("["):
+    nested = _alce_nested(text)
+    if nested is not None:
+        rows = _alce_rows(path, nested)
+    elif text.lstrip().startswith("["):
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -97,14 +120,71 @@ def read_labels(path: Path) -> list[Label]:
     return labels
 
 
+def _alce_nested(text: str) -> dict[str, Any] | None:
+    """The released layout of ALCE's human evaluation files, ``{dataset: {model: {id: row}}}``,
+    or None for any other file (one JSON Lines row included)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None  # JSON Lines, or broken: read line by line
+    if not isinstance(data, dict) or not data:
+        return None
+    models = list(data.values())
+    if not all(isinstance(m, dict) and m and all(isinstance(i, dict) for i in m.values()) for m in models):
+        return None  # a row (its values are not all objects of objects)
+    return data
+
+
+def _alce_rows(path: Path, data: dict[str, Any]) -> list[tuple[str, Any]]:
+    """ALCE's nested rows as flat ones, each with where it stands (dataset, model, id)."""
+    rows: list[tuple[str, Any]] = []
+    for dataset, models in data.items():
+        for model, items in models.items():
+            for key, raw in items.items():
+                if key == ALCE_SUMMARY:
+                    continue
+                where = f"[{json.dumps(dataset)}][{json.dumps(model)}][{json.dumps(key)}]"
+                if not isinstance(raw, dict):
+                    raise UnreadableFile(f"{path}, {where}: an output must be a JSON object")
+                if raw.get("id", key) != key:
+                    raise UnreadableFile(
+                        f"{path}, {where}: its 'id' {json.dumps(raw['id'])} is not its key {json.dumps(key)}"
+                    )
+                if not any(field in raw for field in ALCE_SCORES):
+                    raise UnreadableFile(
+                        f"{path}, {where}: no human rating in it (ALCE's {', '.join(ALCE_SCORES)})"
+                    )
+                rows.append((where, {**raw, "id": key, "suite": dataset, "system": model}))
+    return rows
+
+
+def _alce_row(raw: dict[str, Any]) -> dict[str, Any]:
+    """A row of ALCE's released fields as ours: ``sample_id`` its id, ``model`` its system, its
+    human ratings the ``scores`` of the metrics they label."""
+    row = {k: v for k, v in raw.items() if k not in ALCE_SCORES}
+    if "id" not in row and "sample_id" in row:
+        row["id"] = row["sample_id"]
+    if "system" not in row and "model" in row:
+        row["system"] = row["model"]
+    row["scores"] = {ALCE_SCORES[f]: raw[f] for f in ALCE_SCORES if f in raw}
+    return row
+
+
 def _label(where: str, raw: Any) -> Label:
     if not isinstance(raw, dict):
         raise ValueError(f"a row must be a JSON object, not {type(raw).__name__}")
+    alce = "score" not in raw and "scores" not in raw and any(f in raw for f in ALCE_SCORES)
+    if alce:
+        raw = _alce_row(raw)
     item_id = raw.get("id")
     if isinstance(item_id, int) and not isinstance(item_id, bool):
         item_id = str(item_id)
     if not isinstance(item_id, str) or not item_id.strip():
-        raise ValueError("'id' must be the item's id (a non-empty string)")
+        raise ValueError(
+            "'id' must be the item's id (a non-empty string)" + (" ('sample_id' in ALCE's)" if alce else "")
+        )
     for field in ("suite", "system"):
         if raw.get(field) is not None and not isinstance(raw[field], str):
             raise ValueError(f"'{field}' must be a string")
@@ -118,11 +198,15 @@ def _label(where: str, raw: Any) -> Label:
             raise ValueError("'scores' must be a non-empty object of judge metric: score")
         judged = sorted(m for m, spec in METRICS.items() if spec.needs == "judge")
         for metric in named:
-            if metric not in judged:
+            if metric not in judged and not (alce and metric in ALCE_SCORES.values()):
                 raise ValueError(
                     f"'scores': '{metric}' is not a judge metric (judge metrics: {', '.join(judged)})"
                 )
-        scores = {metric: _number(f"scores.{metric}", value) for metric, value in named.items()}
+        named_as = {v: k for k, v in ALCE_SCORES.items()} if alce else {}  # as the file names it
+        scores = {
+            metric: _number(named_as.get(metric, f"scores.{metric}"), value)
+            for metric, value in named.items()
+        }
     return Label(where, item_id, raw.get("suite"), raw.get("system"), scores)
 
 

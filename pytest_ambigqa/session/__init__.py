@@ -20,6 +20,7 @@ from ..errors import UsageError
 from ..hookspecs import register_extensions
 from .collection import Collection
 from .config import read_run_config, refuse_without_suite
+from .preflight import preflight
 from .progress import Progress, mode
 from .run import RUN_KEY, Run
 from .runner import RUNNER_KEY, Runner
@@ -42,6 +43,7 @@ def start(config: pytest.Config) -> None:
     if cfg is None:
         return
     run = Run(config, cfg)
+    _checked(run, preflight)  # every model server answers and takes the key, before any item
     runner = Runner(run)
     config.stash[RUN_KEY] = run
     config.stash[RUNNER_KEY] = runner
@@ -54,6 +56,15 @@ def start(config: pytest.Config) -> None:
     for name, plugin in plugins:
         config.pluginmanager.register(plugin, name)
     config.stash[_PLUGINS] = plugins
+
+
+def _checked(run: Run, check: Callable[[Run], None]) -> None:
+    """``check(run)``; when it refuses the run, the run is closed first (its temporary cache)."""
+    try:
+        check(run)
+    except BaseException:
+        run.close()
+        raise
 
 
 def refuse_idle_options(config: pytest.Config) -> None:

@@ -76,6 +76,9 @@ class RunConfig:
     retrieval: RetrievalConfig
     gates: GateConfig
     human_labels: Path | None = None  # --ambig-human-labels (report/calibration.py), read by the controller
+    human_labels_system: str | None = (
+        None  # --ambig-human-labels-system: the labels' name of the run's system
+    )
     ray: RayConfig | None = None  # --ambig-executor=ray: the system's calls run in Ray actors
 
     def to_dict(self) -> dict[str, Any]:
@@ -321,6 +324,9 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         refuse("--ambig-human-labels: the labels are compared with the judge's scores; set --ambig-judge")
     if labels is not None and options.value(config, "--ambig-shard"):
         refuse("--ambig-human-labels: a shard holds part of the labelled items, and merge does not calibrate")
+    labels_system = options.value(config, "--ambig-human-labels-system")
+    if labels_system is not None and labels is None:
+        refuse("--ambig-human-labels-system: only with --ambig-human-labels")
     metrics = _metrics(options.value(config, "--ambig-metrics"), suites, name)
     system = options.value(config, "--ambig-system")
     if system and system.lower().startswith("llm:") and not models.llm_model:
@@ -380,6 +386,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         retrieval=RetrievalConfig.read(config, base),
         gates=gates,
         human_labels=base / Path(labels).expanduser() if labels else None,
+        human_labels_system=labels_system,
         ray=ray,
     )
 

@@ -178,7 +178,12 @@ class ScorecardPlugin:
 
             metrics = {suite.name: list(suite.metrics) for suite in card.suites}
             calibration = calibrate(
-                str(cfg.human_labels), self.labels, card.results, metrics, str(system["label"]), cfg.seed
+                str(cfg.human_labels),
+                self.labels,
+                card.results,
+                metrics,
+                cfg.human_labels_system or str(system["label"]),
+                cfg.seed,
             )
             card = dataclasses.replace(card, calibration=calibration)
         deferred = None

@@ -1,10 +1,14 @@
 """``--ambig-system``: a built-in name, ``llm:<method>``, an http(s) URL or ``module:attr``,
-loaded as a :class:`System`; a spec that cannot be loaded is a :class:`UsageError`."""
+loaded as a :class:`System`; a spec that cannot be loaded is a :class:`UsageError`, which
+suggests the closest names when the one given looks misspelt (a built-in, a method, a module
+in the directory pytest was started from or on ``sys.path``, an attribute of the module)."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
+import pkgutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,13 +42,16 @@ def load_system(
     if not sep or not module_name or not attr:
         raise UsageError(
             f"--ambig-system: '{spec}' is not module:attr, an http(s) URL, llm:<method>, or one of "
-            f"{', '.join(BUILTIN)}"
+            f"{', '.join(BUILTIN)}{did_you_mean(spec.lower(), BUILTIN)}"
         )
     module = _import(module_name, search_dir)
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise UsageError(f"--ambig-system: module '{module_name}' has no attribute '{attr}'")
+            raise UsageError(
+                f"--ambig-system: module '{module_name}' has no attribute '{attr}'"
+                f"{did_you_mean(part, _callables(obj))}"
+            )
         obj = getattr(obj, part)
     label = spec if spec.lower() not in BUILTIN else f"{spec.lower()} baseline ({target})"
     try:
@@ -59,7 +66,8 @@ def _llm_system(spec: str, llm: Callable[[], Any] | None) -> System:
     method = spec.partition(":")[2].strip().lower()
     if method not in METHODS:
         valid = ", ".join(f"llm:{m}" for m in METHODS)
-        raise UsageError(f"--ambig-system: unknown reference method '{spec}' (valid: {valid})")
+        close = did_you_mean(method, METHODS, prefix="llm:")
+        raise UsageError(f"--ambig-system: unknown reference method '{spec}'{close} (valid: {valid})")
     if importlib.util.find_spec("openai") is None:
         raise UsageError(f"--ambig-system={spec} needs openai: pip install 'pytest-ambigqa[judge]'")
     client = llm() if llm is not None else None
@@ -73,7 +81,7 @@ def _import(module_name: str, search_dir: Path):
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name != module_name.split(".")[0] or str(search_dir) in sys.path:
-            raise _import_error(module_name, exc) from None
+            raise _import_error(module_name, exc, search_dir) from None
     except Exception as exc:
         raise _import_error(module_name, exc) from None
     # Like `python -m pytest`, also look in the directory pytest was started from.
@@ -81,8 +89,48 @@ def _import(module_name: str, search_dir: Path):
     try:
         return importlib.import_module(module_name)
     except Exception as exc:
-        raise _import_error(module_name, exc) from None
+        raise _import_error(module_name, exc, search_dir) from None
 
 
-def _import_error(module_name: str, exc: Exception) -> UsageError:
-    return UsageError(f"--ambig-system: cannot import '{module_name}': {type(exc).__name__}: {exc}")
+def _import_error(module_name: str, exc: Exception, search_dir: Path | None = None) -> UsageError:
+    close = ""
+    if isinstance(exc, ModuleNotFoundError) and exc.name and module_name.startswith(exc.name):
+        close = _close_modules(exc.name, search_dir)  # the module asked for, not one it imports
+    return UsageError(f"--ambig-system: cannot import '{module_name}': {type(exc).__name__}: {exc}{close}")
+
+
+def did_you_mean(name: str, candidates: Any, prefix: str = "") -> str:
+    """`` (did you mean 'x'?)`` or `` (did you mean 'x' or 'y'?)`` with the candidates closest
+    to ``name`` (difflib's), or "" when none is close."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return f" (did you mean {' or '.join(repr(prefix + c) for c in close)}?)"
+
+
+def _callables(obj: Any) -> list[str]:
+    """The public names of ``obj`` that a system could be: callables (classes included)."""
+    names = []
+    for name in dir(obj):
+        if name.startswith("_"):
+            continue
+        try:
+            if callable(getattr(obj, name)):
+                names.append(name)
+        except Exception:  # noqa: BLE001 - an attribute that raises is no candidate
+            continue
+    return names
+
+
+def _close_modules(missing: str, search_dir: Path | None) -> str:
+    """The names closest to the module ``missing`` (dotted: the missing part of a package): a
+    package's submodules, else the top-level modules of the search directory and ``sys.path``."""
+    parent, _, last = missing.rpartition(".")
+    if parent:
+        package = sys.modules.get(parent)
+        path = getattr(package, "__path__", None)
+        found = [m.name for m in pkgutil.iter_modules(path)] if path is not None else []
+        return did_you_mean(last, found, prefix=f"{parent}.")
+    dirs = [str(search_dir)] if search_dir is not None else []
+    found = [m.name for m in pkgutil.iter_modules([*dirs, *(p for p in sys.path if p not in dirs)])]
+    return did_you_mean(last, [*found, *sys.builtin_module_names])
