@@ -675,7 +675,8 @@ def _as_ran(
         why = published.unlike(suite.suite.title, suite.is_sample, suite.release, ran, suite.total, sampled)
         papers = suite.suite.published_split
         if why is None and suite.release and papers and split and split != papers:
-            why = f"the {split} split of {suite.release.partition(',')[2].strip()}; the papers report {papers}"
+            where = suite.release.partition(",")[2].strip()
+            why = f"the {split} split of {where}; the papers report {papers}"
         protocol = dataclasses.replace(protocol, unlike=why)
     return protocol
 
