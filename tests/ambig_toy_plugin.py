@@ -12,7 +12,7 @@ from pytest_ambigqa.metrics import MetricSpec, Scored, Scorer
 from pytest_ambigqa.metrics.text import normalize_answer
 from pytest_ambigqa.report.writers import Writer
 from pytest_ambigqa.schema import AmbigItem, Interpretation, Passage
-from pytest_ambigqa.suites import Suite
+from pytest_ambigqa.suites import Setup, Suite
 
 
 def word_recall(golds: list[str], text: str) -> float:
@@ -35,6 +35,13 @@ class Toy(Suite):
     def inputs(self, item, scorers):
         hinted = self.setting(scorers) == "hinted"
         return {"passages": [Passage("hint", "", item.long_answers[0])] if hinted else [], "conditions": []}
+
+    def protocol(self, scorers, inputs, has_passages):
+        """What each setting promises an item: the plain one nothing (closed book), so a
+        system that reads passages runs there too, and gets none."""
+        if self.setting(scorers) == "hinted":
+            return Setup("hinted", "hinted: the gold answer as a passage", evidence="passages")
+        return Setup("plain", "plain: the question only", evidence="none")
 
     def parse(self, path, text, options):
         return [

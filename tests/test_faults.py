@@ -134,14 +134,14 @@ def test_items_that_never_ran_are_not_called_scored(pytester):
     result.stdout.fnmatch_lines(["*STR-EM*1/13 +12 failed as 0*"])
 
 
-def test_a_system_reading_passages_from_a_file_without_any_is_told(pytester, shared_data):
+def test_a_system_reading_passages_from_a_file_without_any_is_refused(pytester, shared_data):
     data = shared_data / "asqa" / "asqa_dev_sample40.jsonl"  # the din0s layout: no passages
     pytester.makepyfile(reads="def answer(question, passages):\n    return question\n")
-    result, _ = run(
-        pytester, "--ambig-suite=asqa", f"--ambig-data={data}", "--ambig-system=reads:answer", "-W", "default"
+    result, card = run(pytester, "--ambig-suite=asqa", f"--ambig-data={data}", "--ambig-system=reads:answer")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and card == {}
+    result.stderr.fnmatch_lines(
+        ["ERROR: ASQA: *reads `passages`*asqa_dev_sample40.jsonl gives its items no passages*"]
     )
-    result.assert_outcomes(passed=40)
-    result.stdout.fnmatch_lines(["*ASQA: *asqa_dev_sample40.jsonl gives its items no passages*"])
 
 
 @pytest.mark.parametrize(
