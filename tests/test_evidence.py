@@ -11,6 +11,8 @@ import json
 import pytest
 from pytest_ambigqa.baselines.llm import METHODS
 
+from fixtures.hub import ASQA as HUB_ASQA
+from fixtures.hub import FIRST as HUB_FIRST
 from fixtures.process import ambig_run
 from pytest_ambigqa.report import published
 from pytest_ambigqa.suites import SUITES
@@ -270,3 +272,38 @@ def test_an_endpoint_that_retrieves_for_itself_runs_and_is_sent_the_question(pyt
     assert {tuple(sorted(body)) for _, body in server.requests} == {("id", "question")}
     result.stdout.fnmatch_lines(["  receives: question; passages: none; no evidence given"])
     assert "evidence short" not in result.stdout.str()
+
+
+# A known release (the stand-in Hub's din0s/asqa, 10 dev items at FIRST): its rows are
+# comparable whole or as a declared random sample, context as a subset or another split.
+RELEASE_RUNS = {
+    "whole": ([], None),
+    "a declared random sample": (["--ambig-sample=6"], None),
+    "--ambig-limit": (["--ambig-limit=4"], "4 of the 10 items of ASQA dev split, din0s/asqa@*"),
+    "-k": (["-k", "not 1003"], "9 of the 10 items of ASQA dev split, din0s/asqa@*"),
+    "another split": (["--ambig-split=train"], "the train split of din0s/asqa@*; the papers report dev"),
+}
+
+
+@pytest.mark.parametrize("case", RELEASE_RUNS, ids=list(RELEASE_RUNS))
+def test_a_known_release_is_comparable_whole_or_sampled(pytester, fake_hub, case):
+    args, reason = RELEASE_RUNS[case]
+    pytester.makepyfile(mysys="def answer(question):\n    return 'no idea'\n")
+    result, card = ambig_run(
+        pytester,
+        "--ambig-suite=asqa",
+        f"--ambig-data=hf://{HUB_ASQA}@{HUB_FIRST}",
+        "--ambig-system=mysys:answer",
+        "--ambig-metrics=str_em",
+        *args,
+    )
+    assert result.ret == 0, result.stdout.str()
+    rows = [r for r in card["suites"][0]["published"] if r["same_protocol"]]
+    assert rows
+    if reason is None:
+        assert all(r["comparable"] for r in rows)
+        result.stdout.fnmatch_lines(["  papers: MARCH (Park et al., 2025), Table 11, 21 rows comparable*"])
+    else:
+        assert not any(r["comparable"] for r in rows)
+        assert all(fnmatch.fnmatch(r["reason"], reason) for r in rows), rows[0]["reason"]
+        result.stdout.fnmatch_lines([f"  n/c: MARCH (Park et al., 2025), Table 11, 21 rows: {reason}"])
