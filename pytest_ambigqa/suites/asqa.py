@@ -41,8 +41,9 @@ class Asqa(Suite):
     headline_setting = "dev"  # the split the published rows report
     published_split = "dev"
     evidence_hint = (
-        "ALCE publishes ASQA with each item's retrieved Wikipedia passages (asqa_eval_gtr_top100.json, "
-        "ALCE's given-docs protocol; see `pytest-ambigqa data list`)"
+        "ALCE publishes ASQA's dev items with 100 retrieved Wikipedia passages each: "
+        "--ambig-data=hf://princeton-nlp/ALCE-data (asqa_eval_gtr_top100.json, the given-docs protocol; "
+        "`pytest-ambigqa data list` shows every source)"
     )
 
     def warm(self, scorers: Scorers) -> None:

@@ -40,7 +40,10 @@ class CondAmbigQA(Suite):
     )
     sample_file = "condambigqa_sample.json"
     judge_packages = ("deepeval",)  # G-Eval, as the paper scores conditions and answers
-    evidence_hint = "the released files give each item its 20 retrieved fragments (ctxs)"
+    evidence_hint = (
+        "the released files give each item its 20 retrieved fragments (ctxs): "
+        "--ambig-data=hf://Apocalypse-AGI-DAO/CondAmbigQA (gated: a token and accepted terms)"
+    )
     settings = tuple(SETTINGS)
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
