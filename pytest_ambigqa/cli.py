@@ -126,8 +126,7 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
                 release=s.release,
             )
         )
-        # what each shard said of the part it ran gives way to what the merge ran (``build``)
-        protocols[name] = dataclasses.replace(s.protocol, unlike=None)
+        protocols[name] = s.protocol  # what each shard said of its part gives way to ``build``'s
     protocol = config.get("protocol") or "single-shot"
     item_min = parse_thresholds(
         "--ambig-item-min",
@@ -302,7 +301,8 @@ def data_list() -> int:
             print(f"    license: {source.license}")
             print(f"    size: {source.size}; format: {source.format or 'unknown'}")
             print(
-                f"    revision seen: {source.revision_seen or 'none recorded'} (not tested here: no network)"
+                f"    revision seen: {source.revision_seen or 'none recorded'} "
+                "(not verified by the maintainers)"
             )
     return 0
 

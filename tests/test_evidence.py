@@ -21,7 +21,6 @@ ASQA_SAMPLE = json.loads(SUITES["asqa"].sample_path().read_text("utf-8"))
 
 # What a system got, one JSON line a call: whether a retriever came, how many passages.
 PROBE = """
-import fnmatch
 import json
 
 def record(question, retriever, passages):
@@ -164,7 +163,7 @@ def test_given_docs_says_why_and_counts_items_short_of_evidence(pytester):
         [
             "  protocol: given docs: systems get the data file's retrieved docs (ALCE) (chosen as the system "
             "declares `passages` and the data file has retrieved docs); scorer: *",
-            "  receives: question; passages: the data file's, 5 per item (1 items have none)",
+            "  receives: question; passages: the data file's, 5 per item (1 item has none)",
             f"  evidence short: 1 of {len(rows)} items got less evidence than the protocol promises: "
             f"{rows[2]['sample_id']} (no passages in the data file)",
         ]
@@ -307,3 +306,49 @@ def test_a_known_release_is_comparable_whole_or_sampled(pytester, fake_hub, case
         assert not any(r["comparable"] for r in rows)
         assert all(fnmatch.fnmatch(r["reason"], reason) for r in rows), rows[0]["reason"]
         result.stdout.fnmatch_lines([f"  n/c: MARCH (Park et al., 2025), Table 11, 21 rows: {reason}"])
+
+
+def test_a_conftest_system_is_checked_not_the_default_one(pytester):
+    """An ``ambig_system`` fixture replaces the default system: a closed-book one runs on a
+    file without passages, and a reading one is told on its items, not the lexical baseline."""
+    data = asqa_file(pytester)
+    pytester.makeconftest(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef ambig_system():\n"
+        "    return lambda question: 'no idea'\n"
+    )
+    result, card = ambig_run(pytester, "--ambig-suite=asqa", f"--ambig-data={data}")
+    result.assert_outcomes(passed=len(ASQA_SAMPLE))
+    assert "reads `" not in result.stdout.str() + result.stderr.str()
+    pytester.makeconftest(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef ambig_system():\n"
+        "    def answer(question, passages=()):\n        return 'no idea'\n    return answer\n"
+    )
+    result = pytester.runpytest("--ambig-suite=asqa", f"--ambig-data={data}", "--ambig-limit=2")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*ambig_system fixture: ASQA: the system '*' reads `passages`*"])
+
+
+def test_a_setting_that_withholds_the_files_passages_says_so(pytester):
+    """MARCH's file has its gold passages; open retrieval hands none over."""
+    pytester.makepyfile(mysys="def answer(question, passages):\n    return 'no idea'\n")
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-system=mysys:answer")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: MARCH: *open retrieval protocol hands over none of *march_sample.json's passages*"]
+    )
+
+
+def test_a_scorecard_from_before_is_judged_when_read(pytester):
+    """A card written before the data was judged: its bundled rows read as context, and
+    what its system received is not made up."""
+    from pytest_ambigqa.report.scorecard import Scorecard
+    from pytest_ambigqa.report.view import published_lines, published_rows, received_line
+
+    result, card = ambig_run(pytester, "--ambig-suite=march", "--ambig-limit=3")
+    for suite in card["suites"]:
+        for key in ("unlike", "easier", "received", "evidence", "chosen"):
+            suite["protocol"].pop(key, None)
+    old = Scorecard.from_json(card).suites[0]
+    assert received_line(old.protocol) == "not recorded (a scorecard written before it was)"
+    lines = published_lines(old, published_rows(old))
+    assert lines and all("the bundled sample of 13 items" in line for line in lines)

@@ -46,8 +46,10 @@ def compare(suite: str, protocol: Setup) -> list[dict[str, Any]]:
             reason = f"this run is an upper bound: {protocol.upper_bound}"
         elif row["protocol"] != protocol.published_as:
             reason = f"published under the {row['protocol']} protocol; this run: {protocol.name}"
-        elif protocol.unlike:
+        elif protocol.unlike is not None:
             reason = protocol.unlike
+        elif protocol.easier is not None:
+            reason = protocol.easier
         elif not meta.get("like_for_like", True):
             reason = meta.get("note", "the source says its numbers are not like for like")
         else:
@@ -68,8 +70,8 @@ def unlike(
         return f"the bundled sample of {total} items written for this project, not the benchmark's"
     if release is None:
         return (
-            f"data not identified as a published release of {title} (no known source lists its "
-            "checksum; `pytest-ambigqa data list` shows them)"
+            f"data not identified as a published release of {title}: load it from its Hub source "
+            "to compare (`pytest-ambigqa data list`)"
         )
     if ran < total and not sampled:
         return f"{ran} of the {total} items of {release} (-k, --ambig-limit or a shard), not the whole split"

@@ -324,6 +324,13 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
         if protocol
         else OPEN_RETRIEVAL
     )
+    if "unlike" not in (protocol or {}):  # a card from before its data was judged: judged now
+        total = data.get("items_in_file", data["items"])
+        why = published.unlike(
+            data.get("title", data["name"]), data.get("is_sample", False), data.get("release"),
+            min(data["items"], total), total, sampled=False,
+        )  # fmt: skip
+        setup = dataclasses.replace(setup, unlike=why)
     way = protocol_of(setup.name)
     read = {k: data[k] for k in plain if k in data}
     read["files"] = tuple((str(name), str(sha)) for name, sha in data.get("files") or ())  # JSON's lists
@@ -666,19 +673,18 @@ def _as_ran(
     protocol: Setup, suite: LoadedSuite, results: Sequence[ItemResult], sampled: bool, split: str | None
 ) -> Setup:
     """The suite's setup with the part of its data file that ran (``-k``, ``--ambig-limit``,
-    a shard; a merge's shards together) and, unless already said, why its data is not the
-    published benchmark's. An episode counts as the data file's item it was made from."""
+    a shard; a merge's shards together) and why its data is not the published benchmark's,
+    decided here for a run and a merge alike. An episode counts as the data file's item it
+    was made from."""
     ran = len({(r.details.get("episode") or {}).get("item") or r.key for r in results})
     if not suite.is_sample:
         protocol = protocol.with_subset(ran, suite.total)
-    if protocol.unlike is None:
-        why = published.unlike(suite.suite.title, suite.is_sample, suite.release, ran, suite.total, sampled)
-        papers = suite.suite.published_split
-        if why is None and suite.release and papers and split and split != papers:
-            where = suite.release.partition(",")[2].strip()
-            why = f"the {split} split of {where}; the papers report {papers}"
-        protocol = dataclasses.replace(protocol, unlike=why)
-    return protocol
+    why = published.unlike(suite.suite.title, suite.is_sample, suite.release, ran, suite.total, sampled)
+    papers = suite.suite.published_split
+    if why is None and suite.release and papers and split and split != papers:
+        where = suite.release.partition(",")[2].strip()
+        why = f"the {split} split of {where}; the papers report {papers}"
+    return dataclasses.replace(protocol, unlike=why)
 
 
 def _summaries(

@@ -406,7 +406,9 @@ def _sequential(card: Scorecard) -> list[Note]:
 def received_line(setup: Setup) -> str:
     """What the system was given, as the ``receives:`` line says it (a run that gave it no
     evidence at all says so)."""
-    given = list(setup.received) or ["question"]
+    if not setup.received:
+        return "not recorded (a scorecard written before it was)"
+    given = list(setup.received)
     evidence = [g for g in given if g.startswith(("retriever:", "passages:"))]
     if not evidence or all(g.endswith(": none") or ": none " in g for g in evidence):
         given.append("no evidence given")

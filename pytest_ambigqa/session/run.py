@@ -133,7 +133,8 @@ class Run:
         self.system_is_default = cfg.system is None and self.rescore is None
         if cfg.retrieval.report:  # an option's own conflict first
             self.check_retriever_for(None)
-        if self.rescore is None:
+        # a conftest's ambig_system fixture is the run's system: checked when a test first asks
+        if self.rescore is None and not (self.system_is_default and _fixture_system(config)):
             no_evidence = self.evidence_problem(self.default_system)
             if no_evidence:
                 raise pytest.UsageError(no_evidence)
@@ -483,10 +484,12 @@ class Run:
             setup = self._protocol(loaded, system.inputs)
             if setup.evidence == "none" or self._gets_evidence(loaded, system.inputs):
                 continue
-            suite = loaded.suite
+            suite, protocol_name = loaded.suite, setup.label.partition(":")[0]
             declared = " and ".join(f"`{name}`" for name in reads)
             why = []
-            if "passages" in reads:
+            if "passages" in reads and any(item.passages for item in loaded.items):
+                why.append(f"the {protocol_name} protocol hands over none of {loaded.source}'s passages")
+            elif "passages" in reads:
                 why.append(f"{loaded.source} gives its items no passages")
             if "retriever" in reads:
                 if not self.cfg.retrieval.searches:
@@ -503,7 +506,7 @@ class Run:
             hint = f"; {suite.evidence_hint}" if suite.evidence_hint else ""
             return (
                 f"{suite.title}: the system '{system.label}' reads {declared}, but this run has no "
-                f"evidence to give it under the {setup.label.partition(':')[0]} protocol: "
+                f"evidence to give it under the {protocol_name} protocol: "
                 f"{'; '.join(why)}{hint}. A system that declares neither runs closed-book"
             )
         return None
@@ -549,7 +552,8 @@ class Run:
             else:
                 out.append("retriever: none")
         if "passages" in inputs:
-            counts = [len(suite.inputs(item, self.scorers)["passages"]) for item in loaded.items]
+            items = {self.protocol.base_key(item): item for item in loaded.items}.values()  # not episodes
+            counts = [len(suite.inputs(item, self.scorers)["passages"]) for item in items]
             given_any = [n for n in counts if n]
             if not given_any:
                 out.append("passages: none")
@@ -557,10 +561,8 @@ class Run:
                 low, high = min(given_any), max(given_any)
                 each = f"{low}" if low == high else f"{low}–{high}"
                 short = len(counts) - len(given_any)
-                out.append(
-                    f"passages: the data file's, {each} per item"
-                    + (f" ({short} items have none)" if short else "")
-                )
+                none = f" ({short} item has none)" if short == 1 else f" ({short} items have none)"
+                out.append(f"passages: the data file's, {each} per item" + (none if short else ""))
         if "conditions" in inputs and any(item.conditions for item in loaded.items):
             gold = any(suite.inputs(item, self.scorers)["conditions"] for item in loaded.items)
             out.append("conditions: the gold conditions" if gold else "conditions: none")
@@ -581,11 +583,14 @@ class Run:
         an upper bound or easier."""
         suite = loaded.suite
         protocol = self._protocol(loaded, inputs)
-        notes = list(protocol.notes)
-        if "retriever" in inputs and self.searchable and self.cfg.retrieval.corpus is None:
+        notes, easier = list(protocol.notes), None
+        if "retriever" in inputs and self.searchable_for(loaded) and self.cfg.retrieval.corpus is None:
             note = suite.own_corpus_note(protocol, len(self.corpus))
             if note:
                 notes.append(note)
+                easier = (
+                    "the retriever searches the suites' own files, not the papers' corpus (--ambig-corpus)"
+                )
         if self.cfg.metrics is not None:
             left = [m for m in self.protocol.metrics(suite) if m not in self.cfg.metrics]
             if left:
@@ -593,9 +598,19 @@ class Run:
         upper = protocol.upper_bound
         if "item" in inputs:
             upper = "the system reads the gold item (it declares `item`)"
-        received = self.received(loaded, inputs)
-        protocol = dataclasses.replace(protocol, upper_bound=upper, notes=tuple(notes), received=received)
+        received = self.received(loaded, inputs) if self.rescore is None else self._saved_received(suite.name)
+        protocol = dataclasses.replace(
+            protocol, upper_bound=upper, notes=tuple(notes), received=received, easier=easier
+        )
         return self.protocol.setup(protocol)
+
+    def _saved_received(self, suite: str) -> tuple[str, ...]:
+        """Under ``--ambig-rescore``, what the saved run's system received (its scorecard's)."""
+        saved = self.cfg.rescored or {}
+        for card in saved.get("suites") or ():
+            if isinstance(card, dict) and card.get("name") == suite:
+                return tuple(str(r) for r in (card.get("protocol") or {}).get("received") or ())
+        return ()
 
     # -- the cache ----------------------------------------------------------------------
 
@@ -643,6 +658,16 @@ class Run:
             self.cluster.close()
         if self._temporary_cache is not None:
             shutil.rmtree(self._temporary_cache, ignore_errors=True)
+
+
+def _fixture_system(config: pytest.Config) -> bool:
+    """Whether a conftest (or another plugin) defines an ``ambig_system`` fixture, which
+    replaces the default system: its evidence is checked when a test first asks for it."""
+    ours = sys.modules.get("pytest_ambigqa.plugin")
+    return any(
+        plugin is not ours and getattr(plugin, "ambig_system", None) is not None
+        for plugin in config.pluginmanager.get_plugins()
+    )
 
 
 def _scoring_modules() -> list[Path]:

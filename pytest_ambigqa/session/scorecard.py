@@ -151,7 +151,12 @@ class ScorecardPlugin:
         run, cfg = self.run, self.run.cfg
         used = list(self._used.values()) or [run.describe(run.default_system)]
         system: dict[str, Any] = (
-            used[0] if len(used) == 1 else {"label": " + ".join(u["label"] for u in used), "inputs": []}
+            used[0]
+            if len(used) == 1
+            else {  # several fixture systems: what any of them declares
+                "label": " + ".join(u["label"] for u in used),
+                "inputs": list(dict.fromkeys(i for u in used for i in u["inputs"])),
+            }
         )
         expected = self.expected
         if expected is not None and self._gate_skipped:  # skipped once the gates were decided

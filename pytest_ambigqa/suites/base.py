@@ -8,7 +8,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import DataError
 from ..metrics import METRICS
@@ -31,10 +31,11 @@ class Setup:
     why no published row is comparable (the system got gold inputs); ``notes`` are caveats
     that leave the protocol as it is (an easier corpus, a sample).
 
-    ``evidence`` is what the protocol promises each item (:data:`EVIDENCE`); ``chosen`` why
-    the run put the items this way, where the system's inputs decided it; ``received`` what
-    the system was given on this run, one phrase an input; ``unlike`` why the data is not the
-    published benchmark's, which makes the papers' rows context, not a comparison.
+    ``evidence`` is what the protocol promises each item; ``chosen`` why the run put the items
+    this way, where the system's inputs decided it; ``received`` what the system was given on
+    this run, one phrase an input (empty: a scorecard from before it was recorded). The papers'
+    rows are context, not a comparison, where ``unlike`` says why the data is not the
+    published benchmark's, or ``easier`` why the run's search is easier than the papers'.
     """
 
     name: str
@@ -42,10 +43,11 @@ class Setup:
     upper_bound: str | None = None
     notes: tuple[str, ...] = ()
     reads_as: str | None = None
-    evidence: str = "retriever"
+    evidence: Evidence = "retriever"
     chosen: str | None = None
     received: tuple[str, ...] = ()
     unlike: str | None = None
+    easier: str | None = None
 
     @property
     def published_as(self) -> str:
@@ -65,7 +67,7 @@ _SUBSET = "a subset: "
 
 # What a protocol promises each item: a retriever over the benchmark's corpus, the data
 # file's own passages, or nothing (closed book).
-EVIDENCE = ("retriever", "passages", "none")
+Evidence = Literal["retriever", "passages", "none"]
 
 OPEN_RETRIEVAL = Setup("open-retrieval", "open retrieval: systems get a retriever, no passages")
 

@@ -61,8 +61,8 @@ class CondAmbigQA(Suite):
 
     def protocol(self, scorers: Scorers, inputs: Sequence[str], has_passages: bool) -> Setup:
         setting = setting_of(scorers)
-        evidence = "passages" if setting.passages else "none"
-        return Setup(setting.name, f"{setting.name}: {setting.gives} [{setting.source}]", evidence=evidence)
+        label = f"{setting.name}: {setting.gives} [{setting.source}]"
+        return Setup(setting.name, label, evidence="passages" if setting.passages else "none")
 
     def outside_setting(self, scorers: Scorers) -> dict[str, str]:
         setting = setting_of(scorers)

@@ -229,6 +229,9 @@ def _explained(ref: HubRef, settings: Settings, offline: bool) -> Iterator[None]
         yield
     except DataError as exc:
         raise DataError(scrub(str(exc))) from None
+    except errors.HFValidationError as exc:  # a name the Hub's rules refuse: "a/b..c", "a/--b"
+        said = scrub(str(exc))[:160]  # scrubbed, then cut
+        raise DataError(f"{ref}: not a valid Hub repository name or revision ({said})") from None
     except errors.GatedRepoError:
         if settings.token is None:
             why = (

@@ -14,7 +14,7 @@ import fnmatch
 import re
 import tomllib
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,6 @@ class Read:
     commit: str | None = None
     chosen_by_split: bool = False  # every file of the split was read (none named in the URL)
     only_of_split: bool = False  # the named file is the repository's only file of the split
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def release(sources: Sources, read: Read, split: str) -> str | None:
