@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import AmbigQAWarning
+from ..suites.records import file_sha256
 
 T = TypeVar("T")
 MANIFEST = "manifest.json"
@@ -28,14 +29,6 @@ BUILD_LOG = "builds.log"
 
 def fingerprint(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @contextlib.contextmanager

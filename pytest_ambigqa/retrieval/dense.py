@@ -21,7 +21,8 @@ import numpy as np
 from ..errors import ModelNotFound
 from ..models.local import find_local_model, offline_transformers, pick_device
 from ..schema import Passage
-from .cache import file_sha256, fingerprint
+from ..suites.records import file_sha256
+from .cache import fingerprint
 from .corpus import Corpus
 from .ranking import to_passages
 

@@ -16,7 +16,7 @@ from ..metrics.scoring import Failure, Scorers, offloadable, score
 from ..metrics.spec import Scored
 from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status
-from .records import member_text, parquet_text, read_text, repair_text
+from .records import file_sha256, member_text, parquet_text, read_text, repair_text
 from .sources import HubRef, Read, Sources, member_of, read_sources, release
 
 
@@ -162,7 +162,7 @@ class Suite:
         is_sample = path is None
         path = self.sample_path() if path is None else path
         text = read_text(path)
-        files = ((path.name, hashlib.sha256(path.read_bytes()).hexdigest()),)
+        files = ((path.name, file_sha256(path)),)
         known = None if is_sample else release(self.sources(), Read(files), options.split)
         return self._loaded([(path, text)], options, str(path), is_sample, files=files, release=known)
 

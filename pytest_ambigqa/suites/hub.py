@@ -13,7 +13,6 @@ the token (``HF_TOKEN`` or the ``hf auth login`` one) is a secret like every oth
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from typing import Any
 
 from ..errors import DataError
 from ..output import scrub, sent
+from .records import file_sha256
 from .sources import COMMIT, HubRef, Source, choose, data_files, names_split
 
 INSTALL = "pip install 'pytest-ambigqa[hub]'"
@@ -197,7 +197,7 @@ def _download(
             local_files_only=offline,
         )
     )
-    digest = sha256_of(local)
+    digest = file_sha256(local)
     blob = local.resolve()
     expected = published or (blob.name if len(blob.name) == 64 else None)  # an LFS blob: its sha256
     if expected is not None and digest != expected:
@@ -208,14 +208,6 @@ def _download(
             f"{expected[:12]}): the download is damaged; it was removed from the cache, run again"
         )
     return local, digest
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 @contextmanager

@@ -7,6 +7,7 @@ error line. Files are only ever opened for reading.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -336,3 +337,12 @@ def member_text(path: Path, member: str) -> tuple[str, str]:
         return found[0].name, raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}/{found[0].name}: not UTF-8 text (byte {exc.start})") from None
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks (a Hub file, an index, a model)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
