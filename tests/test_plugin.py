@@ -164,8 +164,8 @@ def test_only_declared_arguments_are_passed_and_async_works(pytester):
                 return "x " + q
         """
     )
-    result, card = scorecard(
-        pytester, "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-limit=2"
+    result, card = scorecard(  # CondAmbigQA hands over its fragments: MARCH's open retrieval none
+        pytester, "--ambig-suite=condambigqa", "--ambig-system=mysys:answer", "--ambig-limit=2"
     )
     result.assert_outcomes(passed=2)
     assert card["system"]["inputs"] == ["question", "passages"]
