@@ -172,7 +172,8 @@ def test_empty_corpus_is_a_usage_error(pytester, shared_data):
     result.stderr.fnmatch_lines(
         [
             "ERROR: ASQA: the system 'mysys:answer' reads `retriever`, but this run has no evidence to give it "
-            "under the open retrieval protocol: no corpus was given (--ambig-corpus=PATH*"
+            "under the open retrieval protocol: *asqa_dev_sample40.jsonl has no passages to search and no corpus "
+            "was given (--ambig-corpus=PATH*"
         ]
     )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
