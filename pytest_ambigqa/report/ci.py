@@ -8,7 +8,9 @@ properties that CI dashboards chart.
 - ``--ambig-pr-comment=FILE``: :func:`pr_comment`, compact and link-free, its first line a
   hidden marker (:data:`MARKER`) a bot finds its earlier comment by, to edit it in place.
 - JUnit (``--junitxml``): one passing test case per suite, ``ambigqa::scorecard[SUITE]``,
-  whose properties are the suite's values (:func:`junit_suites`), beside the items' own.
+  whose properties are the suite's values and its own gates' verdict; one test case per gate,
+  ``ambigqa::gate[SUITE:METRIC]``, failing with the gate's line when it failed; one failing
+  ``ambigqa::run[N]`` per report not written (:func:`junit`), beside the items' own.
 
 Everything written is scrubbed of credentials: the Markdown through ``markdown.inert``, the
 properties through ``safe_output``.
@@ -18,7 +20,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -239,13 +242,80 @@ def _regressions(comparison: Comparison) -> list[str]:
     return lines
 
 
-# ---- JUnit
+# ---- JUnit and the gates as test cases
 
 
-def junit_suites(config: Any, card: Scorecard) -> None:
-    """One passing test case per suite in ``--junitxml``'s file, its properties the suite's
-    values, added through the JUnit plugin as a test's own reports reach it. Must run before
-    that plugin writes the file (the scorecard plugin's session end is ``tryfirst``)."""
+@dataclass(frozen=True)
+class GateCase:
+    """One gate of the run as a test case: ``ambigqa::gate[NAME]``, failing with the gate's
+    FAILED line when it failed, passing (with what it compared) otherwise."""
+
+    suite: str  # "" for a line that names no suite
+    name: str  # SUITE:METRIC, SUITE:METRIC:OPTION beside another gate on the metric, SUITE:OPTION
+    passed: bool
+    line: str
+
+    @property
+    def nodeid(self) -> str:
+        return f"ambigqa::{GATE_NAME}[{self.name}]"
+
+
+GATE_NAME = "gate"  # the gate test cases: ambigqa::gate[SUITE:METRIC]
+
+
+def gate_cases(card: Scorecard) -> list[GateCase]:
+    """Every gate evaluated (each check), then each failure no option sets (a configured
+    model that scored nothing, the protocol's own): one case each, named uniquely. None
+    while the gates are deferred to the merge."""
+    if card.gates_deferred:
+        return []
+    names: list[tuple[str, str, str]] = []  # (suite, metric or "", option)
+    for c in card.checks:
+        option = c.gate.partition("=")[0].removeprefix("--ambig-")
+        metric = c.metric or ""
+        if metric and option == "fail-under" and "^" in c.gate.partition("=")[2].partition("=")[0]:
+            metric += "^k"
+        names.append((c.suite, metric, option))
+    cases: list[GateCase] = []
+    seen: dict[str, int] = {}
+    for c, (suite, metric, option) in zip(card.checks, names, strict=True):
+        shared = sum(1 for s, m, _ in names if (s, m) == (suite, metric)) > 1
+        parts = [suite] if suite else []
+        parts += [metric, option] if metric and shared else [metric] if metric else [option]
+        name = ":".join(parts)
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name += f"#{seen[name]}"
+        cells = view.check(c)
+        said = f"{c.suite} {c.statistic} {cells[3]} {cells[4]} ({c.gate}): {cells[6]}".strip()
+        cases.append(GateCase(suite, name, c.passed, said if c.passed or not c.failure else c.failure))
+    from_checks = {c.failure for c in card.checks if c.failure}
+    suites = sorted((s.name for s in card.suites), key=len, reverse=True)
+    for n, line in enumerate((s for s in card.shortfalls if s not in from_checks), 1):
+        suite = next((s for s in suites if line.startswith(f"{s} ")), "")
+        name = f"{suite}:required#{n}" if suite else f"required#{n}"
+        cases.append(GateCase(suite, name, False, line))
+    return cases
+
+
+def suite_verdict(card: Scorecard, suite: str, cases: Iterable[GateCase] | None = None) -> str:
+    """A suite's own gates: ``failed``, ``passed``, ``deferred`` (a shard's, to the merge) or
+    ``none`` (no gate was set on it)."""
+    if card.gates_deferred:
+        return "deferred"
+    mine = [c for c in (gate_cases(card) if cases is None else cases) if c.suite == suite]
+    if not mine:
+        return "none"
+    return "passed" if all(c.passed for c in mine) else "failed"
+
+
+def junit(config: Any, card: Scorecard, unmet: Sequence[str] = ()) -> None:
+    """Into ``--junitxml``'s file, through the JUnit plugin as a test's own reports reach it:
+    one passing case per suite, ``ambigqa::scorecard[SUITE]``, its properties the suite's
+    values; one case per gate (:func:`gate_cases`), failing with its line when it failed;
+    one failing case per ``unmet`` line (a report not written), ``ambigqa::run[N]``. Must
+    run before that plugin writes the file (the scorecard plugin's session end is
+    ``tryfirst``)."""
     try:
         from _pytest.junitxml import xml_key
     except ImportError:  # pragma: no cover - a pytest without it writes no JUnit we can add to
@@ -253,23 +323,35 @@ def junit_suites(config: Any, card: Scorecard) -> None:
     xml = config.stash.get(xml_key, None)
     if xml is None:
         return
+    cases = gate_cases(card)
+    for suite in card.suites:
+        _case(xml, JUNIT_NAME, suite.name, None, junit_properties(card, suite.name, cases))
+    for case in cases:
+        _case(xml, GATE_NAME, case.name, None if case.passed else safe_output(case.line), ())
+    for n, line in enumerate(unmet, 1):
+        _case(xml, "run", str(n), safe_output(line), ())
+
+
+def _case(
+    xml: Any, kind: str, name: str, failure: str | None, properties: Sequence[tuple[str, object]]
+) -> None:
     import pytest
 
-    for suite in card.suites:
-        nodeid = f"ambigqa::{JUNIT_NAME}[{suite.name}]"
-        location = ("ambigqa", None, f"{JUNIT_NAME}[{suite.name}]")
-        for when in ("call", "teardown"):
-            report = pytest.TestReport(
-                nodeid, location, {}, "passed", None, when,
-                user_properties=junit_properties(card, suite.name) if when == "teardown" else (),
-            )  # fmt: skip
-            xml.pytest_runtest_logreport(report)
+    nodeid, location = f"ambigqa::{kind}[{name}]", ("ambigqa", None, f"{kind}[{name}]")
+    outcome = "passed" if failure is None else "failed"
+    xml.pytest_runtest_logreport(pytest.TestReport(nodeid, location, {}, outcome, failure, "call"))
+    xml.pytest_runtest_logreport(
+        pytest.TestReport(nodeid, location, {}, "passed", None, "teardown", user_properties=properties)
+    )
 
 
-def junit_properties(card: Scorecard, name: str) -> list[tuple[str, object]]:
+def junit_properties(
+    card: Scorecard, name: str, cases: Sequence[GateCase] | None = None
+) -> list[tuple[str, object]]:
     """A suite's values as ``ambigqa.*`` properties: items, errors, missing; each metric's
     score on the printed scale (or n/a and why) and its 95% interval; with a baseline, the
-    paired change, its interval and Holm p; and whether the run's gates passed."""
+    paired change, its interval and Holm p; and the verdict of this suite's own gates
+    (:func:`suite_verdict`), not the run's."""
     suite = next(s for s in card.suites if s.name == name)
     props: list[tuple[str, object]] = [
         ("ambigqa.items", suite.items),
@@ -287,6 +369,5 @@ def junit_properties(card: Scorecard, name: str) -> list[tuple[str, object]]:
             values |= {"change": row.diff, "change.low": row.low, "change.high": row.high}
             values["change.p_holm"] = row.p_holm
         props += [(f"ambigqa.{metric}.{k}", round(v, 6)) for k, v in values.items() if v is not None]
-    gates = "deferred" if card.gates_deferred else ("failed" if card.shortfalls else "passed")
-    props.append(("ambigqa.gates", gates))
+    props.append(("ambigqa.gates", suite_verdict(card, name, cases)))
     return props
