@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..metrics import METRICS
 from ..output import safe_output, write_text
@@ -338,7 +338,7 @@ def _case(
     import pytest
 
     nodeid, location = f"ambigqa::{kind}[{name}]", ("ambigqa", None, f"{kind}[{name}]")
-    outcome = "passed" if failure is None else "failed"
+    outcome: Literal["passed", "failed"] = "passed" if failure is None else "failed"
     xml.pytest_runtest_logreport(pytest.TestReport(nodeid, location, {}, outcome, failure, "call"))
     xml.pytest_runtest_logreport(
         pytest.TestReport(nodeid, location, {}, "passed", None, "teardown", user_properties=properties)

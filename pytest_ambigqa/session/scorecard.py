@@ -259,10 +259,10 @@ def counted(stats: dict[str, list[Any]], card: Scorecard | None, unmet: list[str
 GATE_FAILED = "gate FAILED: "
 
 
-class _Listed(pytest.TestReport):  # type: ignore[misc]  # final to users; a report pytest lists
+class _Listed(pytest.TestReport):
     """A failure the short summary lists and the last line does not count (counted already)."""
 
-    count_towards_summary = False  # type: ignore[assignment]
+    count_towards_summary = False
 
 
 def _failed(nodeid: str, line: str, kind: type[pytest.TestReport] = pytest.TestReport) -> pytest.TestReport:
