@@ -29,7 +29,7 @@ from ..metrics import METRICS
 from ..output import safe_output, write_text
 from ..protocols import protocol_of
 from . import markdown, view
-from .compare import Comparison, Row, sign
+from .compare import Comparison, Row
 from .scorecard import Scorecard
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
@@ -82,16 +82,15 @@ def pr_comment_text(card: Scorecard) -> str:
     No links, mentions or references: text from outside stands in code spans, where GitHub
     makes none."""
     suites = ",".join(re.sub(r"[^a-z0-9_.-]", "", s.name.lower()) for s in card.suites)
-    verdict = "❌ gates FAILED" if card.shortfalls else "✅ gates passed"
-    if card.gates_deferred and not card.shortfalls:
-        verdict = "⏸ gates deferred"
     counts = []
     for s in card.suites:
         unit = protocol_of(s.protocol.name).unit
         counts.append(f"{markdown.inert(s.title)} {s.items} {unit}, errors {s.errors + s.missing}")
     lines = [
         f"{MARKER} suites={suites} -->",
-        f"### ambigqa: {verdict}",
+        f"### ambigqa: {markdown.inert(view.verdict(card))}",
+        "",
+        *_gates(card),
         "",
         " · ".join([f"System {_code(card.system.get('label') or '?')}", *counts]),
     ]
@@ -103,10 +102,9 @@ def pr_comment_text(card: Scorecard) -> str:
         for what, keys in (("the base run", comparison.only_base), ("this run", comparison.only_new)):
             if keys:
                 lines.append(f"- {len(keys)} item(s) only in {what}, not compared")
-    lines += ["", *_scores(card), "", "**Gates**", ""]
-    lines += _gates(card)
+    lines += ["", *_scores(card)]
     if comparison is not None:
-        lines += ["", *_significant(comparison), "", *_regressions(comparison)]
+        lines += ["", *_significant(comparison, card), "", *_regressions(comparison)]
     text = "\n".join(lines) + "\n"
     if len(text) > COMMENT_LIMIT:
         cut = "\n\n*[cut: the whole scorecard is in scorecard.md]*\n"
@@ -136,8 +134,8 @@ def _scores(card: Scorecard) -> list[str]:
     comparison = card.comparison
     head = ["suite", "metric", "score", "95% CI"]
     if comparison is not None:
-        head += ["change", "95% CI", "Holm p"]
-    align = "|".join("---:" if h in ("score", "change", "Holm p") else "---" for h in head)
+        head += ["change", "95% CI of the change"]  # Holm's p: in scorecard.md, where its scope is said
+    align = "|".join("---:" if h in ("score", "change") else "---" for h in head)
     lines = [_table_row(head), f"|{align}|"]
     missing: dict[str, list[str]] = {}
     skipped: dict[str, list[str]] = {}
@@ -164,9 +162,9 @@ def _scores(card: Scorecard) -> list[str]:
 
 def _change(row: Row | None) -> list[str]:
     if row is None or row.diff is None:
-        return ["", "not compared", ""]  # why: below the table, or the notes above it
-    _, _, change, interval, _, holm, _ = view.change(row)
-    return [change + _mark(row), interval, holm]
+        return ["", "not compared"]  # why: below the table, or the notes above it
+    _, _, change, interval, *_ = view.change(row)
+    return [change + _mark(row), interval]
 
 
 def _mark(row: Row) -> str:
@@ -177,10 +175,8 @@ def _mark(row: Row) -> str:
 
 def _better(row: Row) -> bool | None:
     """Whether a significant change is for the better; None when the interval holds 0."""
-    d = sign(row.metric)
-    if not d or row.low is None or row.high is None or row.diff is None or row.low <= 0 <= row.high:
-        return None
-    return d * row.diff > 0
+    word, _ = view.significance(row, 0)
+    return None if word is None else word == "better"
 
 
 def _table_row(cells: Iterable[str]) -> str:
@@ -188,40 +184,46 @@ def _table_row(cells: Iterable[str]) -> str:
 
 
 def _gates(card: Scorecard) -> list[str]:
+    """What failed first (items errored or missing, each gate's FAILED line), then every gate
+    evaluated as a table, passed ones too (issue 26, item 4)."""
     lines = []
-    if card.checks:  # every gate evaluated, passed ones too (issue 26, item 4)
-        align = "|".join("---:" if h in ("value", "margin") else "---" for h in view.CHECK_HEAD)
-        lines += [
-            _table_row(view.CHECK_HEAD),
-            f"|{align}|",
-            *(_table_row(view.check(c)) for c in card.checks),
-            "",
-        ]
+    errored = view.unanswered(card)
+    if errored:
+        lines.append(f"- ❌ {errored} item(s) errored or missing: their tests fail, and so does the run")
     lines += [f"- ❌ {_code(s)}" for s in card.shortfalls]
     if card.gates_deferred:
         lines.append(f"- ⏸ deferred: {_code(card.gates_deferred)}")
-    if not card.shortfalls and not card.gates_deferred:
-        lines.append("- ✅ every gate passed")
-    unanswered = sum(s.errors + s.missing for s in card.suites)
-    if unanswered:
-        lines.append(f"- ❌ {unanswered} item(s) errored or missing: their tests fail, and so does the run")
+    elif not card.shortfalls:
+        lines.append("- ✅ every gate passed" if view.gates_evaluated(card)[1] else "- no gates set")
+    if card.checks:
+        align = "|".join("---:" if h in ("value", "margin") else "---" for h in view.CHECK_HEAD)
+        lines += [
+            "",
+            _table_row(view.CHECK_HEAD),
+            f"|{align}|",
+            *(_table_row(view.check(c)) for c in card.checks),
+        ]
     return lines
 
 
-def _significant(comparison: Comparison) -> list[str]:
-    """The metrics whose paired 95% interval leaves 0 (all items of a suite), worse first."""
+def _significant(comparison: Comparison, card: Scorecard | None = None) -> list[str]:
+    """The metrics whose change is significant by the statistic the gate reads, its paired
+    95% interval leaving 0 (all items of a suite), worse first; that interval printed, and
+    where Holm's p disagrees, why, in words."""
+    tests = sum(r.p is not None for r in comparison.rows)
     rows = [r for r in comparison.rows if r.slice == "all" and _better(r) is not None]
     rows.sort(key=lambda r: (bool(_better(r)), r.suite))
-    head = "**Significant changes** (the paired 95% interval of the change leaves 0; Holm p beside it)"
+    head = f"**Significant changes** ({view.SIGNIFICANT_BY})"
     if not rows:
         return [head, "", "- none"]
     lines = [head, ""]
     for r in rows:
-        base, new, change, interval, p, holm, _ = view.change(r)
-        mark, word = ("▲", "better") if _better(r) else ("▼", "worse")
+        base, new, change, interval, *_ = view.change(r)
+        word, why = view.significance(r, tests)
+        mark = "▲" if word == "better" else "▼"
         what = markdown.inert(f"{r.suite} {METRICS[r.metric].label}")
-        numbers = markdown.inert(f"{base} → {new}, {change} {interval}, Holm p {holm}")
-        lines.append(f"- {mark} {what}: {numbers} ({word})")
+        numbers = markdown.inert(f"{base} → {new}, {change} {interval}")
+        lines.append(f"- {mark} {what}: {numbers} ({word}{'; ' + markdown.inert(why) if why else ''})")
     return lines
 
 
