@@ -217,13 +217,19 @@ def _significant(comparison: Comparison, card: Scorecard | None = None) -> list[
     if not rows:
         return [head, "", "- none"]
     lines = [head, ""]
+    whys: list[str] = []
     for r in rows:
         base, new, change, interval, *_ = view.change(r)
         word, why = view.significance(r, tests)
         mark = "▲" if word == "better" else "▼"
         what = markdown.inert(f"{r.suite} {METRICS[r.metric].label}")
         numbers = markdown.inert(f"{base} → {new}, {change} {interval}")
-        lines.append(f"- {mark} {what}: {numbers} ({word}{'; ' + markdown.inert(why) if why else ''})")
+        if why and why not in whys:
+            whys.append(why)
+        note = f"; Holm: see {'†' * (whys.index(why) + 1)}" if why else ""
+        lines.append(f"- {mark} {what}: {numbers} ({word}{note})")
+    for n, why in enumerate(whys, 1):  # a paragraph each
+        lines += ["", f"{'†' * n} {markdown.inert(why)}"]
     return lines
 
 

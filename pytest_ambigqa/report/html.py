@@ -593,6 +593,7 @@ def _comparison(comparison: Comparison, config: dict[str, Any]) -> dict[str, Any
             f"worse in this run. ▲/▼ significant: {view.SIGNIFICANT_BY}."
         ),
         "notes": comparison.notes,
+        "significant_by": view.SIGNIFICANT_BY,
         "only": [
             {"what": what, "keys": keys}
             for what, keys in (

@@ -113,7 +113,7 @@ def change(row: Row) -> list[str]:
 _CHANGE_HEAD = ("base", "new", "change", "95% CI", "p (test)", "Holm p", "W/T/L")
 
 SIGNIFICANT_BY = (
-    "the paired 95% interval of the change leaves 0 (unadjusted, the statistic --ambig-fail-if-worse reads)"
+    "the paired 95% interval of the change leaves 0, unadjusted: the statistic --ambig-fail-if-worse reads"
 )
 
 

@@ -27,8 +27,9 @@
           dataset: { metric: r.metric, slice: r.slice } }, el("td", { text: r.slice }),
           el("td", { text: page.metric(r.metric).label }), el("td", { class: "num", text: n }),
           el("td", { class: "num", text: base }), el("td", { class: "num", text: now }),
-          el("td", { class: "num", text: change + mark }), el("td", { text: interval }),
-          el("td", {}, ns.plots.changePlot(r)), el("td", { text: p }),
+          el("td", { class: "num", text: change }), el("td", { text: interval }),
+          el("td", {}, ns.plots.changePlot(r), mark ? el("span", { class: "sig", title: "significant: " + page.data.comparison.significant_by, text: mark }) : null),
+          el("td", { text: p }),
           el("td", { class: "num", text: holm }), el("td", { class: "num", text: wtl })));
       }
       out.appendChild(t);
