@@ -77,8 +77,9 @@ def append_step_summary(path: Path, text: str) -> None:
 
 
 def pr_comment_text(card: Scorecard) -> str:
-    """Markdown for a sticky pull-request comment: the gates, each suite's scores (with the
-    paired change against the baseline), the significant changes and the worst regressions.
+    """Markdown for a sticky pull-request comment: first the verdict and the gates, then each
+    suite's scores (with the paired change against the baseline), the significant changes
+    and the worst regressions.
     No links, mentions or references: text from outside stands in code spans, where GitHub
     makes none."""
     suites = ",".join(re.sub(r"[^a-z0-9_.-]", "", s.name.lower()) for s in card.suites)
@@ -317,11 +318,26 @@ def suite_verdict(card: Scorecard, suite: str, cases: Iterable[GateCase] | None 
     return "passed" if all(c.passed for c in mine) else "failed"
 
 
-def junit(config: Any, card: Scorecard, unmet: Sequence[str] = ()) -> None:
+GATE_FAILED = "gate FAILED: "  # the start of a run's line of a gate it could not evaluate at all
+
+
+def unmet_gate(line: str) -> bool:
+    """Whether a line of what a run could not do is a gate's (no item ran to meet it)."""
+    return line.startswith(GATE_FAILED)
+
+
+def unmet_nodeid(n: int, line: str) -> str:
+    """The test case of a run's ``n``-th line of what it could not do: ``ambigqa::gate[run]``
+    for a gate, ``ambigqa::run[N]`` for a report not written (or the run's own file damaged)."""
+    return f"ambigqa::{GATE_NAME}[run]" if unmet_gate(line) else f"ambigqa::run[{n}]"
+
+
+def junit(config: Any, card: Scorecard | None, unmet: Sequence[str] = ()) -> None:
     """Into ``--junitxml``'s file, through the JUnit plugin as a test's own reports reach it:
     one passing case per suite, ``ambigqa::scorecard[SUITE]``, its properties the suite's
     values; one case per gate (:func:`gate_cases`), failing with its line when it failed;
-    one failing case per ``unmet`` line (a report not written), ``ambigqa::run[N]``. Must
+    one failing case per ``unmet`` line (:func:`unmet_nodeid`: a report not written, a gate
+    no item ran to meet). Must
     run before that plugin writes the file (the scorecard plugin's session end is
     ``tryfirst``)."""
     try:
@@ -331,13 +347,15 @@ def junit(config: Any, card: Scorecard, unmet: Sequence[str] = ()) -> None:
     xml = config.stash.get(xml_key, None)
     if xml is None:
         return
-    cases = gate_cases(card)
-    for suite in card.suites:
-        _case(xml, JUNIT_NAME, suite.name, None, junit_properties(card, suite.name, cases))
-    for case in cases:
-        _case(xml, GATE_NAME, case.name, None if case.passed else safe_output(case.line), ())
+    if card is not None:
+        cases = gate_cases(card)
+        for suite in card.suites:
+            _case(xml, JUNIT_NAME, suite.name, None, junit_properties(card, suite.name, cases))
+        for case in cases:
+            _case(xml, GATE_NAME, case.name, None if case.passed else safe_output(case.line), ())
     for n, line in enumerate(unmet, 1):
-        _case(xml, "run", str(n), safe_output(line), ())
+        kind, _, name = unmet_nodeid(n, line).removeprefix("ambigqa::").partition("[")
+        _case(xml, kind, name.removesuffix("]"), safe_output(line), ())
 
 
 def _case(

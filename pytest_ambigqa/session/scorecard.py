@@ -135,15 +135,17 @@ class ScorecardPlugin:
                 pytest.ExitCode.NO_TESTS_COLLECTED,
             ):
                 self._unmet.append(
-                    f"{GATE_FAILED}no benchmark items ran, so --ambig-fail-under cannot be met"
+                    f"{ci.GATE_FAILED}no benchmark items ran, so --ambig-fail-under cannot be met"
                 )
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            ci.junit(session.config, None, self._unmet)
             return
         try:
             self._finish(session)
         except SpoolError as exc:  # the run's own temporary file, damaged under it
             self._unmet.append(f"ambigqa: {exc}")
             self.scorecard = None
+        ci.junit(session.config, self.scorecard, self._unmet)
         if (self.scorecard is not None and self.scorecard.shortfalls) or self._unmet:
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -212,7 +214,6 @@ class ScorecardPlugin:
             problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)
             self._unmet += [f"ambigqa: {problem}" for problem in problems]
         self._unmet += [f"ambigqa: {problem}" for problem in ci.publish(self.scorecard, cfg.pr_comment)]
-        ci.junit(session.config, self.scorecard, self._unmet)
 
     def close(self) -> None:
         """At the end of the run: the spool is removed, and a sequential gate's stop signal."""
@@ -241,10 +242,8 @@ def counted(stats: dict[str, list[Any]], card: Scorecard | None, unmet: list[str
     written"), and each again under "failed", not counted there (``count_towards_summary``),
     so that pytest's short summary lists it with its line and the last line is red."""
     failed = [(c.nodeid, c.line) for c in ci.gate_cases(card) if not c.passed] if card is not None else []
-    failed += [("ambigqa::gate[run]", line) for line in unmet if line.startswith(GATE_FAILED)]
-    other = [
-        (f"ambigqa::run[{n}]", line) for n, line in enumerate(unmet, 1) if not line.startswith(GATE_FAILED)
-    ]
+    failed += [(ci.unmet_nodeid(n, line), line) for n, line in enumerate(unmet, 1) if ci.unmet_gate(line)]
+    other = [(ci.unmet_nodeid(n, line), line) for n, line in enumerate(unmet, 1) if not ci.unmet_gate(line)]
     for found, one, many in (
         (failed, "gate failed", "gates failed"),
         (other, "report not written", "reports not written"),
@@ -254,9 +253,6 @@ def counted(stats: dict[str, list[Any]], card: Scorecard | None, unmet: list[str
         reports = [_failed(nodeid, line) for nodeid, line in found]
         stats.setdefault(one if len(reports) == 1 else many, []).extend(reports)
         stats.setdefault("failed", []).extend(_failed(nodeid, line, _Listed) for nodeid, line in found)
-
-
-GATE_FAILED = "gate FAILED: "
 
 
 class _Listed(pytest.TestReport):
