@@ -145,7 +145,7 @@
     window.addEventListener("hashchange", openFromHash);
     openFromHash();
   }
-  ns.main = { itemFromHash, load, start };
+  ns.main = { itemFromHash, load, start, header };
   if (typeof document !== "undefined" && document.getElementById("ambigqa-data")) start(document);
 })(globalThis.ambigqa = globalThis.ambigqa || {});
 if (typeof module !== "undefined") module.exports = globalThis.ambigqa;
