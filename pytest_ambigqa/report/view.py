@@ -761,7 +761,7 @@ def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> list[Block
     errored = unanswered(card)
     if errored:
         lines.insert(0, f"{errored} item(s) errored or missing: their tests fail, and so does the run")
-    return [*table, note_lines(lines, only=only)]
+    return [note_lines(lines, only=only), *table]  # what failed first, then every gate evaluated
 
 
 # ---- the judge against human labels (report/calibration.py)
