@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.pages import blocks
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.report import ci, view
 
@@ -107,6 +108,11 @@ def test_the_pull_request_comment(runs, pytester, monkeypatch):
     footnote = next(line for line in significant if line.startswith("† "))
     assert "Holm's correction across the 16 tests shown does not confirm it" in footnote
     assert "Holm p" not in text  # no p printed beside a change called significant
+    data = blocks(pytester.path / "new" / "report.html")["ambigqa-data"]
+    rows = {(r["metric"], r["slice"]): r for r in data["comparison"]["suites"][0]["rows"]}
+    assert rows["str_em", "all"]["significant"] == "worse"
+    assert "Holm's correction across the 16 tests shown does not confirm it" in rows["str_em", "all"]["why"]
+    assert data["comparison"]["significant_by"] == view.SIGNIFICANT_BY
     regressions = next(i for i, line in enumerate(rest) if line.startswith("**Worst regressions** (6 items"))
     listed = rest[regressions + 2 : regressions + 6]
     assert [line.split("`")[1].strip() for line in listed[:3]] == [f"march-{i}" for i in WORSE.split(",")[:3]]
@@ -282,8 +288,6 @@ def test_the_step_summary_starts_with_the_verdict_and_the_gates(pytester, monkey
 
 
 def test_a_run_with_no_gate_says_so_and_its_errored_items_come_first(pytester):
-    from fixtures.pages import blocks
-
     pytester.makepyfile(
         broken="def answer(question, item):\n    if item.id == 'sem-01':\n        raise RuntimeError('down')\n"
         "    return item.long_answers[0]\n"
