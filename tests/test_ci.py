@@ -8,6 +8,7 @@ import re
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -339,3 +340,49 @@ def test_significant_is_said_by_the_gates_interval_and_holm_disagreeing_in_words
     word, why = view.significance(row(-5, 30, 0.01), 16)
     assert word is None and why is not None and "the interval holds 0" in why
     assert view.significance(row(5, 30, 0.2), 16)[0] == "better"
+
+
+def test_gate_cases_are_named_uniquely_and_say_their_line():
+    from pytest_ambigqa.report.scorecard import Check, Scorecard
+
+    checks = [
+        Check("--ambig-fail-under=march:str_em=30", "march", "STR-EM mean", "str_em", 40, 30, True, True),
+        Check(
+            "--ambig-fail-if-worse=str_em:1", "march", "change", "str_em", -3, -1, True, False, "march worse"
+        ),
+        Check(
+            "--ambig-item-min=str_em=0.5",
+            "march",
+            "items with STR-EM below 0.5, of 13",
+            None,
+            2,
+            0,
+            False,
+            False,
+        ),
+        Check(
+            "--ambig-fail-under=str_hit^k=30", "march", "STR-Hit pass^3 mean", "str_hit", 40, 30, True, True
+        ),
+        Check("--ambig-max-unscored-rate=0.1", "march", "unscored items, share", None, 0, 0.1, False, True),
+        Check("--ambig-max-unscored-rate=0.1", "march", "unscored items, share", None, 0, 0.1, False, True),
+    ]
+    shortfalls = ["march worse", "march judge: the configured model scored no item: down"]
+    suite = SimpleNamespace(name="march")  # all gate_cases reads of a suite's card
+    card = Scorecard({}, {}, [suite], [], {}, shortfalls=shortfalls, checks=checks)  # type: ignore[list-item]
+    cases = ci.gate_cases(card)
+    assert [(c.nodeid, c.passed) for c in cases] == [
+        ("ambigqa::gate[march:str_em:fail-under]", True),  # two gates on one metric: each says its option
+        ("ambigqa::gate[march:str_em:fail-if-worse]", False),
+        ("ambigqa::gate[march:str_em:item-min]", False),
+        ("ambigqa::gate[march:str_hit^k]", True),
+        ("ambigqa::gate[march:max-unscored-rate]", True),
+        ("ambigqa::gate[march:max-unscored-rate#2]", True),
+        ("ambigqa::gate[march:required#1]", False),  # a failure no option sets
+    ]
+    assert (
+        ci.suite_verdict(card, "march", cases) == "failed" and ci.suite_verdict(card, "asqa", cases) == "none"
+    )
+    assert cases[1].line == "march worse"  # the gate's own FAILED line
+    assert cases[2].line.endswith("(--ambig-item-min=str_em=0.5): FAILED")
+    assert view.gates_evaluated(card) == (3, 7)
+    assert ci.gate_cases(Scorecard({}, {}, [], [], {}, checks=checks, gates_deferred="shard 1/2")) == []

@@ -280,9 +280,11 @@ def gate_cases(card: Scorecard) -> list[GateCase]:
         return []
     names: list[tuple[str, str, str]] = []  # (suite, metric or "", option)
     for c in card.checks:
-        option = c.gate.partition("=")[0].removeprefix("--ambig-")
-        metric = c.metric or ""
-        if metric and option == "fail-under" and "^" in c.gate.partition("=")[2].partition("=")[0]:
+        option, _, entry = c.gate.partition("=")
+        option = option.removeprefix("--ambig-")
+        key = entry.partition("=")[0].rpartition(":")[2]  # [SUITE:]METRIC[^k]=VALUE's metric
+        metric = c.metric or (key if option == "item-min" else "")
+        if metric and option == "fail-under" and key.endswith("^k"):
             metric += "^k"
         names.append((c.suite, metric, option))
     cases: list[GateCase] = []
@@ -296,7 +298,7 @@ def gate_cases(card: Scorecard) -> list[GateCase]:
         if seen[name] > 1:
             name += f"#{seen[name]}"
         cells = view.check(c)
-        said = f"{c.suite} {c.statistic} {cells[3]} {cells[4]} ({c.gate}): {cells[6]}".strip()
+        said = f"{c.suite}: {c.statistic}: {cells[3]}, bound {cells[4]} ({c.gate}): {cells[6]}".lstrip(": ")
         cases.append(GateCase(suite, name, c.passed, said if c.passed or not c.failure else c.failure))
     from_checks = {c.failure for c in card.checks if c.failure}
     suites = sorted((s.name for s in card.suites), key=len, reverse=True)
