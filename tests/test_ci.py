@@ -368,7 +368,7 @@ def test_gate_cases_are_named_uniquely_and_say_their_line():
     ]
     shortfalls = ["march worse", "march judge: the configured model scored no item: down"]
     suite = SimpleNamespace(name="march")  # all gate_cases reads of a suite's card
-    card = Scorecard({}, {}, [suite], [], {}, shortfalls=shortfalls, checks=checks)  # type: ignore[list-item]
+    card = Scorecard({}, {}, [suite], [], {}, shortfalls=shortfalls, checks=checks)
     cases = ci.gate_cases(card)
     assert [(c.nodeid, c.passed) for c in cases] == [
         ("ambigqa::gate[march:str_em:fail-under]", True),  # two gates on one metric: each says its option
