@@ -105,7 +105,7 @@ def pr_comment_text(card: Scorecard) -> str:
                 lines.append(f"- {len(keys)} item(s) only in {what}, not compared")
     lines += ["", *_scores(card)]
     if comparison is not None:
-        lines += ["", *_significant(comparison, card), "", *_regressions(comparison)]
+        lines += ["", *_significant(comparison), "", *_regressions(comparison)]
     text = "\n".join(lines) + "\n"
     if len(text) > COMMENT_LIMIT:
         cut = "\n\n*[cut: the whole scorecard is in scorecard.md]*\n"
@@ -207,7 +207,7 @@ def _gates(card: Scorecard) -> list[str]:
     return lines
 
 
-def _significant(comparison: Comparison, card: Scorecard | None = None) -> list[str]:
+def _significant(comparison: Comparison) -> list[str]:
     """The metrics whose change is significant by the statistic the gate reads, its paired
     95% interval leaving 0 (all items of a suite), worse first; that interval printed, and
     where Holm's p disagrees, why, in words."""
