@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -389,9 +390,14 @@ def test_fail_under_gates(pytester):
         "--ambig-fail-under=str_em=100",
     )
     assert lower.ret == 0  # the oracle's interval is [100, 100]
-    nothing = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=str_em=5", "-k", "no_such_item")
+    nothing = pytester.runpytest(
+        "--ambig-suite=march", "--ambig-fail-under=str_em=5", "-k", "no_such_item", "--junitxml=nothing.xml"
+    )
     assert nothing.ret == 1
     nothing.stdout.fnmatch_lines(["gate FAILED: no benchmark items ran, so --ambig-fail-under cannot be met"])
+    assert re.fullmatch(r"=+ 13 deselected, 1 gate failed in [0-9.]+s =+", nothing.stdout.lines[-1])
+    case = ET.parse(pytester.path / "nothing.xml").getroot().find("testsuite/testcase[@name='gate[run]']")
+    assert case is not None and case.find("failure") is not None  # a failed run, in JUnit too
     na = pytester.runpytest("--ambig-suite=march", "--ambig-fail-under=disambig_f1=10")
     assert na.ret == 1
     na.stdout.fnmatch_lines(

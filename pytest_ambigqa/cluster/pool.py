@@ -56,6 +56,16 @@ class RayConfig:
     models: tuple[str, ...] = ()
     model_gpus: float = 0.0
 
+    def shown(self) -> str:
+        """The executor as the terminal's header names it: ``ray, 2 actors`` (``ray://HOST:PORT``
+        for a cluster named so; the address holds no user or password, config.py drops them)."""
+        said = f"{self.address or 'ray'}, {self.actors} actor{'' if self.actors == 1 else 's'}"
+        if self.gpus:
+            said += f" ({self.gpus:g} GPU each)"
+        if self.models:
+            said += f"; models in actors of their own: {', '.join(self.models)}"
+        return said
+
     def to_dict(self) -> dict[str, Any]:
         said: dict[str, Any] = {
             "executor": self.address or "ray",

@@ -8,7 +8,9 @@ properties that CI dashboards chart.
 - ``--ambig-pr-comment=FILE``: :func:`pr_comment`, compact and link-free, its first line a
   hidden marker (:data:`MARKER`) a bot finds its earlier comment by, to edit it in place.
 - JUnit (``--junitxml``): one passing test case per suite, ``ambigqa::scorecard[SUITE]``,
-  whose properties are the suite's values (:func:`junit_suites`), beside the items' own.
+  whose properties are the suite's values and its own gates' verdict; one test case per gate,
+  ``ambigqa::gate[SUITE:METRIC]``, failing with the gate's line when it failed; one failing
+  ``ambigqa::run[N]`` per report not written (:func:`junit`), beside the items' own.
 
 Everything written is scrubbed of credentials: the Markdown through ``markdown.inert``, the
 properties through ``safe_output``.
@@ -18,15 +20,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..metrics import METRICS
 from ..output import safe_output, write_text
 from ..protocols import protocol_of
 from . import markdown, view
-from .compare import Comparison, Row, sign
+from .compare import Comparison, Row
 from .scorecard import Scorecard
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
@@ -74,21 +77,21 @@ def append_step_summary(path: Path, text: str) -> None:
 
 
 def pr_comment_text(card: Scorecard) -> str:
-    """Markdown for a sticky pull-request comment: the gates, each suite's scores (with the
-    paired change against the baseline), the significant changes and the worst regressions.
+    """Markdown for a sticky pull-request comment: first the verdict and the gates, then each
+    suite's scores (with the paired change against the baseline), the significant changes
+    and the worst regressions.
     No links, mentions or references: text from outside stands in code spans, where GitHub
     makes none."""
     suites = ",".join(re.sub(r"[^a-z0-9_.-]", "", s.name.lower()) for s in card.suites)
-    verdict = "❌ gates FAILED" if card.shortfalls else "✅ gates passed"
-    if card.gates_deferred and not card.shortfalls:
-        verdict = "⏸ gates deferred"
     counts = []
     for s in card.suites:
         unit = protocol_of(s.protocol.name).unit
         counts.append(f"{markdown.inert(s.title)} {s.items} {unit}, errors {s.errors + s.missing}")
     lines = [
         f"{MARKER} suites={suites} -->",
-        f"### ambigqa: {verdict}",
+        f"### ambigqa: {markdown.inert(view.verdict(card))}",
+        "",
+        *_gates(card),
         "",
         " · ".join([f"System {_code(card.system.get('label') or '?')}", *counts]),
     ]
@@ -100,8 +103,7 @@ def pr_comment_text(card: Scorecard) -> str:
         for what, keys in (("the base run", comparison.only_base), ("this run", comparison.only_new)):
             if keys:
                 lines.append(f"- {len(keys)} item(s) only in {what}, not compared")
-    lines += ["", *_scores(card), "", "**Gates**", ""]
-    lines += _gates(card)
+    lines += ["", *_scores(card)]
     if comparison is not None:
         lines += ["", *_significant(comparison), "", *_regressions(comparison)]
     text = "\n".join(lines) + "\n"
@@ -133,8 +135,8 @@ def _scores(card: Scorecard) -> list[str]:
     comparison = card.comparison
     head = ["suite", "metric", "score", "95% CI"]
     if comparison is not None:
-        head += ["change", "95% CI", "Holm p"]
-    align = "|".join("---:" if h in ("score", "change", "Holm p") else "---" for h in head)
+        head += ["change", "95% CI of the change"]  # Holm's p: in scorecard.md, where its scope is said
+    align = "|".join("---:" if h in ("score", "change") else "---" for h in head)
     lines = [_table_row(head), f"|{align}|"]
     missing: dict[str, list[str]] = {}
     skipped: dict[str, list[str]] = {}
@@ -161,9 +163,9 @@ def _scores(card: Scorecard) -> list[str]:
 
 def _change(row: Row | None) -> list[str]:
     if row is None or row.diff is None:
-        return ["", "not compared", ""]  # why: below the table, or the notes above it
-    _, _, change, interval, _, holm, _ = view.change(row)
-    return [change + _mark(row), interval, holm]
+        return ["", "not compared"]  # why: below the table, or the notes above it
+    _, _, change, interval, *_ = view.change(row)
+    return [change + _mark(row), interval]
 
 
 def _mark(row: Row) -> str:
@@ -174,10 +176,8 @@ def _mark(row: Row) -> str:
 
 def _better(row: Row) -> bool | None:
     """Whether a significant change is for the better; None when the interval holds 0."""
-    d = sign(row.metric)
-    if not d or row.low is None or row.high is None or row.diff is None or row.low <= 0 <= row.high:
-        return None
-    return d * row.diff > 0
+    word, _ = view.significance(row, 0)
+    return None if word is None else word == "better"
 
 
 def _table_row(cells: Iterable[str]) -> str:
@@ -185,40 +185,52 @@ def _table_row(cells: Iterable[str]) -> str:
 
 
 def _gates(card: Scorecard) -> list[str]:
+    """What failed first (items errored or missing, each gate's FAILED line), then every gate
+    evaluated as a table, passed ones too (issue 26, item 4)."""
     lines = []
-    if card.checks:  # every gate evaluated, passed ones too (issue 26, item 4)
-        align = "|".join("---:" if h in ("value", "margin") else "---" for h in view.CHECK_HEAD)
-        lines += [
-            _table_row(view.CHECK_HEAD),
-            f"|{align}|",
-            *(_table_row(view.check(c)) for c in card.checks),
-            "",
-        ]
+    errored = view.unanswered(card)
+    if errored:
+        lines.append(f"- ❌ {errored} item(s) errored or missing: their tests fail, and so does the run")
     lines += [f"- ❌ {_code(s)}" for s in card.shortfalls]
     if card.gates_deferred:
         lines.append(f"- ⏸ deferred: {_code(card.gates_deferred)}")
-    if not card.shortfalls and not card.gates_deferred:
-        lines.append("- ✅ every gate passed")
-    unanswered = sum(s.errors + s.missing for s in card.suites)
-    if unanswered:
-        lines.append(f"- ❌ {unanswered} item(s) errored or missing: their tests fail, and so does the run")
+    elif not card.shortfalls:
+        lines.append("- ✅ every gate passed" if view.gates_evaluated(card)[1] else "- no gates set")
+    if card.checks:
+        align = "|".join("---:" if h in ("value", "margin") else "---" for h in view.CHECK_HEAD)
+        lines += [
+            "",
+            _table_row(view.CHECK_HEAD),
+            f"|{align}|",
+            *(_table_row(view.check(c)) for c in card.checks),
+        ]
     return lines
 
 
 def _significant(comparison: Comparison) -> list[str]:
-    """The metrics whose paired 95% interval leaves 0 (all items of a suite), worse first."""
+    """The metrics whose change is significant by the statistic the gate reads, its paired
+    95% interval leaving 0 (all items of a suite), worse first; that interval printed, and
+    where Holm's p disagrees, why, in words."""
+    tests = sum(r.p is not None for r in comparison.rows)
     rows = [r for r in comparison.rows if r.slice == "all" and _better(r) is not None]
     rows.sort(key=lambda r: (bool(_better(r)), r.suite))
-    head = "**Significant changes** (the paired 95% interval of the change leaves 0; Holm p beside it)"
+    head = f"**Significant changes** ({view.SIGNIFICANT_BY})"
     if not rows:
         return [head, "", "- none"]
     lines = [head, ""]
+    whys: list[str] = []
     for r in rows:
-        base, new, change, interval, p, holm, _ = view.change(r)
-        mark, word = ("▲", "better") if _better(r) else ("▼", "worse")
+        base, new, change, interval, *_ = view.change(r)
+        word, why = view.significance(r, tests)
+        mark = "▲" if word == "better" else "▼"
         what = markdown.inert(f"{r.suite} {METRICS[r.metric].label}")
-        numbers = markdown.inert(f"{base} → {new}, {change} {interval}, Holm p {holm}")
-        lines.append(f"- {mark} {what}: {numbers} ({word})")
+        numbers = markdown.inert(f"{base} → {new}, {change} {interval}")
+        if why and why not in whys:
+            whys.append(why)
+        note = f"; Holm: see {'†' * (whys.index(why) + 1)}" if why else ""
+        lines.append(f"- {mark} {what}: {numbers} ({word}{note})")
+    for n, why in enumerate(whys, 1):  # a paragraph each
+        lines += ["", f"{'†' * n} {markdown.inert(why)}"]
     return lines
 
 
@@ -239,13 +251,97 @@ def _regressions(comparison: Comparison) -> list[str]:
     return lines
 
 
-# ---- JUnit
+# ---- JUnit and the gates as test cases
 
 
-def junit_suites(config: Any, card: Scorecard) -> None:
-    """One passing test case per suite in ``--junitxml``'s file, its properties the suite's
-    values, added through the JUnit plugin as a test's own reports reach it. Must run before
-    that plugin writes the file (the scorecard plugin's session end is ``tryfirst``)."""
+@dataclass(frozen=True)
+class GateCase:
+    """One gate of the run as a test case: ``ambigqa::gate[NAME]``, failing with the gate's
+    FAILED line when it failed, passing (with what it compared) otherwise."""
+
+    suite: str  # "" for a line that names no suite
+    name: str  # SUITE:METRIC, SUITE:METRIC:OPTION beside another gate on the metric, SUITE:OPTION
+    passed: bool
+    line: str
+
+    @property
+    def nodeid(self) -> str:
+        return f"ambigqa::{GATE_NAME}[{self.name}]"
+
+
+GATE_NAME = "gate"  # the gate test cases: ambigqa::gate[SUITE:METRIC]
+
+
+def gate_cases(card: Scorecard) -> list[GateCase]:
+    """Every gate evaluated (each check), then each failure no option sets (a configured
+    model that scored nothing, the protocol's own): one case each, named uniquely. None
+    while the gates are deferred to the merge."""
+    if card.gates_deferred:
+        return []
+    names: list[tuple[str, str, str]] = []  # (suite, metric or "", option)
+    for c in card.checks:
+        option, _, entry = c.gate.partition("=")
+        option = option.removeprefix("--ambig-")
+        key = entry.partition("=")[0].rpartition(":")[2]  # [SUITE:]METRIC[^k]=VALUE's metric
+        metric = c.metric or (key if option == "item-min" else "")
+        if metric and option == "fail-under" and key.endswith("^k"):
+            metric += "^k"
+        names.append((c.suite, metric, option))
+    cases: list[GateCase] = []
+    seen: dict[str, int] = {}
+    for c, (suite, metric, option) in zip(card.checks, names, strict=True):
+        shared = sum(1 for s, m, _ in names if (s, m) == (suite, metric)) > 1
+        parts = [suite] if suite else []
+        parts += [metric, option] if metric and shared else [metric] if metric else [option]
+        name = ":".join(parts)
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name += f"#{seen[name]}"
+        cells = view.check(c)
+        said = f"{c.suite}: {c.statistic}: {cells[3]}, bound {cells[4]} ({c.gate}): {cells[6]}".lstrip(": ")
+        cases.append(GateCase(suite, name, c.passed, said if c.passed or not c.failure else c.failure))
+    from_checks = {c.failure for c in card.checks if c.failure}
+    suites = sorted((s.name for s in card.suites), key=len, reverse=True)
+    for n, line in enumerate((s for s in card.shortfalls if s not in from_checks), 1):
+        suite = next((s for s in suites if line.startswith(f"{s} ")), "")
+        name = f"{suite}:required#{n}" if suite else f"required#{n}"
+        cases.append(GateCase(suite, name, False, line))
+    return cases
+
+
+def suite_verdict(card: Scorecard, suite: str, cases: Iterable[GateCase] | None = None) -> str:
+    """A suite's own gates: ``failed``, ``passed``, ``deferred`` (a shard's, to the merge) or
+    ``none`` (no gate was set on it)."""
+    if card.gates_deferred:
+        return "deferred"
+    mine = [c for c in (gate_cases(card) if cases is None else cases) if c.suite == suite]
+    if not mine:
+        return "none"
+    return "passed" if all(c.passed for c in mine) else "failed"
+
+
+GATE_FAILED = "gate FAILED: "  # the start of a run's line of a gate it could not evaluate at all
+
+
+def unmet_gate(line: str) -> bool:
+    """Whether a line of what a run could not do is a gate's (no item ran to meet it)."""
+    return line.startswith(GATE_FAILED)
+
+
+def unmet_nodeid(n: int, line: str) -> str:
+    """The test case of a run's ``n``-th line of what it could not do: ``ambigqa::gate[run]``
+    for a gate, ``ambigqa::run[N]`` for a report not written (or the run's own file damaged)."""
+    return f"ambigqa::{GATE_NAME}[run]" if unmet_gate(line) else f"ambigqa::run[{n}]"
+
+
+def junit(config: Any, card: Scorecard | None, unmet: Sequence[str] = ()) -> None:
+    """Into ``--junitxml``'s file, through the JUnit plugin as a test's own reports reach it:
+    one passing case per suite, ``ambigqa::scorecard[SUITE]``, its properties the suite's
+    values; one case per gate (:func:`gate_cases`), failing with its line when it failed;
+    one failing case per ``unmet`` line (:func:`unmet_nodeid`: a report not written, a gate
+    no item ran to meet). Must
+    run before that plugin writes the file (the scorecard plugin's session end is
+    ``tryfirst``)."""
     try:
         from _pytest.junitxml import xml_key
     except ImportError:  # pragma: no cover - a pytest without it writes no JUnit we can add to
@@ -253,23 +349,37 @@ def junit_suites(config: Any, card: Scorecard) -> None:
     xml = config.stash.get(xml_key, None)
     if xml is None:
         return
+    if card is not None:
+        cases = gate_cases(card)
+        for suite in card.suites:
+            _case(xml, JUNIT_NAME, suite.name, None, junit_properties(card, suite.name, cases))
+        for case in cases:
+            _case(xml, GATE_NAME, case.name, None if case.passed else safe_output(case.line), ())
+    for n, line in enumerate(unmet, 1):
+        kind, _, name = unmet_nodeid(n, line).removeprefix("ambigqa::").partition("[")
+        _case(xml, kind, name.removesuffix("]"), safe_output(line), ())
+
+
+def _case(
+    xml: Any, kind: str, name: str, failure: str | None, properties: Sequence[tuple[str, object]]
+) -> None:
     import pytest
 
-    for suite in card.suites:
-        nodeid = f"ambigqa::{JUNIT_NAME}[{suite.name}]"
-        location = ("ambigqa", None, f"{JUNIT_NAME}[{suite.name}]")
-        for when in ("call", "teardown"):
-            report = pytest.TestReport(
-                nodeid, location, {}, "passed", None, when,
-                user_properties=junit_properties(card, suite.name) if when == "teardown" else (),
-            )  # fmt: skip
-            xml.pytest_runtest_logreport(report)
+    nodeid, location = f"ambigqa::{kind}[{name}]", ("ambigqa", None, f"{kind}[{name}]")
+    outcome: Literal["passed", "failed"] = "passed" if failure is None else "failed"
+    xml.pytest_runtest_logreport(pytest.TestReport(nodeid, location, {}, outcome, failure, "call"))
+    xml.pytest_runtest_logreport(
+        pytest.TestReport(nodeid, location, {}, "passed", None, "teardown", user_properties=properties)
+    )
 
 
-def junit_properties(card: Scorecard, name: str) -> list[tuple[str, object]]:
+def junit_properties(
+    card: Scorecard, name: str, cases: Sequence[GateCase] | None = None
+) -> list[tuple[str, object]]:
     """A suite's values as ``ambigqa.*`` properties: items, errors, missing; each metric's
     score on the printed scale (or n/a and why) and its 95% interval; with a baseline, the
-    paired change, its interval and Holm p; and whether the run's gates passed."""
+    paired change, its interval and Holm p; and the verdict of this suite's own gates
+    (:func:`suite_verdict`), not the run's."""
     suite = next(s for s in card.suites if s.name == name)
     props: list[tuple[str, object]] = [
         ("ambigqa.items", suite.items),
@@ -287,6 +397,5 @@ def junit_properties(card: Scorecard, name: str) -> list[tuple[str, object]]:
             values |= {"change": row.diff, "change.low": row.low, "change.high": row.high}
             values["change.p_holm"] = row.p_holm
         props += [(f"ambigqa.{metric}.{k}", round(v, 6)) for k, v in values.items() if v is not None]
-    gates = "deferred" if card.gates_deferred else ("failed" if card.shortfalls else "passed")
-    props.append(("ambigqa.gates", gates))
+    props.append(("ambigqa.gates", suite_verdict(card, name, cases)))
     return props

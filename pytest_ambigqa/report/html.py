@@ -332,6 +332,8 @@ def payload(card: Scorecard, duration: float | None = None) -> dict[str, Any]:
         "versions": card.versions,
         "judge": card.judge,
         "gates": {
+            "verdict": view.verdict(card, marks=False),
+            "set": bool(view.gates_evaluated(card)[1]),
             "shortfalls": card.shortfalls,
             "checks": {"head": view.CHECK_HEAD, "rows": [view.check(c) for c in card.checks]},
             "deferred": card.gates_deferred,
@@ -548,6 +550,7 @@ def _comparison(comparison: Comparison, config: dict[str, Any]) -> dict[str, Any
         metric, value = margin.split(":")[-2:]
         margins[metric] = float(value)
     suites = []
+    tests = sum(r.p is not None for r in comparison.rows)
     for suite in dict.fromkeys(r.suite for r in comparison.rows):
         rows = [r for r in comparison.rows if r.suite == suite]
         skipped: dict[str | None, list[str]] = {}
@@ -562,6 +565,9 @@ def _comparison(comparison: Comparison, config: dict[str, Any]) -> dict[str, Any
                         "slice": r.slice,
                         "metric": r.metric,
                         "cells": [str(r.n), *view.change(r)],
+                        # by the statistic the gate reads (view.significance); why, where Holm's p differs
+                        "significant": view.significance(r, tests)[0],
+                        "why": view.significance(r, tests)[1],
                         "diff": r.diff,
                         "low": r.low,
                         "high": r.high,
@@ -584,9 +590,10 @@ def _comparison(comparison: Comparison, config: dict[str, Any]) -> dict[str, Any
             "paired by item. Change = this run − base, with a seeded paired bootstrap 95% interval "
             "(items resampled within their type); p: exact McNemar for 0/1 metrics, else a sign-flip "
             "permutation test; Holm-corrected across every test shown. W/T/L: items better / same / "
-            "worse in this run."
+            f"worse in this run. ▲/▼ significant: {view.SIGNIFICANT_BY}."
         ),
         "notes": comparison.notes,
+        "significant_by": view.SIGNIFICANT_BY,
         "only": [
             {"what": what, "keys": keys}
             for what, keys in (

@@ -34,7 +34,7 @@ from .blocks import (
     note_lines,
     row_label,
 )
-from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text
+from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text, sign
 from .scorecard import Check, MetricSummary, Scorecard, SuiteCard
 
 if TYPE_CHECKING:  # numpy's agreement.py loads only where a run has labels
@@ -112,6 +112,36 @@ def change(row: Row) -> list[str]:
 
 _CHANGE_HEAD = ("base", "new", "change", "95% CI", "p (test)", "Holm p", "W/T/L")
 
+SIGNIFICANT_BY = (
+    "the paired 95% interval of the change leaves 0, unadjusted: the statistic --ambig-fail-if-worse reads"
+)
+
+
+def significance(row: Row, tests: int) -> tuple[str | None, str | None]:
+    """Whether a change is significant, by the statistic the gate reads (its paired 95%
+    interval leaves 0): 'better', 'worse' or None; and, where Holm's p says otherwise, why,
+    in words (never the p beside the word, which reads as a contradiction)."""
+    d = sign(row.metric)
+    if row.diff is None or row.low is None or row.high is None or not d:
+        return None, None
+    leaves = not row.low <= 0 <= row.high
+    word = ("better" if d * row.diff > 0 else "worse") if leaves else None
+    holm = row.p_holm
+    if holm is None or leaves == (holm < 0.05):
+        return word, None
+    if leaves:
+        why = (
+            f"its interval leaves 0, but Holm's correction across the {tests} tests shown does not "
+            "confirm it: Holm asks whether any of them changed at all, the interval asks of this "
+            "metric alone, as a gate named in advance does"
+        )
+    else:
+        why = (
+            "Holm's correction finds a change, but the interval holds 0: the exact test and the "
+            "bootstrap interval disagree at the edge; the interval decides, as the gate's does"
+        )
+    return word, why
+
 
 def drops(r: Regression, arrow: str = "->") -> str:
     """What an item lost, metric by metric, on the printed scale: 'STR-EM 100.0 -> 0.0, ...'."""
@@ -187,8 +217,16 @@ def published_lines(suite: SuiteCard, rows: list[dict[str, Any]]) -> list[str]:
 
 
 def scorecard(card: Scorecard) -> list[Block]:
+    """The scorecard: in Markdown the verdict and the gates first, the tables after; in the
+    terminal the gates last, the lines pytest's summary ends with."""
     notes = (*_system(card), *_judge(card), *_sequential(card))
-    blocks: list[Block] = [Heading("ambigqa scorecard", 1), Notes(notes)]
+    blocks: list[Block] = [
+        Heading(f"ambigqa scorecard: {verdict(card)}", 1, only="markdown"),
+        Heading("Gates", 2, only="markdown"),
+        *_gates(card, "markdown"),
+        Heading("Run", 2, only="markdown"),
+        Notes(notes),
+    ]
     for suite in card.suites:
         blocks += _suite(card, suite)
     if card.calibration is not None:
@@ -196,8 +234,40 @@ def scorecard(card: Scorecard) -> list[Block]:
     if card.comparison is not None:
         blocks += comparison(card.comparison)
     blocks.append(Gap())
-    blocks += [Heading("Gates", 2), *_gates(card, "terminal"), *_gates(card, "markdown")]
+    blocks += _gates(card, "terminal")
     return blocks
+
+
+def gates_evaluated(card: Scorecard) -> tuple[int, int]:
+    """(failed, evaluated): every check, and each failure no option sets (a configured model
+    that scored nothing, the protocol's own) as one more gate, failed."""
+    from_checks = {c.failure for c in card.checks if c.failure}
+    others = sum(1 for s in card.shortfalls if s not in from_checks)
+    return sum(not c.passed for c in card.checks) + others, len(card.checks) + others
+
+
+def unanswered(card: Scorecard) -> int:
+    return sum(s.errors + s.missing for s in card.suites)
+
+
+def verdict(card: Scorecard, marks: bool = True) -> str:
+    """The run's verdict in one line, failures first: '❌ gates FAILED: 1 of 3; ❌ 2 items
+    errored or missing', '✅ gates passed: 3 of 3', 'no gates set', '⏸ gates deferred'."""
+    failed, evaluated = gates_evaluated(card)
+    bad, good, wait = ("❌ ", "✅ ", "⏸ ") if marks else ("", "", "")
+    if card.gates_deferred:
+        said = f"{wait}gates deferred"
+    elif failed:
+        said = f"{bad}gates FAILED: {failed} of {evaluated}"
+    elif evaluated:
+        said = f"{good}gates passed: {evaluated} of {evaluated}"
+    else:
+        said = "no gates set"
+    errored = unanswered(card)
+    if errored:
+        item = "item" if errored == 1 else "items"
+        said = f"{bad}{errored} {item} errored or missing; {said}"
+    return said
 
 
 def _system(card: Scorecard) -> list[Note]:
@@ -686,12 +756,14 @@ def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> list[Block
             lines.append(f"gates deferred: {card.gates_deferred}")
         return [*table, note_lines(lines, only=only)]
     lines = [f"FAILED: {s}" for s in card.shortfalls] or [
-        f"deferred: {card.gates_deferred}" if card.gates_deferred else "passed"
+        f"deferred: {card.gates_deferred}"
+        if card.gates_deferred
+        else ("passed" if gates_evaluated(card)[1] else "no gates set")
     ]
-    unanswered = sum(s.errors + s.missing for s in card.suites)
-    if unanswered:
-        lines.append(f"{unanswered} item(s) errored or missing: their tests fail, and so does the run")
-    return [*table, note_lines(lines, only=only)]
+    errored = unanswered(card)
+    if errored:
+        lines.insert(0, f"{errored} item(s) errored or missing: their tests fail, and so does the run")
+    return [note_lines(lines, only=only), *table]  # what failed first, then every gate evaluated
 
 
 # ---- the judge against human labels (report/calibration.py)

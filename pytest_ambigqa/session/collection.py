@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ..assertions import explain
+from ..output import safe_output
 from ..report import gates
 from ..schema import AmbigItem, ItemResult
 from ..suites.sources import HubRef
@@ -100,7 +101,8 @@ class Collection:
             if run.system_is_default
             else run.default_system.label
         )
-        lines = [f"ambigqa: {suites}; system: {system}"]
+        executor = f"; executor: {safe_output(run.cfg.ray.shown())}" if run.cfg.ray is not None else ""
+        lines = [f"ambigqa: {suites}; system: {system}{executor}"]  # the local executor goes unsaid
         for loaded in run.loaded:
             asked = run.cfg.data.get(loaded.suite.name)
             if loaded.revision and isinstance(asked, HubRef):  # an hf:// source: the commit it resolved to

@@ -114,7 +114,7 @@ class ScorecardPlugin:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self._unreadable += getattr(node, "workeroutput", {}).get(UNREADABLE_OUTPUT, 0)
 
-    @pytest.hookimpl(tryfirst=True)  # before the JUnit plugin writes its file (ci.junit_suites)
+    @pytest.hookimpl(tryfirst=True)  # before the JUnit plugin writes its file (ci.junit)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         run, cfg = self.run, self.run.cfg
         if run.config.option.collectonly:
@@ -134,14 +134,18 @@ class ScorecardPlugin:
                 pytest.ExitCode.OK,
                 pytest.ExitCode.NO_TESTS_COLLECTED,
             ):
-                self._unmet.append("gate FAILED: no benchmark items ran, so --ambig-fail-under cannot be met")
+                self._unmet.append(
+                    f"{ci.GATE_FAILED}no benchmark items ran, so --ambig-fail-under cannot be met"
+                )
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            ci.junit(session.config, None, self._unmet)
             return
         try:
             self._finish(session)
         except SpoolError as exc:  # the run's own temporary file, damaged under it
             self._unmet.append(f"ambigqa: {exc}")
             self.scorecard = None
+        ci.junit(session.config, self.scorecard, self._unmet)
         if (self.scorecard is not None and self.scorecard.shortfalls) or self._unmet:
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -215,7 +219,6 @@ class ScorecardPlugin:
             problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)
             self._unmet += [f"ambigqa: {problem}" for problem in problems]
         self._unmet += [f"ambigqa: {problem}" for problem in ci.publish(self.scorecard, cfg.pr_comment)]
-        ci.junit_suites(session.config, self.scorecard)
 
     def close(self) -> None:
         """At the end of the run: the spool is removed, and a sequential gate's stop signal."""
@@ -224,15 +227,48 @@ class ScorecardPlugin:
             self.run.stop.clear()
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        """The scorecard, then what went wrong after it (a report not written, a gate with no
+        item to meet): the last lines before pytest's short summary. Each failed gate and each
+        report not written is counted on pytest's last line ("13 passed, 1 gate failed")."""
+        if self.scorecard is not None:
+            terminalreporter.write_sep("=", "ambigqa scorecard")
+            for line in terminal.scorecard(self.scorecard):
+                terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
+            if self.run.cfg.report_dir is not None and not self._unmet:
+                terminalreporter.write_line(f"scorecard written to {storage.shown(self.run.cfg.report_dir)}")
         for line in self._unmet:
             terminalreporter.write_line(safe_output(line), red=True)
-        if self.scorecard is None:
-            return
-        terminalreporter.write_sep("=", "ambigqa scorecard")
-        for line in terminal.scorecard(self.scorecard):
-            terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
-        if self.run.cfg.report_dir is not None and not self._unmet:
-            terminalreporter.write_line(f"scorecard written to {storage.shown(self.run.cfg.report_dir)}")
+        counted(terminalreporter.stats, self.scorecard, self._unmet)
+
+
+def counted(stats: dict[str, list[Any]], card: Scorecard | None, unmet: list[str]) -> None:
+    """The failed gates and the reports not written, in the terminal reporter's ``stats``:
+    each under its own key, which pytest's last line counts ("1 gate failed", "2 reports not
+    written"), and each again under "failed", not counted there (``count_towards_summary``),
+    so that pytest's short summary lists it with its line and the last line is red."""
+    failed = [(c.nodeid, c.line) for c in ci.gate_cases(card) if not c.passed] if card is not None else []
+    failed += [(ci.unmet_nodeid(n, line), line) for n, line in enumerate(unmet, 1) if ci.unmet_gate(line)]
+    other = [(ci.unmet_nodeid(n, line), line) for n, line in enumerate(unmet, 1) if not ci.unmet_gate(line)]
+    for found, one, many in (
+        (failed, "gate failed", "gates failed"),
+        (other, "report not written", "reports not written"),
+    ):
+        if not found:
+            continue
+        reports = [_failed(nodeid, line) for nodeid, line in found]
+        stats.setdefault(one if len(reports) == 1 else many, []).extend(reports)
+        stats.setdefault("failed", []).extend(_failed(nodeid, line, _Listed) for nodeid, line in found)
+
+
+class _Listed(pytest.TestReport):
+    """A failure the short summary lists and the last line does not count (counted already)."""
+
+    count_towards_summary = False
+
+
+def _failed(nodeid: str, line: str, kind: type[pytest.TestReport] = pytest.TestReport) -> pytest.TestReport:
+    name = nodeid.partition("::")[2]
+    return kind(nodeid, ("ambigqa", None, name), {}, "failed", safe_output(line), "call")
 
 
 def _versions(directory: Path) -> dict[str, str]:

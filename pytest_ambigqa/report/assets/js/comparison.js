@@ -22,14 +22,21 @@
         "p (test)", "Holm p", "W/T/L"].map((x, n) => el("th", { class: n >= 2 && n <= 5 ? "num" : null, text: x }))));
       for (const r of suite.rows) {
         const [n, base, now, change, interval, p, holm, wtl] = r.cells;
-        t.appendChild(el("tr", { dataset: { metric: r.metric, slice: r.slice } }, el("td", { text: r.slice }),
+        const mark = r.significant === "better" ? " ▲" : r.significant === "worse" ? " ▼" : "";
+        t.appendChild(el("tr", { class: r.significant ? "significant " + r.significant : null,
+          dataset: { metric: r.metric, slice: r.slice } }, el("td", { text: r.slice }),
           el("td", { text: page.metric(r.metric).label }), el("td", { class: "num", text: n }),
           el("td", { class: "num", text: base }), el("td", { class: "num", text: now }),
           el("td", { class: "num", text: change }), el("td", { text: interval }),
-          el("td", {}, ns.plots.changePlot(r)), el("td", { text: p }),
+          el("td", {}, ns.plots.changePlot(r), mark ? el("span", { class: "sig", title: "significant: " + page.data.comparison.significant_by, text: mark }) : null),
+          el("td", { text: p }),
           el("td", { class: "num", text: holm }), el("td", { class: "num", text: wtl })));
       }
       out.appendChild(t);
+      // Where Holm's p disagrees with the interval (the statistic the gate reads): why, in words.
+      for (const r of suite.rows.filter((x) => x.why)) {
+        out.appendChild(el("p", { class: "warn holm", text: r.slice + " " + page.metric(r.metric).label + ": " + r.why }));
+      }
       for (const text of suite.skipped) out.appendChild(el("p", { class: "na not-compared", text: text }));
       for (const text of suite.one_sided) out.appendChild(el("p", { class: "na one-sided", text: text }));
       const regs = c.regressions.filter((r) => r.suite === suite.name);

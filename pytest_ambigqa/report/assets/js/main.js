@@ -28,15 +28,18 @@
       el("div", { class: "meta" }, "system: ", el("strong", { text: data.system || "?" })),
       el("div", { class: "meta", text: data.facts.join(" · ") }));
     const gates = data.gates;
+    // What failed first: errored or missing items (their tests fail the run), then the gates.
+    if (gates.unanswered) head.appendChild(el("div", { class: "gate fail", id: "unanswered", text: gates.unanswered }));
     if (gates.shortfalls.length) {
       head.appendChild(el("div", { class: "gate fail", id: "gates" }, "Gates FAILED",
         el("ul", {}, gates.shortfalls.map((s) => el("li", { text: s })))));
     } else if (gates.deferred) {
       head.appendChild(el("div", { class: "gate deferred", id: "gates", text: "Gates deferred: " + gates.deferred }));
+    } else if (gates.set === false) {
+      head.appendChild(el("div", { class: "gate none", id: "gates", text: "No gates set" }));
     } else {
       head.appendChild(el("div", { class: "gate pass", id: "gates", text: "Gates passed" }));
     }
-    if (gates.unanswered) head.appendChild(el("div", { class: "gate fail", id: "unanswered", text: gates.unanswered }));
     if (gates.checks.rows.length) head.appendChild(checks(gates.checks));
     return head;
   }
@@ -142,7 +145,7 @@
     window.addEventListener("hashchange", openFromHash);
     openFromHash();
   }
-  ns.main = { itemFromHash, load, start };
+  ns.main = { itemFromHash, load, start, header };
   if (typeof document !== "undefined" && document.getElementById("ambigqa-data")) start(document);
 })(globalThis.ambigqa = globalThis.ambigqa || {});
 if (typeof module !== "undefined") module.exports = globalThis.ambigqa;
