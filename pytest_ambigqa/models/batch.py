@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Deferred, ModelUnavailable
-from ..output import clean, redact, safe_output
+from ..output import clean, excerpt, redact
 from .chat import REASK, _backoff, _brief, _checked, completion_problem, tokens
 from .usage import Usage
 
@@ -320,7 +320,7 @@ class BatchState:
             error = error or (body.get("error") if isinstance(body, dict) else None)
             what = f"HTTP {status}" if isinstance(status, int) and status != 200 else problem
             message = error.get("message") if isinstance(error, dict) else None
-            detail = f"{what}: {safe_output(str(message)[:200])}" if message else what
+            detail = f"{what}: {excerpt(message, 200)}" if message else what
             self._reasons[key] = f"judge batch {batch.id}: {detail}"
             return
         assert isinstance(body, dict)
@@ -506,7 +506,7 @@ def _errors(status: dict[str, Any]) -> str:
     errors = status.get("errors")
     data = errors.get("data") if isinstance(errors, dict) else None
     messages = [e["message"] for e in data or [] if isinstance(e, dict) and isinstance(e.get("message"), str)]
-    return safe_output("; ".join(messages)[:300]) or "no reason given"
+    return excerpt("; ".join(messages), 300) or "no reason given"
 
 
 def _progress(batch: _Batch, elapsed: float, wait: float) -> str:

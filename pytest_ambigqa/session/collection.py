@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ..assertions import explain
+from ..output import for_terminal
 from ..report import gates
 from ..schema import AmbigItem, ItemResult
 from ..suites.sources import HubRef
@@ -63,7 +64,7 @@ def _test_ambig(ambig_result: ItemResult, request: pytest.FixtureRequest) -> Non
     if failures:
         assert ambig_result.answer is not None  # a system that failed made setup fail (ambig_result)
         item = request.node.stash[ITEM_KEY]
-        pytest.fail(explain(item, ambig_result.answer, failures), pytrace=False)
+        pytest.fail(for_terminal(explain(item, ambig_result.answer, failures)), pytrace=False)
 
 
 class Collection:
@@ -117,7 +118,7 @@ class Collection:
                 f"ambigqa retrieval: {searched.retriever} top-{searched.top_k} over {len(run.corpus)} "
                 f"passages ({run.corpus.source}); indexes in {run.cache_dir}"
             )
-        return lines
+        return [for_terminal(line, one_line=True) for line in lines]
 
 
 def _anchor_directory(config: pytest.Config) -> Path | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
-from ..output import safe_output
+from ..output import for_terminal
 from ..report import ci, pipeline, storage, terminal
 from ..report.saved import read_card
 from ..report.scorecard import Scorecard, build, utc_stamp
@@ -220,12 +220,12 @@ class ScorecardPlugin:
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for line in self._unmet:
-            terminalreporter.write_line(safe_output(line), red=True)
+            terminalreporter.write_line(for_terminal(line), red=True)
         if self.scorecard is None:
             return
         terminalreporter.write_sep("=", "ambigqa scorecard")
         for line in terminal.scorecard(self.scorecard):
-            terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
+            terminalreporter.write_line(for_terminal(line), red=line.startswith("gate FAILED"))
         if self.run.cfg.report_dir is not None and not self._unmet:
             terminalreporter.write_line(f"scorecard written to {storage.shown(self.run.cfg.report_dir)}")
 

@@ -12,7 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..errors import SystemFailure
-from ..output import basic_token, redact, sent_url
+from ..output import basic_token, excerpt, redact, sent_url
 from ..schema import AmbigItem
 from .call import TURN_INPUTS, System, input_for
 
@@ -51,7 +51,7 @@ def http_system(url: str) -> System:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 body = response.read()
         except urllib.error.HTTPError as exc:
-            detail = exc.read()[:200].decode("utf-8", "replace").strip()
+            detail = excerpt(exc.read().decode("utf-8", "replace").strip(), 200)
             raise SystemFailure(f"HTTP {exc.code} from {label}: {detail or exc.reason}") from None
         except TimeoutError:
             raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)") from None
@@ -62,7 +62,7 @@ def http_system(url: str) -> System:
         try:
             return json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            raise SystemFailure(f"{label} did not answer with JSON: {body[:120]!r}") from None
+            raise SystemFailure(f"{label} did not answer with JSON: {excerpt(repr(body), 120)}") from None
 
     inputs = ("question", "passages", "conditions", *TURN_INPUTS)
     return System(label=label, inputs=inputs, call=invoke, endpoint=True)
