@@ -259,19 +259,6 @@ def redact(spec: str) -> str:
     return parts.without_userinfo(query=False)
 
 
-def unencoded_userinfo(url: str, what: str) -> str | None:
-    """The one usage line for a URL whose user info holds ``/``, ``?``, ``#`` or ``@``
-    unencoded (which the libraries that send to it misread: the credential would be sent as a
-    host or a path), never showing it; None for any other URL."""
-    parts = split_url(url)
-    if parts is None or not parts.unencoded:
-        return None
-    return (
-        f"{what}={redact(url)}: the user info of the URL ([redacted]) holds '/', '?', '#' or '@' "
-        "unencoded; percent-encode them in a user name or password (%2F, %3F, %23, %40)"
-    )
-
-
 def scrub(text: str) -> str:
     """``text`` with every credential we can recognise replaced by ``[redacted]``.
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Deferred, ModelUnavailable
-from ..output import clean, excerpt, redact
+from ..output import clean, excerpt, for_terminal, redact
 from .chat import REASK, _backoff, _brief, _checked, completion_problem, tokens
 from .usage import Usage
 
@@ -238,7 +238,7 @@ class BatchState:
                     self._reasons.update(dict.fromkeys(keys, f"judge batch not created: {exc}"))
                 continue
             cache = self.client.cache
-            if cache is not None:
+            if cache is not None and _storable(batch["id"]):
                 cache.add_batch(batch["id"], self.server, self.client.settings.model, self.run, keys)
             with self._lock:
                 self._opened(_Batch(batch["id"], keys, mine=True, status=batch))
@@ -500,6 +500,13 @@ def _read_lines(text: str) -> dict[str, dict[str, Any]]:
         if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
             lines[line["custom_id"]] = line
     return lines
+
+
+def _storable(batch_id: str) -> bool:
+    """Whether a batch id the server chose may be kept on disk for a later run: not one that
+    holds a credential or a control character (a hostile or echoing server's). Such a batch
+    is waited for in this run only; its id reaches no file."""
+    return for_terminal(batch_id, one_line=True) == batch_id
 
 
 def _errors(status: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelGivenUp, ModelUnavailable
-from ..output import clean, excerpt, redact, sent, sent_url
+from ..output import clean, excerpt, redact, sent, sent_url, split_url
 from .cache import CallCache
 from .structured import REFUSED, Ladder, parse_json, response_format, without_thinking
 from .usage import Usage
@@ -82,8 +82,12 @@ DEFAULT_URL = "https://api.openai.com/v1"  # with neither a base URL option nor 
 
 
 def server_url(given: str | None) -> str:
-    """The server a client with the base URL ``given`` (None: not given) sends to."""
-    return given or os.environ.get("OPENAI_BASE_URL") or DEFAULT_URL
+    """The server a client with the base URL ``given`` (None: not given) sends to; a password
+    written with "/", "?", "#" or "@" unencoded is sent percent-encoded (the client's parser
+    would take it for the host, and print it), as :func:`output.split_url` finds it."""
+    url = given or os.environ.get("OPENAI_BASE_URL") or DEFAULT_URL
+    parts = split_url(url)
+    return parts.encoded() if parts is not None and parts.unencoded else url
 
 
 def completion_problem(raw: Any) -> str | None:

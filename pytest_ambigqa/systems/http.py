@@ -12,7 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..errors import SystemFailure
-from ..output import basic_token, excerpt, redact, sent_url
+from ..output import basic_token, excerpt, redact, sent_url, split_url
 from ..schema import AmbigItem
 from .call import TURN_INPUTS, System, input_for
 
@@ -20,14 +20,14 @@ from .call import TURN_INPUTS, System, input_for
 def http_system(url: str) -> System:
     """A system behind an http(s) URL: each item a JSON POST, its JSON reply the answer."""
     label = redact(url)
-    parts = urllib.parse.urlsplit(url)
+    parts = split_url(url)
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     sent_url(url)  # its password, the Basic token and its query values: scrubbed from every output
-    if parts.username is not None:  # credentials in the URL become Basic auth, never a label
-        user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
-        headers["Authorization"] = f"Basic {basic_token(user, password)}"
-        host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
-        url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
+    if parts is not None and parts.userinfo is not None:
+        # credentials in the URL become Basic auth, never a label; found however they are
+        # written (a "/", "?", "#" or "@" in the password, unencoded: output.split_url)
+        headers["Authorization"] = f"Basic {basic_token(parts.user, parts.password or '')}"
+        url = parts.without_userinfo()
 
     def invoke(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
         """POST what the run's protocol hands over: the passages and gold conditions it gives."""
