@@ -207,7 +207,7 @@ class UrlParts:
 
     @property
     def path(self) -> str:
-        return _AUTHORITY_END.split(self.rest, 1)[0] if not self.rest.startswith(("?", "#")) else ""
+        return re.split("[?#]", self.rest, maxsplit=1)[0]
 
     def without_userinfo(self, *, query: bool = True) -> str:
         """The URL with no user info (and, without ``query``, no query or fragment)."""
