@@ -314,9 +314,14 @@ def for_terminal(text: Any, *, one_line: bool = False) -> str:
     52), make a link (OSC 8), clear the screen or move the cursor, or ring the bell. Newlines
     and tabs stay, but not with ``one_line`` (a progress line, a table's cell). Every line
     the plugin writes to a terminal, and every failure message pytest prints, passes here."""
-    shown = safe_output(text if isinstance(text, str) else _str(text))
+    return escape_controls(safe_output(text if isinstance(text, str) else _str(text)), one_line=one_line)
+
+
+def escape_controls(text: str, *, one_line: bool = True) -> str:
+    """:func:`for_terminal` without the scrubbing: for a name that must stay what it names
+    (a test's name, made of an item's id)."""
     pattern = _CONTROL_LINE if one_line else _CONTROL
-    return pattern.sub(_escaped, shown) if pattern.search(shown) else shown
+    return pattern.sub(_escaped, text) if pattern.search(text) else text
 
 
 def clean(value: Any, *, secrets: bool = False) -> Any:
