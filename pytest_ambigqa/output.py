@@ -98,8 +98,8 @@ def sent_url(url: str | None) -> None:
     if parts.userinfo is not None:
         user, password = parts.user, parts.password
         raw = parts.userinfo.partition(":")[2]
-        if password is None:  # a token as the user name
-            sent(user, parts.userinfo)
+        if password is None:  # a token as the user name (not a short name: it would eat words)
+            sent(f"{user}:", basic_token(user, ""), *([user, parts.userinfo] if len(user) >= 8 else []))
         else:
             sent(password, raw, f"{user}:{password}", basic_token(user, password))
     query = parts.rest.partition("?")[2].partition("#")[0]
