@@ -29,8 +29,15 @@ _HEADER = re.compile(
 _PATTERNS = (
     (re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"), f"sk-{MASK}"),  # OpenAI-style keys
     # A URL's user info, up to the last "@" of the word: a password may hold "/", "?", "#",
-    # "@" or ":" unencoded (:func:`split_url`), and what is masked past the host costs nothing
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?:[^/?#\s:@'\"]+:[^\s'\"]*|[^/?#\s:@'\"]+)@"), rf"\1{MASK}@"),
+    # "@" or ":" unencoded (:func:`split_url`); what is masked past the host costs nothing.
+    # Bounded, and without backtracking inside a part: a text of many "x://" stays linear.
+    (
+        re.compile(
+            r"(?i)\b([a-z][a-z0-9+.-]*://)"
+            r"(?:[^/?#\s:@'\"]{1,256}:(?:[^\s'\"@]{0,256}+@){1,8}|[^/?#\s:@'\"]{1,256}@)"
+        ),
+        rf"\1{MASK}@",
+    ),
     (re.compile(r"(?i)([?&](?:api_?key|key|token|access_token|secret)=)[^&#\s'\"]+"), rf"\1{MASK}"),
 )
 

@@ -56,13 +56,13 @@ def leaks(pytester: pytest.Pytester, output: str, secrets: list[str]) -> list[st
     found = []
     parts = {w for s in secrets for w in windows(s)}
     # not the test's own system module (and its bytecode), which holds the secret it raises
-    files = [p for p in pytester.path.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")]
+    files = {
+        p: p.read_bytes() for p in pytester.path.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")
+    }
     for window in sorted(parts):
         if window in output:
             found.append(f"output: {window!r}")
-        for path in files:
-            if window.encode() in path.read_bytes():
-                found.append(f"{path.name}: {window!r}")
+        found += [f"{path.name}: {window!r}" for path, data in files.items() if window.encode() in data]
     return found
 
 
