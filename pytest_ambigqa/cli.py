@@ -332,12 +332,11 @@ def data_fetch(suite: str, revision: str | None, split: str, url: str | None, to
         os.environ["HF_HUB_CACHE"] = str(to.resolve())
     fetched = fetch(ref, split, sources.find(ref.repo))
     for name, local, digest in fetched.files:
-        print(f"{name}: sha256 {digest} ({local})")
+        print(for_terminal(f"{name}: sha256 {digest} ({local})"))  # names the server chose
     cache = f"HF_HUB_CACHE={to.resolve()} " if to is not None else ""
-    print(f"fetched {ref} at commit {fetched.commit}")
-    print(
-        f"run it offline: {cache}HF_HUB_OFFLINE=1 pytest --ambig-suite={suite} --ambig-data={fetched.pinned}"
-    )
+    print(for_terminal(f"fetched {ref} at commit {fetched.commit}"))
+    offline = f"{cache}HF_HUB_OFFLINE=1 pytest --ambig-suite={suite} --ambig-data={fetched.pinned}"
+    print(for_terminal(f"run it offline: {offline}"))
     return 0
 
 
