@@ -17,6 +17,8 @@ from __future__ import annotations
 import base64
 import io
 import json
+import sqlite3
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -364,3 +366,48 @@ def test_no_escape_sequence_reaches_the_terminal(pytester, local_server, monkeyp
     if source in ("python-system", "http-system", "data"):
         assert "\\x1b" in output  # shown, escaped
     assert not leaks(pytester, output, [SECRET])
+
+
+def test_a_batch_id_holding_the_key_and_an_escape_reaches_no_file_and_no_terminal(pytester, chat_server):
+    """A server whose batch ids quote the key and a title change: the batch still waits, but its
+    id is kept on disk by no run (a later run sends its requests again), and is shown escaped."""
+    api = chat_server.batch_api
+    api.plans = ["pending"]
+    suffix = f"-{SECRET}-\x1b]0;pwned\x07"
+    post, get = api.post, api.get
+
+    def hostile_post(path, data, content_type):
+        status, body, headers = post(path, data, content_type)
+        if path.endswith("/batches") and status == 200:
+            body = {**body, "id": body["id"] + suffix}
+        return status, body, headers
+
+    def hostile_get(path):
+        status, body = get(urllib.parse.unquote(path).replace(suffix, ""))
+        if isinstance(body, dict) and isinstance(body.get("id"), str) and body["id"].startswith("batch_"):
+            body = {**body, "id": body["id"] + suffix}
+        return status, body
+
+    api.post, api.get = hostile_post, hostile_get
+    pytester.makeconftest(GUARD)
+    result, card = ambig_run(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-system=oracle",
+        f"--ambig-limit={LIMIT}",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-judge=judge-m",
+        "--ambig-cache-dir=cache",
+        "--ambig-judge-batch=0.05",
+        "--ambig-judge-batch-poll=0.01",
+        "-rA",
+    )
+    output = result.stdout.str() + result.stderr.str()
+    no_internal_error(output)
+    no_escape(output)
+    assert len(card["items"]) == LIMIT and len(api.created) == 1, output[-2000:]
+    reasons = {i["unscored"]["judge"] for i in card["items"]}
+    assert reasons == {"pending batch batch_1-[redacted]-\x1b]0;pwned\x07"}  # escaped in JSON only
+    assert not leaks(pytester, output, [SECRET])
+    with sqlite3.connect(pytester.path / "cache" / "judge.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM batches").fetchone() == (0,)
