@@ -9,6 +9,7 @@ import pytest
 from .errors import SystemFailure
 from .metrics import METRICS
 from .metrics.coverage import exact_presence
+from .output import excerpt, for_terminal
 from .schema import AmbigItem, Answer
 from .suites import SUITES, Scorers
 from .systems import to_answer
@@ -31,7 +32,7 @@ def explain(item: AmbigItem, answer: Answer, failures: list[str]) -> str:
     missing = missing_answers(item, answer.text)
     if missing:
         lines.append(f"  missing gold answers: {', '.join(missing)}")
-    shown = answer.text if len(answer.text) <= _SHOW else answer.text[:_SHOW] + "..."
+    shown = answer.text if len(answer.text) <= _SHOW else excerpt(answer.text, _SHOW) + "..."
     lines.append(f"  answer: {shown!r}")
     return "\n".join(lines)
 
@@ -52,7 +53,7 @@ def assert_ambig(answer: Any, item: AmbigItem, **thresholds: float) -> dict[str,
     try:
         normalised = to_answer(answer)
     except SystemFailure as exc:
-        pytest.fail(f"ambigqa {item.key}: {exc}", pytrace=False)
+        pytest.fail(for_terminal(f"ambigqa {item.key}: {exc}"), pytrace=False)
     scored = suite.score(item, normalised, Scorers())
     scores, unscored = scored.scores, scored.unscored
     failures = []
@@ -66,5 +67,5 @@ def assert_ambig(answer: Any, item: AmbigItem, **thresholds: float) -> dict[str,
                 f"{metric} ({METRICS[metric].label}): expected >= {expected:g}, got {scores[metric]:.3g}"
             )
     if failures:
-        pytest.fail(explain(item, normalised, failures), pytrace=False)
+        pytest.fail(for_terminal(explain(item, normalised, failures)), pytrace=False)
     return scores

@@ -38,7 +38,7 @@ import pluggy
 from . import hookspecs
 from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
-from .output import safe_output, write_text
+from .output import for_terminal, write_text
 from .protocols import suite_metrics
 from .report import ci, compare, gates, history, pipeline, storage, terminal, view
 from .report.gates import parse_margins, parse_thresholds
@@ -186,15 +186,17 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
     if unmet:
         card = dataclasses.replace(card, shortfalls=[*card.shortfalls, unmet])
     problems = pipeline.write_reports(card, out) + ci.publish(card, pr_comment)
-    print(safe_output("\n".join(terminal.scorecard(card))))
+    print(for_terminal("\n".join(terminal.scorecard(card))))
     failed_items = [
         r.key for r in card.results if r.status != "ok" or gates.item_shortfalls(r.scores, r.suite, item_min)
     ]
     if failed_items:
         shown = ", ".join(failed_items[:10])
-        print(f"{len(failed_items)} item(s) errored, missing or below --ambig-item-min: {shown}")
+        print(
+            for_terminal(f"{len(failed_items)} item(s) errored, missing or below --ambig-item-min: {shown}")
+        )
     for problem in problems:
-        print(safe_output(f"pytest-ambigqa merge: {problem}"), file=sys.stderr)
+        print(for_terminal(f"pytest-ambigqa merge: {problem}"), file=sys.stderr)
     print(f"merged {len(results)} items from {len(paths)} scorecards into {storage.shown(out)}")
     return 1 if card.shortfalls or failed_items or problems else 0
 
@@ -215,7 +217,7 @@ def _baseline(
     try:
         return read_card(Path(config["baseline"])), margins, None
     except ScorecardError as exc:
-        print(safe_output(f"pytest-ambigqa merge: no comparison with the base run: {exc}"), file=sys.stderr)
+        print(for_terminal(f"pytest-ambigqa merge: no comparison with the base run: {exc}"), file=sys.stderr)
         unmet = f"--ambig-fail-if-worse cannot be checked: {exc}" if margins else None
         return None, (), unmet
 
@@ -254,15 +256,15 @@ def compare_runs(
         gold=gold,
         gold_absent=absent,
     )
-    print(safe_output("\n".join(terminal.comparison(comparison)).lstrip("\n")))
+    print(for_terminal("\n".join(terminal.comparison(comparison)).lstrip("\n")))
     for line in terminal.lines(view.checks(checks, "terminal")):
-        print(safe_output(line))
+        print(for_terminal(line))
     for line in shortfalls:
-        print(safe_output(f"gate FAILED: {line}"))
+        print(for_terminal(f"gate FAILED: {line}"))
     problems = pipeline.write_reports(card, out) if out is not None else []
     problems += ci.publish(card, pr_comment)
     for problem in problems:
-        print(safe_output(f"pytest-ambigqa compare: {problem}"), file=sys.stderr)
+        print(for_terminal(f"pytest-ambigqa compare: {problem}"), file=sys.stderr)
     if out is not None and not problems:
         print(f"comparison written to {out} (scorecard.json, scorecard.md and report.html of {new_path})")
     return 1 if shortfalls or problems else 0
@@ -271,7 +273,7 @@ def compare_runs(
 def history_page(paths: list[Path], out: Path) -> int:
     runs, skipped = history.gather(paths)
     for s in skipped:
-        print(safe_output(f"pytest-ambigqa history: skipped {s.path}: {s.reason}"), file=sys.stderr)
+        print(for_terminal(f"pytest-ambigqa history: skipped {s.path}: {s.reason}"), file=sys.stderr)
     if not runs:
         raise UsageError(f"no readable scorecard.json in {', '.join(map(str, paths))}")
     page = out / history.FILENAME
@@ -330,12 +332,11 @@ def data_fetch(suite: str, revision: str | None, split: str, url: str | None, to
         os.environ["HF_HUB_CACHE"] = str(to.resolve())
     fetched = fetch(ref, split, sources.find(ref.repo))
     for name, local, digest in fetched.files:
-        print(f"{name}: sha256 {digest} ({local})")
+        print(for_terminal(f"{name}: sha256 {digest} ({local})"))  # names the server chose
     cache = f"HF_HUB_CACHE={to.resolve()} " if to is not None else ""
-    print(f"fetched {ref} at commit {fetched.commit}")
-    print(
-        f"run it offline: {cache}HF_HUB_OFFLINE=1 pytest --ambig-suite={suite} --ambig-data={fetched.pinned}"
-    )
+    print(for_terminal(f"fetched {ref} at commit {fetched.commit}"))
+    offline = f"{cache}HF_HUB_OFFLINE=1 pytest --ambig-suite={suite} --ambig-data={fetched.pinned}"
+    print(for_terminal(f"run it offline: {offline}"))
     return 0
 
 
@@ -465,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse, args.pr_comment)
         return merge(storage.expand(args.scorecards), storage.location(args.output), args.pr_comment)
     except AmbigQAError as exc:  # what the user gave; anything else is our bug, with its traceback
-        print(safe_output(f"pytest-ambigqa {args.command}: {exc}"), file=sys.stderr)
+        print(for_terminal(f"pytest-ambigqa {args.command}: {exc}"), file=sys.stderr)
         return 2
     finally:
         unload()

@@ -54,7 +54,14 @@ if TYPE_CHECKING:
 
 
 class AmbigQAWarning(UserWarning):
-    """Something pytest-ambigqa recovered from, that the user should still know about."""
+    """Something pytest-ambigqa recovered from, that the user should still know about; its
+    message is shown as a terminal may show it (``output.for_terminal``: a path, a server's
+    error or a line of data in it cannot change the terminal)."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        from .output import for_terminal
+
+        super().__init__(for_terminal(message) if isinstance(message, str) else message, *args)
 
 
 class AmbigQAError(Exception):

@@ -23,10 +23,10 @@ from .errors import RetrieverUnavailable, SystemFailure
 from .metrics import METRICS
 from .metrics.spec import Scored
 from .models.usage import Usage
-from .output import clean, json_text
+from .output import clean, excerpt, json_text
 from .readback import finite
 from .retrieval.evidence import evidence_recall
-from .schema import EVIDENCE_SHORT, AmbigItem, Answer, ItemResult, safe_str
+from .schema import EVIDENCE_SHORT, AmbigItem, Answer, ItemResult
 from .store import SharedStore, answer_key, score_key
 from .store.pool import Scoring
 from .suites import SUITES
@@ -191,7 +191,7 @@ class Evaluator:
             done = self.offload.done(item, answer) if self.offload is not None else None
             scored = suite.score(item, answer, scorers, done) if done else suite.score(item, answer, scorers)
         except Exception as exc:  # noqa: BLE001 - a scorer bug: this item says so, the run goes on
-            error = f"scoring failed: {type(exc).__name__}: {safe_str(exc)[:300]}"
+            error = f"scoring failed: {type(exc).__name__}: {excerpt(exc, 300)}"
             failed = suite.failed_result(item, scorers, "error", error, duration)
             return dataclasses.replace(failed, answer=answer, evidence=evidence, cached=cached)
         scored = _finite(scored)

@@ -16,6 +16,7 @@ import os
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,16 @@ _HEADER = re.compile(
 )
 _PATTERNS = (
     (re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"), f"sk-{MASK}"),  # OpenAI-style keys
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@'\"]+(:[^/\s@'\"]*)?@"), rf"\1{MASK}@"),
+    # A URL's user info, up to the last "@" of the word: a password may hold "/", "?", "#",
+    # "@" or ":" unencoded (:func:`split_url`); what is masked past the host costs nothing.
+    # Bounded, and without backtracking inside a part: a text of many "x://" stays linear.
+    (
+        re.compile(
+            r"(?i)\b([a-z][a-z0-9+.-]*://)"
+            r"(?:[^/?#\s:@'\"]{1,256}:(?:[^\s'\"@]{0,256}+@){1,8}|[^/?#\s:@'\"]{1,256}@)"
+        ),
+        rf"\1{MASK}@",
+    ),
     (re.compile(r"(?i)([?&](?:api_?key|key|token|access_token|secret)=)[^&#\s'\"]+"), rf"\1{MASK}"),
 )
 
@@ -89,13 +99,18 @@ def sent_url(url: str | None) -> None:
     """The credentials a URL carries when the plugin sends a request to it: the password of
     its user info (and the ``Authorization: Basic`` token made of it) and its query values
     that are named like a credential or long enough to be one."""
-    if not url or "://" not in url:
+    parts = split_url(url or "")
+    if parts is None:
         return
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is not None:
-        user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
-        sent(password, f"{user}:{password}", basic_token(user, password))
-    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+    if parts.userinfo is not None:
+        user, password = parts.user, parts.password
+        raw = parts.userinfo.partition(":")[2]
+        if password is None:  # a token as the user name (not a short name: it would eat words)
+            sent(f"{user}:", basic_token(user, ""), *([user, parts.userinfo] if len(user) >= 8 else []))
+        else:
+            sent(password, raw, f"{user}:{password}", basic_token(user, password))
+    query = parts.rest.partition("?")[2].partition("#")[0]
+    for name, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
         if _SECRET_QUERY.search(name) or len(value) >= 8:  # not ?mode=fast: "fast" stays a word
             sent(value)
 
@@ -166,15 +181,89 @@ class _Scrubber:
         return text
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_AUTHORITY_END = re.compile(r"[/?#]")
+# Characters a password must percent-encode that standard parsers (urllib.parse.urlsplit, httpx,
+# fsspec) take for the end of the authority or of the user info
+RESERVED_IN_USERINFO = "/?#@"
+
+
+@dataclass(frozen=True)
+class UrlParts:
+    """A URL as :func:`split_url` reads it, each part as written (nothing decoded)."""
+
+    scheme: str
+    userinfo: str | None  # "user:password", "user" or "token"; None: none
+    host: str  # HOST[:PORT], as written
+    rest: str  # the path, query and fragment
+
+    @property
+    def user(self) -> str:
+        return urllib.parse.unquote((self.userinfo or "").partition(":")[0])
+
+    @property
+    def password(self) -> str | None:
+        if self.userinfo is None or ":" not in self.userinfo:
+            return None
+        return urllib.parse.unquote(self.userinfo.partition(":")[2])
+
+    @property
+    def unencoded(self) -> bool:
+        """Whether the user info holds a character that other parsers misread (``/?#@``)."""
+        return self.userinfo is not None and any(c in self.userinfo for c in RESERVED_IN_USERINFO)
+
+    @property
+    def path(self) -> str:
+        return re.split("[?#]", self.rest, maxsplit=1)[0]
+
+    def without_userinfo(self, *, query: bool = True) -> str:
+        """The URL with no user info (and, without ``query``, no query or fragment)."""
+        rest = self.rest if query else self.rest.split("?", 1)[0].split("#", 1)[0]
+        return f"{self.scheme}://{self.host}{rest}"
+
+    def encoded(self) -> str:
+        """The URL with its user info percent-encoded, as every parser reads it alike."""
+        if self.userinfo is None:
+            return self.without_userinfo()
+        user, colon, password = self.userinfo.partition(":")
+        quote = lambda text: urllib.parse.quote(urllib.parse.unquote(text), safe="!$&'()*+,;=-._~")  # noqa: E731
+        return f"{self.scheme}://{quote(user)}{colon}{quote(password)}@{self.host}{self.rest}"
+
+
+def split_url(url: str) -> UrlParts | None:
+    """``url``'s parts, its user info found however it is written; None if it is no URL.
+
+    ``urllib.parse.urlsplit`` ends the authority at the first "/", "?" or "#", so a password
+    holding one (unencoded) is read as the host and a path, and "@" in it splits it: a
+    credential then shows in every message that prints the "host". Here the user info is
+    everything up to the last "@" that follows a user name (the text before the first ":" holds
+    no "/", "?" or "#", as no user name can): a password may hold any character but a space.
+    An "@" in the path of a URL written ``HOST:PORT/PATH@X`` cannot be told from one in a
+    password, and is read as the password's end: a credential is never taken for a host.
+    """
+    match = _SCHEME.match(url)
+    if match is None:
+        return None
+    after = url[match.end() :]
+    userinfo = None
+    at = after.rfind("@")
+    while at >= 0:
+        candidate = after[:at]
+        if not _AUTHORITY_END.search(candidate.partition(":")[0]) and not any(c.isspace() for c in candidate):
+            userinfo, after = candidate, after[at + 1 :]
+            break
+        at = after.rfind("@", 0, at)
+    end = _AUTHORITY_END.search(after)
+    host, rest = (after[: end.start()], after[end.start() :]) if end else (after, "")
+    return UrlParts(match.group(1), userinfo, host, rest)
+
+
 def redact(spec: str) -> str:
-    """A system spec safe to print: no credentials or query string in URLs."""
-    if "://" not in spec:
+    """A system spec or URL safe to print: no user info, credentials or query string."""
+    parts = split_url(spec)
+    if parts is None:
         return spec
-    parts = urllib.parse.urlsplit(spec)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return parts.without_userinfo(query=False)
 
 
 def scrub(text: str) -> str:
@@ -195,6 +284,51 @@ def clean_text(text: str) -> str:
 def safe_output(text: str) -> str:
     """A string fit to print or write anywhere: encodable and scrubbed."""
     return scrub(clean_text(text))
+
+
+def excerpt(text: Any, limit: int, *, tail: bool = False) -> str:
+    """At most ``limit`` characters of ``text`` (its last ones with ``tail``), scrubbed first
+    and then cut, never the other way round: a cut could leave the part of a credential that
+    no pattern knows any more (an ``sk-`` key's first characters, a password without its
+    ``@``). Every cut of a text that came from outside (a server's error, a body, a
+    traceback, a batch's error file) is made here."""
+    shown = safe_output(text if isinstance(text, str) else _str(text))
+    return shown[-limit:] if tail else shown[:limit]
+
+
+def _str(value: Any) -> str:
+    try:
+        return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else str(value)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ fails: its type's name
+        return f"<{type(value).__name__}: unprintable>"
+
+
+# Control characters: C0 (but a newline or tab where the layout needs one), DEL, C1 (a
+# terminal takes 0x9b for ESC "[", 0x9d for ESC "]") and the line and paragraph separators
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def for_terminal(text: Any, *, one_line: bool = False) -> str:
+    """``text`` fit for a terminal: scrubbed (:func:`safe_output`), and every control character
+    shown escaped (ESC as ``\\x1b``), so that nothing from data, an answer, a server's error, a
+    batch's status or id can change the window's title (OSC 0/2), write the clipboard (OSC
+    52), make a link (OSC 8), clear the screen or move the cursor, or ring the bell. Newlines
+    and tabs stay, but not with ``one_line`` (a progress line, a table's cell). Every line
+    the plugin writes to a terminal, and every failure message pytest prints, passes here."""
+    return escape_controls(safe_output(text if isinstance(text, str) else _str(text)), one_line=one_line)
+
+
+def escape_controls(text: str, *, one_line: bool = True) -> str:
+    """:func:`for_terminal` without the scrubbing: for a name that must stay what it names
+    (a test's name, made of an item's id)."""
+    pattern = _CONTROL_LINE if one_line else _CONTROL
+    return pattern.sub(_escaped, text) if pattern.search(text) else text
 
 
 def clean(value: Any, *, secrets: bool = False) -> Any:
@@ -302,6 +436,9 @@ def cut(value: Any, limit: int, path: str = "", cuts: dict[str, int] | None = No
     """``value`` with each text at most ``limit`` characters (and a note of the rest) and each
     list or mapping at most :data:`MAX_ENTRIES` entries; ``cuts`` collects what was cut."""
     if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        value = safe_output(value)  # scrubbed before it is cut: no part of a credential survives the cut
         if len(value) <= limit:
             return value
         if cuts is not None:

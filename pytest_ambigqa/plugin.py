@@ -130,18 +130,19 @@ def ambig_retriever(request: pytest.FixtureRequest):
     if not run.cfg.retrieval.searches:
         pytest.skip("no retriever configured (--ambig-retriever=none)")
     from .errors import RetrieverUnavailable
+    from .output import for_terminal
 
     try:
         run.check_retriever_for(None)
         return run.retriever()
     except (pytest.UsageError, RetrieverUnavailable) as exc:
-        pytest.fail(f"ambigqa: {exc}", pytrace=False)
+        pytest.fail(for_terminal(f"ambigqa: {exc}"), pytrace=False)
 
 
 @pytest.fixture
 def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_system: Any) -> ItemResult:
     """Ask the system about the item and score it; a failing system makes this test an error."""
-    from .output import safe_output
+    from .output import for_terminal
     from .session.runner import RUNNER_KEY
 
     _run(request)
@@ -153,5 +154,5 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
         message = f"ambigqa {result.key}: {result.error}"
         if result.trace and request.config.getoption("tbstyle", "auto") != "no":
             message += "\n\n" + result.trace  # the system's frames, not ours
-        pytest.fail(safe_output(message), pytrace=False)
+        pytest.fail(for_terminal(message), pytrace=False)
     return result

@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from .errors import Invalid
+from .output import safe_output
 
 # No score, cost or count this plugin writes comes near this; a value beyond it (1e308)
 # would overflow a sum of items, or is damage.
@@ -375,8 +376,8 @@ def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
     """(field path, what is wrong) of pydantic's first error, in our words."""
     field = ".".join(str(part) for part in error["loc"]) or "(the record)"
     value = error.get("input")
-    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    if len(shown) > 60:
+    shown = safe_output(repr(value)) if not isinstance(value, (dict, list)) else type(value).__name__
+    if len(shown) > 60:  # scrubbed before it is cut
         shown = shown[:57] + "..."
     kind = error["type"]
     bound = next(iter((error.get("ctx") or {}).values()), None)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ActorUnavailable
-from ..output import scrub
+from ..output import excerpt, scrub
 from ..schema import safe_str
 
 LOST = "the Ray actor running this item was lost"  # the start of a lost call's error
@@ -146,7 +146,7 @@ def start_reason(exc: BaseException) -> str:
     frames = "Traceback (most recent call last):"
     if frames in lines:  # what comes before them, and the exception they end with
         lines = lines[: lines.index(frames)] + lines[-1:]
-    return " ".join(lines)[:300] or type(exc).__name__
+    return excerpt(" ".join(lines), 300) or type(exc).__name__
 
 
 def _answers(address: str) -> None:
@@ -380,7 +380,7 @@ def ray_reason(exc: BaseException) -> str:
     if not lines:
         return type(exc).__name__
     raised = lines[-1] if len(lines) > 1 and _RAISED.match(lines[-1]) else None
-    return (raised or lines[0].split(" ray::")[0].split(" (pid=")[0].rstrip(" ,"))[:300]
+    return excerpt(raised or lines[0].split(" ray::")[0].split(" (pid=")[0].rstrip(" ,"), 300)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

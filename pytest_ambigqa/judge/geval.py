@@ -22,6 +22,7 @@ import pytest_ambigqa_gate
 from ..errors import ModelUnavailable
 from ..models.chat import ChatClient
 from ..models.usage import Usage
+from ..output import excerpt
 
 pytest_ambigqa_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
 
@@ -175,7 +176,7 @@ class GEvalScorer:
         except ModelUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - deepeval's own failure: this judgement is unscored
-            raise ModelUnavailable(f"G-Eval failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+            raise ModelUnavailable(f"G-Eval failed: {type(exc).__name__}: {excerpt(exc, 200)}") from None
         if not math.isfinite(score) or not 0 <= score <= 1:
             raise ModelUnavailable(f"G-Eval gave {score!r}, not a score from 0 to 1")
         return score

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from ..errors import ScorerUnavailable
 from ..models.usage import Usage
+from ..output import excerpt
 from ..schema import AmbigItem, Answer, safe_str
 from . import METRICS, NOT_CONFIGURED
 from .profiles import PROFILES, ScorerProfile
@@ -186,4 +187,4 @@ def _failure(exc: Exception) -> str:
     judge's, else what went wrong where (a bug or a model library's error)."""
     if isinstance(exc, ScorerUnavailable):
         return str(exc)
-    return f"scorer failed: {type(exc).__name__}: {safe_str(exc)[:200]}"
+    return f"scorer failed: {type(exc).__name__}: {excerpt(exc, 200)}"

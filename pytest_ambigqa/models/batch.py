@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Deferred, ModelUnavailable
-from ..output import clean, redact, safe_output
+from ..output import clean, excerpt, for_terminal, redact
 from .chat import REASK, _backoff, _brief, _checked, completion_problem, tokens
 from .usage import Usage
 
@@ -238,7 +238,7 @@ class BatchState:
                     self._reasons.update(dict.fromkeys(keys, f"judge batch not created: {exc}"))
                 continue
             cache = self.client.cache
-            if cache is not None:
+            if cache is not None and _storable(batch["id"]):
                 cache.add_batch(batch["id"], self.server, self.client.settings.model, self.run, keys)
             with self._lock:
                 self._opened(_Batch(batch["id"], keys, mine=True, status=batch))
@@ -320,7 +320,7 @@ class BatchState:
             error = error or (body.get("error") if isinstance(body, dict) else None)
             what = f"HTTP {status}" if isinstance(status, int) and status != 200 else problem
             message = error.get("message") if isinstance(error, dict) else None
-            detail = f"{what}: {safe_output(str(message)[:200])}" if message else what
+            detail = f"{what}: {excerpt(message, 200)}" if message else what
             self._reasons[key] = f"judge batch {batch.id}: {detail}"
             return
         assert isinstance(body, dict)
@@ -502,11 +502,18 @@ def _read_lines(text: str) -> dict[str, dict[str, Any]]:
     return lines
 
 
+def _storable(batch_id: str) -> bool:
+    """Whether a batch id the server chose may be kept on disk for a later run: not one that
+    holds a credential or a control character (a hostile or echoing server's). Such a batch
+    is waited for in this run only; its id reaches no file."""
+    return for_terminal(batch_id, one_line=True) == batch_id
+
+
 def _errors(status: dict[str, Any]) -> str:
     errors = status.get("errors")
     data = errors.get("data") if isinstance(errors, dict) else None
     messages = [e["message"] for e in data or [] if isinstance(e, dict) and isinstance(e.get("message"), str)]
-    return safe_output("; ".join(messages)[:300]) or "no reason given"
+    return excerpt("; ".join(messages), 300) or "no reason given"
 
 
 def _progress(batch: _Batch, elapsed: float, wait: float) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelGivenUp, ModelUnavailable
-from ..output import clean, redact, safe_output, sent, sent_url
+from ..output import clean, excerpt, redact, sent, sent_url, split_url
 from .cache import CallCache
 from .structured import REFUSED, Ladder, parse_json, response_format, without_thinking
 from .usage import Usage
@@ -82,8 +82,12 @@ DEFAULT_URL = "https://api.openai.com/v1"  # with neither a base URL option nor 
 
 
 def server_url(given: str | None) -> str:
-    """The server a client with the base URL ``given`` (None: not given) sends to."""
-    return given or os.environ.get("OPENAI_BASE_URL") or DEFAULT_URL
+    """The server a client with the base URL ``given`` (None: not given) sends to; a password
+    written with "/", "?", "#" or "@" unencoded is sent percent-encoded (the client's parser
+    would take it for the host, and print it), as :func:`output.split_url` finds it."""
+    url = given or os.environ.get("OPENAI_BASE_URL") or DEFAULT_URL
+    parts = split_url(url)
+    return parts.encoded() if parts is not None and parts.unencoded else url
 
 
 def completion_problem(raw: Any) -> str | None:
@@ -275,7 +279,7 @@ class ChatClient:
         try:
             raw = json.loads(response.text)
         except (ValueError, RecursionError) as exc:
-            raise _Malformed(f"the reply is not JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
+            raise _Malformed(f"the reply is not JSON ({type(exc).__name__}: {excerpt(exc, 80)})") from None
         problem = completion_problem(raw)
         if problem is not None:
             raise _Malformed(problem)
@@ -349,7 +353,7 @@ def _checked(
     except (ValueError, RecursionError) as exc:
         text = without_thinking(content)
         if prose is None or not text:
-            return None, f"it is not JSON ({str(exc)[:80]})"
+            return None, f"it is not JSON ({excerpt(exc, 80)})"
         data = prose(text)
     try:
         problem = check(data)
@@ -392,8 +396,8 @@ def _brief(exc: Exception) -> str:
     """The server's own error message when it sent one, else the client's."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return safe_output(body["message"][:200])
-    return safe_output(str(getattr(exc, "message", exc))[:200])
+        return excerpt(body["message"], 200)
+    return excerpt(getattr(exc, "message", exc), 200)
 
 
 def _describe(exc: Exception | None) -> str:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import EndpointUnavailable
-from ..output import redact, safe_output, sent, sent_url
+from ..output import excerpt, redact, safe_output, sent, sent_url
 
 KEY_VARIABLE = "OPENAI_API_KEY"  # the only place a model's key is read from (``chat.py``)
 TIMEOUT = 5.0  # seconds: the most one probe waits (less when the calls' own timeout is shorter)
@@ -97,7 +97,7 @@ def _brief(exc: Exception) -> str:
     message = body.get("message") if isinstance(body, dict) else None
     if not isinstance(message, str):
         message = getattr(exc, "message", None) or str(exc)
-    return _one_line(message)[:160]
+    return excerpt(_one_line(message), 160)
 
 
 def _one_line(text: str) -> str:

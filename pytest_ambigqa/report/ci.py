@@ -106,7 +106,7 @@ def pr_comment_text(card: Scorecard) -> str:
     lines += ["", *_scores(card)]
     if comparison is not None:
         lines += ["", *_significant(comparison), "", *_regressions(comparison)]
-    text = "\n".join(lines) + "\n"
+    text = safe_output("\n".join(lines) + "\n")  # scrubbed before it is cut
     if len(text) > COMMENT_LIMIT:
         cut = "\n\n*[cut: the whole scorecard is in scorecard.md]*\n"
         text = text[:COMMENT_LIMIT].rpartition("\n")[0] + cut

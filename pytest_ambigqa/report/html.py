@@ -37,7 +37,7 @@ from ..metrics import METRICS, printed_range
 from ..metrics.coverage import found
 from ..metrics.profiles import PROFILES, ScorerProfile
 from ..metrics.text import Normalized
-from ..output import json_text, safe_output
+from ..output import excerpt, json_text, safe_output
 from ..protocols import Protocol, protocol_of
 from ..retrieval.corpus import content_key
 from ..schema import AmbigItem, ItemResult
@@ -222,7 +222,9 @@ def _suite(card: SuiteCard, results: list[ItemResult]) -> dict[str, Any]:
     errors: dict[str, int] = {}
     for r in results:
         if r.status != "ok":
-            reason = (r.error or r.status).splitlines()[0][:300] if (r.error or r.status) else r.status
+            reason = (
+                excerpt((r.error or r.status).splitlines()[0], 300) if (r.error or r.status) else r.status
+            )
             errors[reason] = errors.get(reason, 0) + 1
     problems = [
         f"{n} item(s) without an answer: {reason}"

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..schema import safe_str
+from ..output import excerpt
 from . import compare, gates, storage
 from .scorecard import Check, Scorecard
 from .writers import WRITERS
@@ -64,6 +64,6 @@ def write_reports(card: Scorecard, directory: storage.Location, duration: float 
         except Exception as exc:  # noqa: BLE001 - a plugin's writer: its file only
             problems.append(
                 f"could not write {writer.filename} ({writer.name} writer): {type(exc).__name__}: "
-                f"{safe_str(exc)[:200]}"
+                f"{excerpt(exc, 200)}"
             )
     return list(dict.fromkeys(problems))  # an unwritable directory: said once

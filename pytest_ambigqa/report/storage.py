@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import os
 import re
-import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ..options import refuse
-from ..output import safe_output, sent, sent_url, write_text
+from ..output import redact, safe_output, sent, sent_url, split_url, write_text
 
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _GLOB = re.compile(r"[*?[]")
@@ -56,9 +55,11 @@ def location(text: str) -> Location:
         return text
     from urllib.request import url2pathname  # an HTTP client's module: only for a file:// URL
 
-    parts = urllib.parse.urlsplit(text)
-    if parts.netloc not in ("", "localhost"):
-        refuse(f"{shown(text)}: a file:// URL names a path on this machine, not on {parts.hostname}")
+    parts = split_url(text)
+    assert parts is not None
+    if parts.userinfo is not None or parts.host.lower() not in ("", "localhost"):
+        host = parts.host.rpartition(":")[0] or parts.host
+        refuse(f"{redact(text)}: a file:// URL names a path on this machine, not on {host}")
     return Path(url2pathname(parts.path))
 
 
@@ -71,6 +72,13 @@ def _filesystem(url: str) -> tuple[Any, str]:
     """(the store's fsspec filesystem, the path in it); a usage error where fsspec or the
     store's package is missing or the scheme is none fsspec knows."""
     _scrubbed_from_now_on(url)
+    parts = split_url(url)
+    if parts is not None and parts.unencoded:  # fsspec would take the credential for the host
+        refuse(
+            f"{redact(url)}: the user info of the URL holds '/', '?', '#' or '@' unencoded; "
+            "percent-encode them (%2F, %3F, %23, %40), or give the store's credentials in its "
+            "environment variables"
+        )
     try:
         import fsspec
     except ImportError:

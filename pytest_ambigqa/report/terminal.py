@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..output import for_terminal
 from . import view
 from .blocks import Block, Caption, Gap, Notes, Para, Table
 from .compare import Comparison
@@ -20,12 +21,20 @@ def lines(blocks: Iterable[Block]) -> list[str]:
             case Gap():
                 out.append("")
             case Para(text, depth) | Caption(text, depth):
-                out.append("  " * depth + text)
+                out.append("  " * depth + _shown(text))
             case Notes(notes):
-                out += ["  " * note.depth + note.text for note in notes]
+                out += ["  " * note.depth + _shown(note.text) for note in notes]
             case Table(header, rows, align, depth) if header:
-                out += _table([header, *rows], align, "  " * depth)
+                cells = [tuple(_shown(c, one_line=True) for c in row) for row in [header, *rows]]
+                out += _table(cells, align, "  " * depth)
     return out
+
+
+def _shown(text: str, *, one_line: bool = False) -> str:
+    """Text from the run (answers, ids, server errors, batch statuses) as a terminal may show
+    it: control characters escaped (``output.for_terminal``), so no escape sequence in it
+    reaches the terminal, and a table's cell on one line."""
+    return for_terminal(text, one_line=one_line)
 
 
 def _table(rows: list[tuple[str, ...]], align: str, indent: str) -> list[str]:

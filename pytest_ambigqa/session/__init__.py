@@ -18,6 +18,7 @@ import pytest
 
 from ..errors import UsageError
 from ..hookspecs import register_extensions
+from ..output import for_terminal
 from .collection import Collection
 from .config import read_run_config, refuse_without_suite
 from .preflight import preflight
@@ -31,6 +32,19 @@ _UNREGISTER: pytest.StashKey[Callable[[], None]] = pytest.StashKey()
 
 
 def start(config: pytest.Config) -> None:
+    """Read the run's configuration and register its plugins; every usage error it raises is
+    one line fit for a terminal (``output.for_terminal``: a data file's id or a server's reply
+    in it may hold an escape sequence)."""
+    try:
+        _start(config)
+    except pytest.UsageError as exc:
+        shown = for_terminal(str(exc))
+        if shown == str(exc):
+            raise
+        raise pytest.UsageError(shown) from None
+
+
+def _start(config: pytest.Config) -> None:
     try:
         config.stash[_UNREGISTER] = register_extensions(config.hook)
     except ValueError as exc:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ..assertions import explain
-from ..output import safe_output
+from ..output import escape_controls, for_terminal
 from ..report import gates
 from ..schema import AmbigItem, ItemResult
 from ..suites.sources import HubRef
@@ -21,9 +21,17 @@ COLLECTOR_NAME = "ambigqa"
 TEST_NAME = "test_ambig"
 
 
+def node_key(key: str) -> str:
+    """An item's key as its test's name holds it: control characters escaped (``\\x1b``), since
+    pytest prints the name as it is (an id from the data could change the terminal's title
+    or clear its screen)."""
+    return escape_controls(key)
+
+
 def key_of(nodeid: str) -> str:
-    """The item key of a builtin test's node id ("" for any other test): all that follows
-    the collector's ``ambigqa::test_ambig[``, which an id may itself contain."""
+    """The item key of a builtin test's node id, as :func:`node_key` writes it ("" for any
+    other test): all that follows the collector's ``ambigqa::test_ambig[``, which an id may
+    itself contain."""
     head, mark, params = nodeid.partition(f"{COLLECTOR_NAME}::{TEST_NAME}[")
     builtin = mark and (not head or head.endswith("/")) and params.endswith("]")
     return params[:-1] if builtin else ""
@@ -37,7 +45,7 @@ class AmbigItems(pytest.Collector):
         fixtureinfo = None  # the same for every item: resolve fixtures once, not 10,000 times
         for item in run.items:
             function = AmbigFunction.from_parent(
-                self, name=f"{TEST_NAME}[{item.key}]", callobj=_test_ambig, fixtureinfo=fixtureinfo
+                self, name=f"{TEST_NAME}[{node_key(item.key)}]", callobj=_test_ambig, fixtureinfo=fixtureinfo
             )
             fixtureinfo = function._fixtureinfo
             function.stash[ITEM_KEY] = item
@@ -64,7 +72,7 @@ def _test_ambig(ambig_result: ItemResult, request: pytest.FixtureRequest) -> Non
     if failures:
         assert ambig_result.answer is not None  # a system that failed made setup fail (ambig_result)
         item = request.node.stash[ITEM_KEY]
-        pytest.fail(explain(item, ambig_result.answer, failures), pytrace=False)
+        pytest.fail(for_terminal(explain(item, ambig_result.answer, failures)), pytrace=False)
 
 
 class Collection:
@@ -101,7 +109,7 @@ class Collection:
             if run.system_is_default
             else run.default_system.label
         )
-        executor = f"; executor: {safe_output(run.cfg.ray.shown())}" if run.cfg.ray is not None else ""
+        executor = f"; executor: {for_terminal(run.cfg.ray.shown())}" if run.cfg.ray is not None else ""
         lines = [f"ambigqa: {suites}; system: {system}{executor}"]  # the local executor goes unsaid
         for loaded in run.loaded:
             asked = run.cfg.data.get(loaded.suite.name)
@@ -119,7 +127,7 @@ class Collection:
                 f"ambigqa retrieval: {searched.retriever} top-{searched.top_k} over {len(run.corpus)} "
                 f"passages ({run.corpus.source}); indexes in {run.cache_dir}"
             )
-        return lines
+        return [for_terminal(line, one_line=True) for line in lines]
 
 
 def _anchor_directory(config: pytest.Config) -> Path | None:

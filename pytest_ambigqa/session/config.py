@@ -26,7 +26,7 @@ from ..errors import ScorecardError, UnreadableFile, UsageError
 from ..models.config import ModelConfig
 from ..models.local import parse_device
 from ..options import refuse
-from ..output import redact
+from ..output import redact, sent_url, split_url
 from ..protocols import PROTOCOLS, suite_metrics
 from ..report import storage
 from ..report.gates import GateConfig
@@ -409,9 +409,12 @@ def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -
         return None
     address = None
     if executor.lower().startswith("ray://"):
-        parts = urllib.parse.urlsplit(executor)
-        address = f"ray://{parts.netloc.rpartition('@')[2]}"  # as Ray Client takes it; no user or password
-        if "@" in parts.netloc or parts.query or parts.fragment or parts.path.strip("/"):
+        given = split_url(executor)  # its user info found however it is written, never shown
+        assert given is not None
+        sent_url(executor)
+        address = f"ray://{given.host}"  # as Ray Client takes it; no user or password
+        parts = urllib.parse.urlsplit(address)
+        if given.userinfo is not None or given.rest.strip("/"):
             # Ray hands what follows ray:// to gRPC as its target, which a user, password, path or
             # query only spoils (a cluster's token is RAY_AUTH_TOKEN, never the address's)
             refuse(

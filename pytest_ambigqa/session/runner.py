@@ -19,7 +19,7 @@ from ..judge import batch
 from ..metrics import METRICS
 from ..models.reader import HFReader
 from ..models.remote import RemoteReader
-from ..output import bounded, cut, json_text, safe_output
+from ..output import bounded, cut, for_terminal, json_text, safe_output
 from ..schema import AmbigItem, ItemResult
 from ..store import SharedStore, scoring
 from ..store.pool import Prefetcher
@@ -114,7 +114,7 @@ class Runner:
                 raise pytest.UsageError(problem)
             run.check_retriever_for(system)
         except (TypeError, pytest.UsageError) as exc:
-            pytest.fail(f"ambig_system fixture: {exc}", pytrace=False)
+            pytest.fail(for_terminal(f"ambig_system fixture: {exc}"), pytrace=False)
         self._systems[id(obj)] = (obj, system)  # holding obj keeps its id from being reused
         return system
 
@@ -198,7 +198,7 @@ class Runner:
             return
         capture = config.pluginmanager.get_plugin("capturemanager")
         with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
-            reporter.write_line(f"ambigqa: {safe_output(text)}")
+            reporter.write_line(for_terminal(f"ambigqa: {text}"))
 
     def in_flight(self) -> int:
         """Items this process's pool is asking or scoring now (0 without a pool)."""

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
-from ..output import safe_output
+from ..output import for_terminal
 from ..report import ci, pipeline, storage, terminal
 from ..report.saved import read_card
 from ..report.scorecard import Scorecard, build, utc_stamp
 from ..schema import ItemResult
 from ..store import FILE as STORE_FILE
-from .collection import ITEM_KEY, key_of
+from .collection import ITEM_KEY, key_of, node_key
 from .run import Run
 from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
 from .sequential import SKIPPED, SequentialGate
@@ -55,6 +55,7 @@ class ScorecardPlugin:
         self.baseline: Scorecard | None = None
         self.sequential: SequentialGate | None = None  # --ambig-sequential, from the first result
         self._gate_skipped: set[str] = set()  # items skipped once it decided
+        self._by_node: dict[str, str] | None = None  # see _keys
         if run.cfg.gates.baseline is not None:  # read before any item runs: a bad file stops the run here
             try:
                 self.baseline = read_card(run.cfg.gates.baseline)
@@ -75,19 +76,25 @@ class ScorecardPlugin:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """On the xdist controller: which items the workers will run."""
-        keys = {i.key for i in self.run.items}
-        found = {key_of(nodeid) for nodeid in ids} & keys
+        keys = self._keys()
+        found = {keys[k] for k in map(key_of, ids) if k in keys}
         self.expected = (self.expected or set()) | found
+
+    def _keys(self) -> dict[str, str]:
+        """Each item's key by the key its test's name holds (``collection.node_key``)."""
+        if self._by_node is None:
+            self._by_node = {node_key(i.key): i.key for i in self.run.items}
+        return self._by_node
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.skipped and self.run.stop is not None and SKIPPED in str(report.longrepr):
-            self._gate_skipped.add(key_of(report.nodeid))
+            self._gate_skipped.add(self._keys().get(key_of(report.nodeid), ""))
         payload = getattr(report, RESULT_ATTRIBUTE, None) if report.when == "teardown" else None
         if payload is None:
             return
         delattr(report, RESULT_ATTRIBUTE)  # the terminal keeps every report: not the record too
         result = self.spool.add(payload["result"])
-        if key_of(report.nodeid) == result.key:  # builtin items only, not user tests
+        if key_of(report.nodeid) == node_key(result.key):  # builtin items only, not user tests
             self.results[result.key] = result
             system = json.loads(payload["system"])
             self._used.setdefault(system["label"], system)
@@ -233,11 +240,11 @@ class ScorecardPlugin:
         if self.scorecard is not None:
             terminalreporter.write_sep("=", "ambigqa scorecard")
             for line in terminal.scorecard(self.scorecard):
-                terminalreporter.write_line(safe_output(line), red=line.startswith("gate FAILED"))
+                terminalreporter.write_line(for_terminal(line), red=line.startswith("gate FAILED"))
             if self.run.cfg.report_dir is not None and not self._unmet:
                 terminalreporter.write_line(f"scorecard written to {storage.shown(self.run.cfg.report_dir)}")
         for line in self._unmet:
-            terminalreporter.write_line(safe_output(line), red=True)
+            terminalreporter.write_line(for_terminal(line), red=True)
         counted(terminalreporter.stats, self.scorecard, self._unmet)
 
 
@@ -268,7 +275,7 @@ class _Listed(pytest.TestReport):
 
 def _failed(nodeid: str, line: str, kind: type[pytest.TestReport] = pytest.TestReport) -> pytest.TestReport:
     name = nodeid.partition("::")[2]
-    return kind(nodeid, ("ambigqa", None, name), {}, "failed", safe_output(line), "call")
+    return kind(nodeid, ("ambigqa", None, name), {}, "failed", for_terminal(line), "call")
 
 
 def _versions(directory: Path) -> dict[str, str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AmbigQAWarning, SpoolError
+from ..output import excerpt
 from ..schema import Answer, ItemResult
 
 HEAVY = ("answer", "details", "trace")  # the fields read back from the spool when asked for
@@ -112,7 +113,7 @@ class Spool:
             line = os.pread(self._file.fileno(), offset, 0).count(b"\n") + 1
             raise SpoolError(
                 f"{self.path}, line {line}: the result of {result.key} is damaged ({type(exc).__name__}: "
-                f"{str(exc)[:200]})"
+                f"{excerpt(exc, 200)})"
             ) from None
         self._last = (offset, fields)
         return fields

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..output import for_terminal
+
 if TYPE_CHECKING:
     from _pytest._io import TerminalWriter
 
@@ -63,7 +65,10 @@ class StatusLine:
             self.erase()
             return
         back = f"\x1b[{column}C" if column else ""
-        shown = text[: self._width - 1].encode("ascii", "replace").decode("ascii")  # one column a character
+        # escaped before it is cut (an escape sequence half cut is still one), one column a character
+        shown = (
+            for_terminal(text, one_line=True)[: self._width - 1].encode("ascii", "replace").decode("ascii")
+        )
         self._file.write(f"{ERASE_BELOW}\r\n{shown}{UP}\r{back}")
         self._file.flush()
         self.shown = True

@@ -31,8 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..output import excerpt
 from ..readback import check_answer, check_failure, check_result
-from ..schema import AmbigItem, safe_str
+from ..schema import AmbigItem
 from .sqlite import open_database
 
 SCHEMA = """
@@ -98,7 +99,7 @@ def _read_back(state: Any, payload: Any) -> tuple[str, Any]:
     except (TypeError, ValueError, RecursionError) as exc:  # Invalid is a ValueError
         if state == "error" and not payload.startswith("{"):
             return state, {"error": payload, "calls": None}
-        return "unreadable", f"{type(exc).__name__}: {safe_str(exc)[:200]}"
+        return "unreadable", f"{type(exc).__name__}: {excerpt(exc, 200)}"
     return state, data
 
 
@@ -184,7 +185,7 @@ class AnswerStore:
             data = json.loads(rows[0][0])
             check_result(data)
         except (TypeError, ValueError, RecursionError) as exc:  # Invalid is a ValueError
-            return "unreadable", f"{type(exc).__name__}: {safe_str(exc)[:200]}"
+            return "unreadable", f"{type(exc).__name__}: {excerpt(exc, 200)}"
         return "ok", data
 
     def put_scores(self, key: str, text: str) -> None:

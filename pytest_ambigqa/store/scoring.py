@@ -41,7 +41,7 @@ from concurrent.futures import Future
 from typing import IO, TYPE_CHECKING, Any
 
 from ..metrics.scoring import Failure, compute
-from ..schema import safe_str
+from ..output import excerpt
 from ..suites import SUITES
 
 if TYPE_CHECKING:
@@ -240,7 +240,7 @@ class _Closing(Exception):
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, _Died):
         return str(exc)
-    return f"a scoring worker process could not run: {type(exc).__name__}: {safe_str(exc)[:200]}"
+    return f"a scoring worker process could not run: {type(exc).__name__}: {excerpt(exc, 200)}"
 
 
 class _Worker:
@@ -281,7 +281,8 @@ class _Worker:
             return f"a scoring worker process was killed ({signal.Signals(-code).name})"
         self._stderr.seek(0)
         said = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return f"a scoring worker process ended (exit code {code}{f': {said[-1][:200]}' if said else ''})"
+        last = f": {excerpt(said[-1], 200)}" if said else ""
+        return f"a scoring worker process ended (exit code {code}{last})"
 
     def end(self) -> None:
         """Killed and reaped (an idle worker holds nothing to save; waiting for its interpreter

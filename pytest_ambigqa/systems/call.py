@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SystemFailure
+from ..output import excerpt
 from ..rooms import room
 from ..schema import AmbigItem, Answer, safe_str
 from .answers import to_answer, to_turn
@@ -97,7 +98,7 @@ def _read(normalise: Callable[[], Any]) -> Any:
         raise
     except Exception as exc:  # noqa: BLE001 - nested too deep, a huge int
         raise SystemFailure(
-            f"system returned an answer that cannot be read: {type(exc).__name__}: {safe_str(exc)[:200]}"
+            f"system returned an answer that cannot be read: {type(exc).__name__}: {excerpt(exc, 200)}"
         ) from None
 
 

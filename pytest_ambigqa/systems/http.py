@@ -12,7 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..errors import SystemFailure
-from ..output import basic_token, redact, sent_url
+from ..output import basic_token, excerpt, redact, sent_url, split_url
 from ..schema import AmbigItem
 from .call import TURN_INPUTS, System, input_for
 
@@ -20,14 +20,14 @@ from .call import TURN_INPUTS, System, input_for
 def http_system(url: str) -> System:
     """A system behind an http(s) URL: each item a JSON POST, its JSON reply the answer."""
     label = redact(url)
-    parts = urllib.parse.urlsplit(url)
+    parts = split_url(url)
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     sent_url(url)  # its password, the Basic token and its query values: scrubbed from every output
-    if parts.username is not None:  # credentials in the URL become Basic auth, never a label
-        user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
-        headers["Authorization"] = f"Basic {basic_token(user, password)}"
-        host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
-        url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
+    if parts is not None and parts.userinfo is not None:
+        # credentials in the URL become Basic auth, never a label; found however they are
+        # written (a "/", "?", "#" or "@" in the password, unencoded: output.split_url)
+        headers["Authorization"] = f"Basic {basic_token(parts.user, parts.password or '')}"
+        url = parts.without_userinfo()
 
     def invoke(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
         """POST what the run's protocol hands over: the passages and gold conditions it gives."""
@@ -51,7 +51,7 @@ def http_system(url: str) -> System:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 body = response.read()
         except urllib.error.HTTPError as exc:
-            detail = exc.read()[:200].decode("utf-8", "replace").strip()
+            detail = excerpt(exc.read().decode("utf-8", "replace").strip(), 200)
             raise SystemFailure(f"HTTP {exc.code} from {label}: {detail or exc.reason}") from None
         except TimeoutError:
             raise SystemFailure(f"system timed out after {timeout:g} s (--ambig-timeout)") from None
@@ -62,7 +62,7 @@ def http_system(url: str) -> System:
         try:
             return json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            raise SystemFailure(f"{label} did not answer with JSON: {body[:120]!r}") from None
+            raise SystemFailure(f"{label} did not answer with JSON: {excerpt(repr(body), 120)}") from None
 
     inputs = ("question", "passages", "conditions", *TURN_INPUTS)
     return System(label=label, inputs=inputs, call=invoke, endpoint=True)

@@ -21,7 +21,8 @@ from ...errors import ScorerUnavailable, UserFailure
 from ...metrics.qa import token_f1
 from ...metrics.text import STOPWORDS, normalize_answer
 from ...models.usage import Usage
-from ...schema import AmbigItem, safe_str
+from ...output import excerpt
+from ...schema import AmbigItem
 from .episodes import Episode
 
 
@@ -194,7 +195,7 @@ class LLMUser:
         except ScorerUnavailable as exc:
             raise UserFailure(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - the client failed in a way of its own: this episode
-            raise UserFailure(f"{type(exc).__name__}: {safe_str(exc)[:200]}") from None
+            raise UserFailure(f"{type(exc).__name__}: {excerpt(exc, 200)}") from None
         return data[key].strip()
 
     def reply(self, item: AmbigItem, episode: Episode, clarification: str) -> str:
