@@ -25,6 +25,7 @@ from ..report.saved import read_card
 from ..report.scorecard import Scorecard, build, utc_stamp
 from ..schema import ItemResult
 from ..store import FILE as STORE_FILE
+from . import selection
 from .collection import ITEM_KEY, key_of
 from .run import Run
 from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
@@ -163,7 +164,10 @@ class ScorecardPlugin:
             run.scorers,
             cfg.seed,
             system=system,
-            config=cfg.to_dict() | run.device_used() | run.corpus_used(),
+            config=cfg.to_dict()
+            | run.device_used()
+            | run.corpus_used()
+            | {"selection": selection.record(run.config, [i.key for i in run.items], self.expected)},
             versions=_versions(run.config.invocation_params.dir),
             retrieval=run.retrieval_info(),
             judge=run.judge.describe() if run.judge else None,
