@@ -95,3 +95,200 @@ def test_an_older_shard_without_a_record_still_merges_with_a_note(shards, tmp_pa
     code, out, _ = _outcome(["merge", str(old), str(shards["2"]), "-o", str(tmp_path / "m")], capsys)
     assert code == 1 and "merged 13 items" in out
     assert f"note: {old} record(s) no selection (written by an older version)" in out
+
+
+# -- 4.2 the same item twice: a base, a shard, a labels file, a batch's replies -------------
+
+
+def _doubled(source: Path, target: Path, index: int = 2) -> Path:
+    """``source`` with its item ``index`` listed twice, the second a better score (the last wins
+    where a mapping reads it: a regression would pass)."""
+    data = json.loads(source.read_text(encoding="utf-8"))
+    again = json.loads(json.dumps(data["items"][index]))
+    again["scores"]["str_em"] = 1.0
+    data["items"].append(again)
+    target.write_text(json.dumps(data), encoding="utf-8")
+    return target
+
+
+def _key(card: Path, index: int) -> str:
+    item = json.loads(card.read_text(encoding="utf-8"))["items"][index]
+    return f"{item['suite']}-{item['item_id']}"
+
+
+def test_merge_refuses_a_shard_holding_an_item_twice(shards, tmp_path, capsys):
+    shard = _doubled(shards["2"], tmp_path / "s2.json")
+    code, _, err = _outcome(["merge", str(shards["1"]), str(shard), "-o", str(tmp_path / "m")], capsys)
+    assert code == 2
+    line = _one_line(err)
+    key = _key(shards["2"], 2)
+    assert str(shard) in line and f"item {key}, field items: listed twice (items #3 and #7)" in line
+
+
+def test_compare_refuses_a_base_holding_an_item_twice(shards, tmp_path, capsys):
+    clean = _outcome(["compare", str(shards["1"]), str(shards["1"]), "--fail-if-worse=str_em:1"], capsys)
+    assert clean[0] == 0
+    base = _doubled(shards["1"], tmp_path / "base.json", 0)
+    code, _, err = _outcome(["compare", str(base), str(shards["1"]), "--fail-if-worse=str_em:1"], capsys)
+    key = _key(shards["1"], 0)
+    assert code == 2 and f"item {key}, field items: listed twice (items #1 and #8)" in _one_line(err)
+
+
+def test_a_run_refuses_a_baseline_holding_an_item_twice(shards, tmp_path):
+    base = _doubled(shards["1"], tmp_path / "base.json", 0)
+    done = run_pytest(
+        tmp_path,
+        "--ambig-suite=march",
+        "--ambig-system=lexical",
+        f"--ambig-baseline={base}",
+        "-p",
+        "no:randomly",
+    )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR and "Traceback" not in done.stderr
+    assert "listed twice" in done.stderr and str(base) in done.stderr
+
+
+def _labels(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("rows", "problem"),
+    [
+        (
+            [{"id": "a", "suite": "asqa", "score": 4}, {"id": "a", "suite": "asqa", "score": 1}],
+            "line 2: a second row for item 'a' (first: line 1)",
+        ),
+        (  # a row without a suite, whose id is in one suite of the run: the same item
+            [{"id": "a", "suite": "asqa", "score": 4}, {"id": "a", "score": 1}],
+            "line 2: a second row for item 'a' (first: line 1)",
+        ),
+        (  # a row for every system, and one for the run's: both would match
+            [{"id": "a", "score": 4}, {"id": "a", "system": "sys", "score": 1}],
+            "line 2: a second row for item 'a' (first: line 1)",
+        ),
+        (  # the overall score is ASQA's judge_utility: the same label twice
+            [{"id": "a", "score": 4}, {"id": "a", "scores": {"judge_utility": 1}}],
+            "line 2: a second row for item 'a' (first: line 1)",
+        ),
+    ],
+)
+def test_labels_for_one_item_twice_are_refused(tmp_path, rows, problem):
+    from pytest_ambigqa.errors import UnreadableFile
+    from pytest_ambigqa.report.calibration import read_labels
+
+    path = _labels(tmp_path / "labels.jsonl", rows)
+    with pytest.raises(UnreadableFile) as caught:
+        read_labels(path, {"a": ["asqa"], "b": ["asqa"]})
+    assert str(caught.value) == f"{path}, {problem}"
+
+
+def test_labels_of_other_items_metrics_or_systems_are_not_twice(tmp_path):
+    from pytest_ambigqa.report.calibration import read_labels
+
+    rows = [
+        {"id": "a", "suite": "asqa", "score": 4},
+        {"id": "a", "suite": "march", "score": 4},  # another suite's item
+        {"id": "b", "system": "x", "score": 4},
+        {"id": "b", "system": "y", "score": 4},  # another system's
+        {"id": "c", "scores": {"judge_utility": 4}},
+        {"id": "c", "scores": {"judge_correctness": 4}},  # another metric
+    ]
+    assert len(read_labels(_labels(tmp_path / "l.jsonl", rows), {"a": ["asqa", "march"]})) == 6
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        (
+            {"id": "a", "suite": "asqa", "score": 7},
+            "'score' 7 is outside the scale of asqa's judge_utility 0 to 5",
+        ),
+        (
+            {"id": "a", "suite": "condambigqa", "score": 2},
+            "'score' 2 is outside the scale of condambigqa's condition 0 to 1",
+        ),
+        ({"id": "a", "score": -1}, "'score' -1 is outside the scale of asqa's judge_utility 0 to 5"),
+        (
+            {"id": "a", "scores": {"judge_utility": 5.5}},
+            "'scores.judge_utility' 5.5 is outside the scale of judge_utility 0 to 5",
+        ),
+        ({"id": "a", "score": 1e308}, "outside the scale"),
+        ({"id": "a", "score": float("nan")}, "'score' must be a finite number, not NaN"),
+        ({"id": "a", "score": float("inf")}, "'score' must be a finite number, not Infinity"),
+    ],
+)
+def test_labels_off_the_scale_or_not_finite_are_refused_with_file_line_and_scale(tmp_path, row, problem):
+    from pytest_ambigqa.errors import UnreadableFile
+    from pytest_ambigqa.report.calibration import read_labels
+
+    path = _labels(tmp_path / "labels.jsonl", [{"id": "b", "score": 3}, row])
+    with pytest.raises(UnreadableFile) as caught:
+        read_labels(path, {"a": ["asqa"], "b": ["asqa"]})
+    assert str(caught.value).startswith(f"{path}, line 2: ") and problem in str(caught.value)
+
+
+ANSWER = """
+def answer(question, item):
+    return item.long_answers[0]
+"""
+
+
+def _labelled(pytester, chat_server, rows, *args, report="report"):
+    from fixtures.network import GUARD
+    from fixtures.process import ambig_run
+
+    pytester.makeconftest(GUARD)
+    pytester.makepyfile(mysys=ANSWER)
+    _labels(pytester.path / "labels.jsonl", rows)
+    return ambig_run(
+        pytester,
+        "--ambig-suite=asqa",
+        f"--ambig-judge-base-url={chat_server.url}",
+        "--ambig-judge=judge-m",
+        "--ambig-cache-dir=cache",
+        "--ambig-metrics=str_em,judge_utility",
+        "--ambig-limit=4",
+        *args,
+        report=report,
+    )
+
+
+def test_a_run_refuses_labels_off_the_scale_before_any_item(pytester, chat_server):
+    from pytest_ambigqa.suites import SUITES
+
+    item = (
+        SUITES["asqa"]
+        .load(None, __import__("pytest_ambigqa.suites", fromlist=["LoadOptions"]).LoadOptions())
+        .items[0]
+    )
+    rows = [{"id": item.id, "score": 6}]
+    result, card = _labelled(
+        pytester, chat_server, rows, "--ambig-system=mysys:answer", "--ambig-human-labels=labels.jsonl"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and not card and not chat_server.requests
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR")]
+    assert errors == [
+        f"ERROR: --ambig-human-labels: {pytester.path / 'labels.jsonl'}, line 1: "
+        "'score' 6 is outside the scale of asqa's judge_utility 0 to 5"
+    ]
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_under_rescore_rows_naming_the_runs_system_still_match_it(pytester, chat_server):
+    first, card = _labelled(pytester, chat_server, [], "--ambig-system=mysys:answer", report="first")
+    assert first.ret == 0
+    rows = [{"id": i["item_id"], "system": "mysys:answer", "score": 4} for i in card["items"]]
+    again, rescored = _labelled(
+        pytester,
+        chat_server,
+        rows,
+        "--ambig-rescore=first/scorecard.json",
+        "--ambig-human-labels=labels.jsonl",
+        report="again",
+    )
+    assert again.ret == 0, again.stdout.str()[-2000:]
+    calibration = rescored["calibration"]
+    assert calibration["system"] == "mysys:answer" and calibration["other_systems"] == 0
+    assert calibration["metrics"][0]["labelled"] == 4

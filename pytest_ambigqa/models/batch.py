@@ -276,12 +276,15 @@ class BatchState:
         """Fill the cache from a finished batch's files; every key not filled keeps why."""
         status = batch.status
         lines: dict[str, dict[str, Any]] = {}
+        doubled: set[str] = set()  # a request with two replies: neither is taken
         problem = None
         for name in ("output_file_id", "error_file_id"):
             file = status.get(name)
             if isinstance(file, str) and file:
                 try:
-                    lines.update(_read_lines(self.api.content(file)))
+                    found, twice = _read_lines(self.api.content(file))
+                    doubled |= twice | (found.keys() & lines.keys())
+                    lines.update(found)
                 except ModelUnavailable as exc:
                     problem = f"its {name.split('_')[0]} file could not be read: {exc}"
         state = status.get("status")
@@ -289,7 +292,12 @@ class BatchState:
         with self._lock:
             for key in batch.keys:
                 line = lines.get(key)
-                if line is not None:
+                if key in doubled:
+                    self._reasons[key] = (
+                        f"judge batch {batch.id} holds two replies for this request: both refused "
+                        "(which one the judge meant is unknown)"
+                    )
+                elif line is not None:
                     self._reply(batch, key, line)
                 elif problem is not None:  # charged, perhaps: kept for a later run to read again
                     self._reasons[key] = (
@@ -488,18 +496,22 @@ def chunks(
         yield chunk
 
 
-def _read_lines(text: str) -> dict[str, dict[str, Any]]:
-    """An output or error file's lines by their ``custom_id``; a line that is not a JSON
-    object with one is skipped (its request stays unfilled, with the batch's reason)."""
-    lines = {}
+def _read_lines(text: str) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """An output or error file's lines by their ``custom_id``, and the ids given more than
+    once (the last would win: those are refused); a line that is not a JSON object with one
+    is skipped (its request stays unfilled, with the batch's reason)."""
+    lines: dict[str, dict[str, Any]] = {}
+    twice: set[str] = set()
     for row in text.splitlines():
         try:
             line = json.loads(row)
         except (ValueError, RecursionError):
             continue
         if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+            if line["custom_id"] in lines:
+                twice.add(line["custom_id"])
             lines[line["custom_id"]] = line
-    return lines
+    return lines, twice
 
 
 def _errors(status: dict[str, Any]) -> str:

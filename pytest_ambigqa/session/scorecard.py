@@ -66,7 +66,10 @@ class ScorecardPlugin:
             from ..report.calibration import read_labels
 
             try:
-                self.labels = read_labels(run.cfg.human_labels)
+                suites_of: dict[str, list[str]] = {}
+                for item in run.items:
+                    suites_of.setdefault(item.id, []).append(item.suite)
+                self.labels = read_labels(run.cfg.human_labels, suites_of)
             except UnreadableFile as exc:
                 raise pytest.UsageError(f"--ambig-human-labels: {exc}") from None
 
@@ -186,7 +189,7 @@ class ScorecardPlugin:
                 self.labels,
                 card.results,
                 metrics,
-                cfg.human_labels_system or str(system["label"]),
+                cfg.human_labels_system or self._labelled_system(str(system["label"])),
                 cfg.seed,
             )
             card = dataclasses.replace(card, calibration=calibration)
@@ -215,6 +218,13 @@ class ScorecardPlugin:
             self._unmet += [f"ambigqa: {problem}" for problem in problems]
         self._unmet += [f"ambigqa: {problem}" for problem in ci.publish(self.scorecard, cfg.pr_comment)]
         ci.junit_suites(session.config, self.scorecard)
+
+    def _labelled_system(self, label: str) -> str:
+        """The system label rows name: the run's, or under ``--ambig-rescore`` the saved run's
+        (the replay's own label adds where its answers were saved)."""
+        rescore = self.run.rescore
+        replayed = rescore is not None and label == self.run.default_system.label
+        return rescore.label if rescore is not None and replayed else label
 
     def close(self) -> None:
         """At the end of the run: the spool is removed, and a sequential gate's stop signal."""
