@@ -292,3 +292,37 @@ def test_under_rescore_rows_naming_the_runs_system_still_match_it(pytester, chat
     calibration = rescored["calibration"]
     assert calibration["system"] == "mysys:answer" and calibration["other_systems"] == 0
     assert calibration["metrics"][0]["labelled"] == 4
+
+
+BATCH = (
+    "--ambig-suite=march",
+    "--ambig-system=oracle",
+    "--ambig-limit=6",
+    "--ambig-judge=judge-m",
+    "--ambig-judge-timeout=5",
+    "--ambig-cache-dir=cache",
+    "--ambig-judge-batch=60",
+    "--ambig-judge-batch-poll=0.01",
+)
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_two_batch_replies_for_one_request_are_refused(pytester, chat_server, workers):
+    from fixtures.network import GUARD
+    from fixtures.process import ambig_run
+
+    pytester.makeconftest(GUARD)
+    chat_server.batch_api.plans = ["duplicate=1"] * 2  # one per worker's batch
+    result, card = ambig_run(pytester, f"--ambig-judge-base-url={chat_server.url}", *BATCH, "-n", workers)
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "INTERNALERROR" not in output
+    refused = {i["item_id"]: i["unscored"]["judge"] for i in card["items"] if "judge" in i["unscored"]}
+    assert len(refused) == len(chat_server.batch_api.created)
+    assert all(
+        reason.endswith(
+            "holds two replies for this request: both refused (which one the judge meant is unknown)"
+        )
+        for reason in refused.values()
+    )
+    judged = [i["scores"]["judge"] for i in card["items"] if "judge" in i["scores"]]
+    assert judged == [4.0] * (6 - len(refused))  # the others as on clean replies
