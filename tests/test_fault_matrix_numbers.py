@@ -326,3 +326,17 @@ def test_two_batch_replies_for_one_request_are_refused(pytester, chat_server, wo
     )
     judged = [i["scores"]["judge"] for i in card["items"] if "judge" in i["scores"]]
     assert judged == [4.0] * (6 - len(refused))  # the others as on clean replies
+
+
+# -- 4.4 the comparison header counts the items it paired -----------------------------------
+
+
+def test_the_comparison_header_counts_the_items_it_paired(shards, tmp_path, capsys):
+    """Shard 1 (7 items) against the 4 items of its -k run: 4 paired, of 7 in the base run."""
+    code, out, _ = _outcome(["compare", str(shards["1"]), str(shards["-k"])], capsys)
+    assert code == 0
+    assert ", 4 items in 1 suite paired (of 7 in the base run)" in out
+    assert "3 item(s) only in the base run, not compared" in out
+    code, out, _ = _outcome(["compare", str(shards["-k"]), str(shards["1"])], capsys)
+    assert ", 4 items in 1 suite paired" in out and "(of" not in out.splitlines()[0]
+    assert "3 item(s) only in this run, not compared" in out

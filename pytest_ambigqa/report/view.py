@@ -773,16 +773,16 @@ def calibration(c: Calibration, titles: dict[str, str]) -> list[Block]:
 
 
 def compared_items(base: dict[str, Any]) -> str:
-    """How many of the base run's items the comparison covers, and in how many suites: the
-    count of what is compared, never of what was left out."""
+    """How many items the comparison paired (in both runs), in how many suites, and of how
+    many in the base run: the count of what is compared, never of what was left out."""
     suites = base.get("suites")
     if suites is None:  # a comparison recorded before suites were counted
         return f"{base.get('items')} items"
-    text = f"{base.get('items')} items in {len(suites)} suite{'' if len(suites) == 1 else 's'} compared"
+    paired = base.get("paired")
+    count, verb = (base.get("items"), "compared") if paired is None else (paired, "paired")
+    text = f"{count} items in {len(suites)} suite{'' if len(suites) == 1 else 's'} {verb}"
     every = base.get("items_in_run")
-    return text + (
-        f" (of {every} in the base run)" if every is not None and every != base.get("items") else ""
-    )
+    return text + (f" (of {every} in the base run)" if every is not None and every != count else "")
 
 
 def comparison(comparison: Comparison) -> list[Block]:
