@@ -315,7 +315,7 @@ def test_two_batch_replies_for_one_request_are_refused(pytester, chat_server, wo
     chat_server.batch_api.plans = ["duplicate=1"] * 2  # one per worker's batch
     result, card = ambig_run(pytester, f"--ambig-judge-base-url={chat_server.url}", *BATCH, "-n", workers)
     output = result.stdout.str() + result.stderr.str()
-    assert "Traceback" not in output and "INTERNALERROR" not in output
+    assert "Traceback (most recent call last)" not in output and "INTERNALERROR" not in output
     refused = {i["item_id"]: i["unscored"]["judge"] for i in card["items"] if "judge" in i["unscored"]}
     assert len(refused) == len(chat_server.batch_api.created)
     assert all(
@@ -340,3 +340,91 @@ def test_the_comparison_header_counts_the_items_it_paired(shards, tmp_path, caps
     code, out, _ = _outcome(["compare", str(shards["-k"]), str(shards["1"])], capsys)
     assert ", 4 items in 1 suite paired" in out and "(of" not in out.splitlines()[0]
     assert "3 item(s) only in this run, not compared" in out
+
+
+# -- 4.5 the sequential gate: what it assumes, errors, a trend against call order ----------
+
+DEGRADING = """
+import itertools
+
+CALLS = itertools.count()
+
+
+def answer(question, item):
+    # each call gives fewer of the item's readings: answers that degrade as calls go on
+    c = next(CALLS)
+    answers = [i.short_answers[0] for i in item.interpretations if i.short_answers]
+    keep = round(len(answers) * max(0.0, 1 - c / 25))
+    return " ".join(answers[:keep]) or "I do not know."
+"""
+
+QUOTA = """
+import itertools
+
+CALLS = itertools.count()
+
+
+def answer(question, item):
+    if next(CALLS) == 1:
+        raise RuntimeError("429: quota exceeded")
+    return item.long_answers[0]
+"""
+
+
+def _sequential_run(pytester, asqa: Path, *args: str, report: str):
+    from fixtures.process import ambig_run
+
+    result, card = ambig_run(
+        pytester,
+        "--ambig-suite=asqa",
+        f"--ambig-data=asqa={asqa}",
+        "--ambig-metrics=str_em,str_hit",
+        "-p",
+        "no:randomly",
+        *args,
+        report=report,
+    )
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback (most recent call last)" not in output and "INTERNALERROR" not in output
+    return result, card
+
+
+def _gate(card: dict) -> tuple[bool, list[str]]:
+    return card["gates"]["passed"], [c["passed"] for c in card["gates"]["checks"]]
+
+
+def test_a_system_that_degrades_with_calls_does_not_pass_early_where_its_full_run_fails(
+    pytester, shared_data
+):
+    asqa = shared_data / "asqa" / "asqa_dev_sample40.jsonl"
+    pytester.makepyfile(degrading=DEGRADING)
+    args = ("--ambig-system=degrading:answer", "--ambig-fail-under=str_em=55")
+    full, clean = _sequential_run(pytester, asqa, *args, report="full")
+    assert full.ret == pytest.ExitCode.TESTS_FAILED and not clean["gates"]["passed"]
+    pytester.makepyfile(degrading=DEGRADING)  # its call count anew
+    result, card = _sequential_run(pytester, asqa, *args, "--ambig-sequential", report="seq")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED and not card["gates"]["passed"]
+    (gate,) = card["sequential"]["gates"]
+    assert gate["decision"] is None and card["sequential"]["skipped"] == 0
+    assert "trend with the order the items were asked in (Kendall's tau -" in gate["unusable"]
+    result.stdout.fnmatch_lines(
+        [
+            "*assumes an item's score does not depend on when it is asked*",
+            "*asqa --ambig-fail-under=str_em=55: undecided after * of 40: its values trend with the order*",
+            "gate FAILED: asqa str_em (STR-EM) mean * < 55",
+        ]
+    )
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_no_early_pass_while_an_item_has_errored(pytester, shared_data, workers):
+    asqa = shared_data / "asqa" / "asqa_dev_sample40.jsonl"
+    pytester.makepyfile(quota=QUOTA)
+    args = ("--ambig-system=quota:answer", "--ambig-fail-under=str_em=30", "-n", workers)
+    full, clean = _sequential_run(pytester, asqa, *args, report="full")
+    result, card = _sequential_run(pytester, asqa, *args, "--ambig-sequential", report="seq")
+    assert result.ret == full.ret == pytest.ExitCode.TESTS_FAILED  # the errored items fail either way
+    assert _gate(card) == _gate(clean) == (True, [True])  # the full run's decision, not an early one
+    assert card["sequential"]["skipped"] == 0 and card["sequential"]["stopped_after"] is None
+    (gate,) = card["sequential"]["gates"]
+    assert gate["decision"] is None and "errored" in gate["unusable"] and "no early pass" in gate["unusable"]

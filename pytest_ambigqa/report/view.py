@@ -366,6 +366,13 @@ def _judge(card: Scorecard) -> list[Note]:
     return notes
 
 
+SEQUENTIAL_ASSUMES = (
+    "assumes an item's score does not depend on when it is asked: no gate passes early once an item "
+    "has errored, nor stops early while its scores trend with the order the items were asked in "
+    "(Kendall's test, one-sided, at alpha)"
+)
+
+
 def _sequential(card: Scorecard) -> list[Note]:
     """Where a sequential gate stopped the run, and each gate's confidence sequence there."""
     record = card.sequential
@@ -382,9 +389,12 @@ def _sequential(card: Scorecard) -> list[Note]:
             f"{record['stopped_after']} items; {record['evaluated']} of {total} evaluated, "
             f"{record['skipped']} skipped (about {record['calls_saved_estimate']} calls saved{cost})"
         )
-    notes = [Note(head)]
+    notes = [Note(head), Note(SEQUENTIAL_ASSUMES, 1)]
     for g in record["gates"]:
         where = f"{g['suite']} {g['gate']}"
+        if g.get("withdrawn"):
+            notes.append(Note(f"{where}: early PASS withdrawn: {g['withdrawn']}", 1))
+            continue
         if g["decision"] is None:
             why = f": {g['unusable']}" if g["unusable"] else ""
             notes.append(
