@@ -428,3 +428,79 @@ def test_no_early_pass_while_an_item_has_errored(pytester, shared_data, workers)
     assert card["sequential"]["skipped"] == 0 and card["sequential"]["stopped_after"] is None
     (gate,) = card["sequential"]["gates"]
     assert gate["decision"] is None and "errored" in gate["unusable"] and "no early pass" in gate["unusable"]
+
+
+# -- 5.1 a batch is created once, whatever happens to the create ----------------------------
+
+
+def _batched(pytester, chat_server, *args: str, report: str = "report"):
+    from fixtures.network import GUARD
+    from fixtures.process import ambig_run
+
+    pytester.makeconftest(GUARD)
+    result, card = ambig_run(
+        pytester, f"--ambig-judge-base-url={chat_server.url}", *BATCH, *args, report=report
+    )
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback (most recent call last)" not in output and "INTERNALERROR" not in output
+    return result, card
+
+
+def _judged(card: dict) -> int:
+    return next(s for s in card["suites"] if s["name"] == "march")["metrics"]["judge"]["n"]
+
+
+def test_a_create_whose_reply_was_lost_is_found_not_made_again(pytester, chat_server):
+    api = chat_server.batch_api
+    api.create_faults = ["lost"]
+    result, card = _batched(pytester, chat_server)
+    assert result.ret == 0 and _judged(card) == 6
+    assert len(api.created) == 1 and api.lists == 1 and chat_server.requests == []
+    (made,) = api.batches.values()
+    assert set(made["status"]["metadata"]) == {"ambigqa_intent"}
+
+
+KILLED = """
+import os
+
+from pytest_ambigqa.models.cache import CallCache
+
+_record = CallCache.add_batch
+
+
+def _killed(self, batch, *args):
+    if not batch.startswith("intent:"):
+        os._exit(9)  # the process dies after the create, before its record
+    return _record(self, batch, *args)
+
+
+CallCache.add_batch = _killed
+"""
+
+
+def test_a_run_killed_between_create_and_record_never_pays_twice(pytester, chat_server):
+    from fixtures.network import GUARD
+
+    api = chat_server.batch_api
+    pytester.makeconftest(GUARD + KILLED)
+    args = (f"--ambig-judge-base-url={chat_server.url}", *BATCH, "--ambig-report=first")
+    first = run_pytest(pytester.path, *args)
+    assert first.returncode == 9 and len(api.created) == 1
+    again, card = _batched(pytester, chat_server, report="again")
+    assert again.ret == 0 and _judged(card) == 6
+    assert len(api.created) == 1 and chat_server.requests == []  # collected, not made or asked again
+    assert api.lists == 1
+    third, card = _batched(pytester, chat_server, report="third")
+    assert _judged(card) == 6 and len(api.created) == 1 and api.lists == 1  # the intent is gone
+
+
+def test_a_create_that_cannot_be_confirmed_holds_its_requests_until_it_can(pytester, chat_server):
+    api = chat_server.batch_api
+    api.create_faults = ["lost"]
+    api.list_faults = ["400"]
+    result, card = _batched(pytester, chat_server, report="first")
+    unscored = {i["unscored"]["judge"] for i in card["items"] if "judge" in i["unscored"]}
+    assert len(unscored) == 1 and "a batch create not confirmed" in unscored.pop()
+    assert len(api.created) == 1 and chat_server.requests == []
+    again, card = _batched(pytester, chat_server, report="again")
+    assert again.ret == 0 and _judged(card) == 6 and len(api.created) == 1 and chat_server.requests == []
