@@ -504,3 +504,86 @@ def test_a_create_that_cannot_be_confirmed_holds_its_requests_until_it_can(pytes
     assert len(api.created) == 1 and chat_server.requests == []
     again, card = _batched(pytester, chat_server, report="again")
     assert again.ret == 0 and _judged(card) == 6 and len(api.created) == 1 and chat_server.requests == []
+
+
+# -- 5.2 two processes creating answers.sqlite at once --------------------------------------
+
+
+def _opened_without_warning(path: Path):
+    import warnings
+
+    from pytest_ambigqa.store.answers import AnswerStore
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        store = AnswerStore(path)
+    assert [str(w.message) for w in caught] == []
+    assert not list(path.parent.glob("*.corrupt-*"))  # nothing set aside
+    return store
+
+
+def test_a_store_another_process_holds_is_waited_for(tmp_path):
+    import sqlite3
+    import threading
+
+    path = tmp_path / "answers.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("CREATE TABLE other (x)")
+    threading.Timer(0.5, lambda: holder.execute("COMMIT")).start()
+    store = _opened_without_warning(path)
+    store.close()
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM other").fetchone() == (0,)
+
+
+def test_a_store_whose_first_page_is_being_written_is_waited_for_not_set_aside(tmp_path):
+    import sqlite3
+    import threading
+
+    whole = tmp_path / "whole.sqlite"
+    made = sqlite3.connect(whole)
+    made.execute("CREATE TABLE other (x)")
+    made.commit()
+    made.close()
+    path = tmp_path / "store" / "answers.sqlite"
+    path.parent.mkdir()
+    path.write_bytes(whole.read_bytes()[:50])  # another process, half way through its first write
+    threading.Timer(0.5, lambda: path.write_bytes(whole.read_bytes())).start()
+    _opened_without_warning(path).close()
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM other").fetchone() == (0,)
+
+
+CREATE = """
+import sys, time
+from pathlib import Path
+from pytest_ambigqa.store.answers import AnswerStore
+
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+AnswerStore(Path(sys.argv[1])).close()
+"""
+
+
+def test_processes_creating_the_store_at_once_all_open_it(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "create.py"
+    script.write_text(CREATE, encoding="utf-8")
+    for round_ in range(3):
+        path = tmp_path / f"round{round_}" / "answers.sqlite"
+        start = str(time.time() + 2)
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-W", "error", str(script), str(path), start],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        outputs = [run.communicate(timeout=120)[0] for run in runs]
+        assert [run.returncode for run in runs] == [0] * 4, outputs
+        assert not list(path.parent.glob("*.corrupt-*"))
