@@ -525,7 +525,10 @@ def main(argv: list[str] | None = None) -> int:
             return history_page(args.paths, args.output)
         if args.command == "compare":
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse, args.pr_comment)
-        return merge(storage.expand(args.scorecards), storage.location(args.output), args.pr_comment)
+        out = storage.location(args.output)
+        if isinstance(out, str):
+            storage.check(out)
+        return merge(storage.expand(args.scorecards), out, args.pr_comment)
     except AmbigQAError as exc:  # what the user gave; anything else is our bug, with its traceback
         print(safe_output(f"pytest-ambigqa {args.command}: {exc}"), file=sys.stderr)
         return 2

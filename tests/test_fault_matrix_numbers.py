@@ -587,3 +587,62 @@ def test_processes_creating_the_store_at_once_all_open_it(tmp_path):
         outputs = [run.communicate(timeout=120)[0] for run in runs]
         assert [run.returncode for run in runs] == [0] * 4, outputs
         assert not list(path.parent.glob("*.corrupt-*"))
+
+
+# -- 5.3 --ambig-report URLs the plugin cannot use; merge's globs ---------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/run",
+        "sftp://example.com/run",
+        "http://example.com/run",
+        "https://example.com/run",
+        "zip://run::file:///tmp/x.zip",
+        "tar://run",
+        "reference://run",
+        "github://owner:repo@main/run",
+        "memory://run",
+        "hf://datasets/x/run",
+        "git://run",
+        "webdav://example.com/run",
+    ],
+)
+def test_a_report_url_this_plugin_cannot_use_is_one_usage_line_at_start_up(pytester, url):
+    from fixtures.network import GUARD
+
+    pytester.makeconftest(GUARD)  # nothing may be contacted while pytest configures
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-system=oracle", f"--ambig-report={url}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1, errors
+    scheme = url.split("://")[0]
+    assert (
+        errors[0].startswith("ERROR: --ambig-report: ") and f": {scheme}:// is no object store" in errors[0]
+    )
+    assert "network guard" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_chained_report_url_is_refused(pytester):
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-report=simplecache::s3://bucket/run")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --ambig-report: simplecache::s3://bucket/run: a chained URL*"])
+
+
+def test_merge_refuses_an_output_url_it_cannot_use(shards, tmp_path, capsys):
+    code, _, err = _outcome(
+        ["merge", str(shards["1"]), str(shards["2"]), "-o", "ftp://example.com/m"], capsys
+    )
+    assert code == 2 and "ftp:// is no object store" in _one_line(err)
+
+
+@pytest.mark.parametrize("as_url", [False, True])
+def test_merge_expands_a_quoted_local_glob_and_a_file_glob(shards, tmp_path, capsys, as_url):
+    root = shards["1"].parent.parent  # s1/, s2/, k/, ...: the shards of one run are s1 and s2
+    pattern = f"{root}/s[12]/scorecard.json"
+    given = Path(pattern).as_uri().replace("%5B", "[").replace("%5D", "]") if as_url else pattern
+    code, out, _ = _outcome(["merge", given, "-o", str(tmp_path / "m")], capsys)
+    assert code == 1 and "merged 13 items from 2 scorecards" in out  # the clean run's gate, failing
+    code, _, err = _outcome(["merge", f"{root}/nothing-*/scorecard.json", "-o", str(tmp_path / "n")], capsys)
+    assert code == 2 and "matches no file" in _one_line(err)
