@@ -646,3 +646,35 @@ def test_merge_expands_a_quoted_local_glob_and_a_file_glob(shards, tmp_path, cap
     assert code == 1 and "merged 13 items from 2 scorecards" in out  # the clean run's gate, failing
     code, _, err = _outcome(["merge", f"{root}/nothing-*/scorecard.json", "-o", str(tmp_path / "n")], capsys)
     assert code == 2 and "matches no file" in _one_line(err)
+
+
+# -- 5.4 the step summary stays within GitHub's 1 MiB ---------------------------------------
+
+from hypothesis import example, given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(
+    before=st.integers(0, 2100),
+    lines=st.lists(st.text(st.characters(codec="utf-8"), max_size=40), max_size=80),
+)
+@example(before=1000, lines=["y" * 1000])  # fits but for the newline that parts it: was 1 byte over
+def test_property_the_step_summary_stays_within_its_limit_after_appending(tmp_path_factory, before, lines):
+    """With the limit at 2,000 bytes: whatever was there and whatever is appended, the file
+    ends within the limit (or as it was, if it was past it), and a text that fits is whole."""
+    from unittest import mock
+
+    from pytest_ambigqa.output import safe_output
+    from pytest_ambigqa.report import ci
+
+    path = tmp_path_factory.mktemp("summary") / "summary.md"
+    path.write_bytes(b"x" * before)
+    text = "\n".join(lines)
+    with mock.patch.object(ci, "STEP_SUMMARY_LIMIT", 2000):
+        ci.append_step_summary(path, text)
+    size = path.stat().st_size
+    assert size <= max(2000, before)
+    whole = safe_output(text).encode("utf-8")
+    if whole and before + 1 + len(whole) <= 2000:
+        assert path.read_bytes() == b"x" * before + b"\n" + whole
+    path.read_bytes().decode("utf-8")  # never cut inside a character
