@@ -163,6 +163,14 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
             results[result.key] = result
     config = {**cards[0]["config"], "shard": None}
     config.pop("shard_scheduler", None)  # the merge is no shard
+    chosen = [c["config"].get("selection") for c in cards]
+    config.pop("selection", None)
+    if all(chosen):  # the shards' selections together (each whole: ``_whole``)
+        config["selection"] = {
+            "items": sum(c["items"] for c in chosen),
+            "selected": sum(c["selected"] for c in chosen),
+            "by": [],
+        }
     used = sorted({c["config"]["device_used"] for c in cards if c["config"].get("device_used")})
     if used:
         config["device_used"] = ", ".join(used)  # every device a shard's models ran on

@@ -60,6 +60,8 @@ def test_whole_shards_merge_and_the_gate_fails_as_on_the_clean_run(shards, tmp_p
     code, out, _ = _outcome(["merge", str(shards["1"]), str(shards["2"]), "-o", str(tmp_path / "m")], capsys)
     assert code == 1 and "gate FAILED" in out and "merged 13 items" in out
     assert json.loads(shards["1"].read_text())["config"]["selection"] == {"items": 7, "selected": 7, "by": []}
+    merged = json.loads((tmp_path / "m" / "scorecard.json").read_text())
+    assert merged["config"]["selection"] == {"items": 13, "selected": 13, "by": []}
 
 
 @pytest.mark.parametrize(
