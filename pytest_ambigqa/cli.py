@@ -49,7 +49,15 @@ from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Scorers, Setup, saved_settings
 
 # Config fields that may differ between shards of one run.
-_PER_SHARD = ("shard", "shard_scheduler", "device", "device_used")  # shards may run on different machines
+_PER_SHARD = (
+    "shard",
+    "shard_scheduler",
+    "device",
+    "device_used",
+    "selection",
+)  # shards may run on different machines
+# Config fields that narrow the items a run selects: a shard that differs in one ran another part.
+_NARROWING = {"limit": "--ambig-limit", "sample": "--ambig-sample", "split": "--ambig-split"}
 
 
 def _read(path: storage.Location) -> dict[str, Any]:
@@ -64,6 +72,59 @@ def _same(cards: list[dict[str, Any]], paths: list[storage.Location], what: str,
     for card, path in zip(cards[1:], paths[1:], strict=True):
         if get(card) != first:
             raise UsageError(f"{path}: its {what} differs from {paths[0]}'s; these are not shards of one run")
+
+
+def _same_config(cards: list[dict[str, Any]], paths: list[storage.Location]) -> None:
+    """One run's configuration in every shard; a shard whose items were narrowed by another
+    ``--ambig-limit`` (or sample, or split) is named with the option."""
+    first = cards[0]["config"]
+    for card, path in zip(cards[1:], paths[1:], strict=True):
+        config = card["config"]
+        for key, option in _NARROWING.items():
+            if config.get(key) != first.get(key):
+                mine, theirs = (
+                    f"{option}={v}" if v is not None else f"no {option}"
+                    for v in (config.get(key), first.get(key))
+                )
+                raise UsageError(
+                    f"{_which(card, path)} ran {mine} where {_which(cards[0], paths[0])} ran {theirs}: "
+                    "not the same selection of items"
+                )
+    _same(
+        cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in _PER_SHARD}
+    )
+
+
+def _which(card: dict[str, Any], path: storage.Location) -> str:
+    """``shard 2/4 (out/scorecard.json)``, or the file alone for a run that is no shard."""
+    shard = card["config"].get("shard")
+    return f"shard {shard[0]}/{shard[1]} ({storage.shown(path)})" if shard else storage.shown(path)
+
+
+def _whole(cards: list[dict[str, Any]], paths: list[storage.Location]) -> list[str]:
+    """Every shard ran all of its items; returns the notes on scorecards too old to say so."""
+    unrecorded = []
+    for card, path in zip(cards, paths, strict=True):
+        chosen = card["config"].get("selection")
+        if chosen is None:
+            unrecorded.append(storage.shown(path))
+        elif chosen["selected"] < chosen["items"]:
+            raise UsageError(
+                f"{_which(card, path)} {_narrowed(chosen)}: not the whole shard; "
+                "run it again without narrowing it"
+            )
+    if not unrecorded:
+        return []
+    return [
+        f"note: {', '.join(unrecorded)} record(s) no selection (written by an older version): "
+        "merged as if each ran its whole shard"
+    ]
+
+
+def _narrowed(chosen: dict[str, Any]) -> str:
+    """``ran 3 of its 5 items (narrowed by -k 'sem')`` (``session/selection.py`` records it)."""
+    by = ", ".join(chosen.get("by") or ()) or "unknown"
+    return f"ran {chosen['selected']} of its {chosen['items']} items (narrowed by {by})"
 
 
 def _every_shard(cards: list[dict[str, Any]], paths: list[storage.Location]) -> None:
@@ -89,12 +150,11 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[storage.Location]) -> 
 def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path | None = None) -> int:
     cards = [_read(p) for p in paths]
     read = [Scorecard.from_json(card) for card in cards]
-    _same(
-        cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in _PER_SHARD}
-    )
+    _same_config(cards, paths)
     _same(cards, paths, "data", lambda c: [(s["name"], s["sha256"], s.get("revision")) for s in c["suites"]])
     _same(cards, paths, "system", lambda c: c["system"]["label"])
     _every_shard(cards, paths)
+    notes = _whole(cards, paths)
     results: dict[str, ItemResult] = {}
     for card, path in zip(read, paths, strict=True):
         for result in card.results:
@@ -103,6 +163,14 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
             results[result.key] = result
     config = {**cards[0]["config"], "shard": None}
     config.pop("shard_scheduler", None)  # the merge is no shard
+    chosen = [c["config"].get("selection") for c in cards]
+    config.pop("selection", None)
+    if all(chosen):  # the shards' selections together (each whole: ``_whole``)
+        config["selection"] = {
+            "items": sum(c["items"] for c in chosen),
+            "selected": sum(c["selected"] for c in chosen),
+            "by": [],
+        }
     used = sorted({c["config"]["device_used"] for c in cards if c["config"].get("device_used")})
     if used:
         config["device_used"] = ", ".join(used)  # every device a shard's models ran on
@@ -197,6 +265,8 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
         )
     for problem in problems:
         print(for_terminal(f"pytest-ambigqa merge: {problem}"), file=sys.stderr)
+    for note in notes:
+        print(for_terminal(note))
     print(f"merged {len(results)} items from {len(paths)} scorecards into {storage.shown(out)}")
     return 1 if card.shortfalls or failed_items or problems else 0
 
@@ -464,7 +534,10 @@ def main(argv: list[str] | None = None) -> int:
             return history_page(args.paths, args.output)
         if args.command == "compare":
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse, args.pr_comment)
-        return merge(storage.expand(args.scorecards), storage.location(args.output), args.pr_comment)
+        out = storage.location(args.output)
+        if isinstance(out, str):
+            storage.check(out)
+        return merge(storage.expand(args.scorecards), out, args.pr_comment)
     except AmbigQAError as exc:  # what the user gave; anything else is our bug, with its traceback
         print(for_terminal(f"pytest-ambigqa {args.command}: {exc}"), file=sys.stderr)
         return 2

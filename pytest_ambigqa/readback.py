@@ -235,6 +235,20 @@ def _models() -> dict[str, Any]:
         scheduler: Literal[tuple(SCHEDULERS)]  # type: ignore[valid-type]
         index: count
 
+    class Selection(Model):
+        """What the run's collection kept of the items its options selected (``session/selection.py``)."""
+
+        model_config = ConfigDict(strict=True, extra="forbid")
+        items: count
+        selected: count
+        by: list[str]
+
+        @model_validator(mode="after")
+        def _within(self) -> Selection:
+            if self.selected > self.items:
+                raise ValueError(f"{self.selected} selected of {self.items} items")
+            return self
+
     class Config(Model):
         suites: list[str]
         data: dict[str, Any]
@@ -253,6 +267,7 @@ def _models() -> dict[str, Any]:
         baseline: str | None = None
         repeats: Annotated[int, Field(ge=2)] | None = None
         sample: number | None = None
+        selection: Selection | None = None  # absent from scorecards before issue 39
 
         @model_validator(mode="after")
         def _one_shard(self) -> Config:
@@ -497,8 +512,13 @@ def check_scorecard(data: Any) -> None:
             or sum(h["sampled"] for h in strata) != sample["items"]
         ):
             raise Invalid("sample.strata", "the strata's sampled items do not add up to the sample's")
+    first: dict[str, int] = {}
     for index, raw in enumerate(data["items"]):
         _check_item(raw, index, METRICS)
+        key = _item_key(raw, index)
+        if key in first:  # read into a mapping, the last would win: a regression could pass
+            raise Invalid("items", f"listed twice (items #{first[key] + 1} and #{index + 1})", key)
+        first[key] = index
 
 
 def check_result(data: Any) -> None:

@@ -54,7 +54,7 @@ def test_a_run_against_its_baseline(runs, pytester):
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "compared with the base run (*base/scorecard.json): system mysys:answer, 13 items in 1 suite compared",
+            "compared with the base run (*base/scorecard.json): system mysys:answer, 13 items in 1 suite paired",
             "*STR-EM*100.0*-*",
             "*regressions (6, worst first):",
             "gate FAILED: march str_em (STR-EM) worse than the base run: change -*, beyond the margin 1;*",
@@ -149,12 +149,12 @@ def test_compare_says_what_it_left_out_and_what_differs(pytester, capsys):
     capsys.readouterr()
     assert cli(["compare", "alone/scorecard.json", "pooled/scorecard.json"]) == 0
     out = capsys.readouterr().out
-    assert "system lexical baseline (pytest_ambigqa.baselines:lexical), 13 items in 1 suite compared" in out
+    assert "system lexical baseline (pytest_ambigqa.baselines:lexical), 13 items in 1 suite paired" in out
     assert "condambigqa: in this run only (10 items), not compared" in out
     assert "the retrieval corpus differs: suites: march (" in out and "suites: march, condambigqa (" in out
     assert cli(["compare", "pooled/scorecard.json", "alone/scorecard.json"]) == 0
     out = capsys.readouterr().out
-    assert ", 13 items in 1 suite compared (of 23 in the base run)" in out
+    assert ", 13 items in 1 suite paired (of 23 in the base run)" in out
     assert "condambigqa: in the base run only (10 items), not compared" in out
     # A gate on a suite that could not be compared fails, saying why; nothing to compare is refused.
     assert (

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from fixtures.process import ambig_run
 from fixtures.watching import fixed_n_watched
 from pytest_ambigqa.readback import Invalid, check_scorecard
-from pytest_ambigqa.report.sequential import ConfidenceSequence, decide
+from pytest_ambigqa.report.sequential import ConfidenceSequence, Trend, decide
 from pytest_ambigqa.session.sequential import seeded_order
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
@@ -111,6 +111,34 @@ def test_the_sequence_narrows_and_closes_on_the_mean(values, extra):
     if extra == 0:  # every value seen: the mean itself
         mean = math.fsum(values) / size
         assert b.lower == pytest.approx(mean, abs=1e-12) and b.upper == pytest.approx(mean, abs=1e-12)
+
+
+@given(
+    st.lists(st.integers(0, 5), min_size=1, max_size=80).flatmap(
+        lambda v: st.tuples(st.just(v), st.permutations(range(len(v))))
+    )
+)
+def test_the_trend_test_is_scipys_kendall_tau(drawn):
+    """Kendall's S of the values against the order they were asked in, and its p-values, equal
+    ``scipy.stats.kendalltau``'s (asymptotic, tau-b: the Mann-Kendall test when the order has
+    no ties), two-sided and one-sided; where scipy has none (fewer than 3 values: ours 1; all
+    values equal: nan), there is no trend."""
+    import scipy.stats
+
+    values, order = drawn
+    values = [v / 5 for v in values]
+    trend = Trend(len(values))
+    for place, value in zip(order, values, strict=True):
+        trend.add(place, value)
+    if len(values) < 3 or len(set(values)) == 1:
+        assert trend.p() == 1.0
+        return
+    both = scipy.stats.kendalltau(order, values, method="asymptotic")
+    assert trend.p() == pytest.approx(both.pvalue, abs=1e-9)
+    assert trend.tau() == pytest.approx(both.statistic, abs=1e-9)
+    for falling, alternative in ((True, "less"), (False, "greater")):
+        one = scipy.stats.kendalltau(order, values, method="asymptotic", alternative=alternative)
+        assert trend.p_toward(falling) == pytest.approx(one.pvalue, abs=1e-9)
 
 
 def test_a_value_off_the_scale_or_past_the_population_is_refused():

@@ -16,8 +16,17 @@ pending), and a call for it raises ModelUnavailable with that reason: its metric
 unscored, never 0. A batch not done in time stays in the cache file's ``batches`` table
 (``cache.py``); every later run with the judge collects it before it asks anything, and
 never sends its requests again. Expired, cancelled and failed requests are not charged, so
-a later batch run may send them again. Nothing here writes a file: the JSONL is uploaded
-from memory, and the table keeps the base URL without credentials.
+a later batch run may send them again.
+
+Creating a batch is idempotent: before the request, the intent (a fresh key and the request
+keys) is written to that table; the batch is created with the key in its ``metadata``; a
+create retried after a lost reply first looks for the batch with that key among the
+server's batches, and so does a later run that finds an intent left without its batch (a run
+killed between the create and the record): it collects the batch it finds instead of paying
+for another. An intent whose batch the server does not hold is dropped, its requests free to
+be sent; one that cannot be checked (the list failed) keeps its requests held. Nothing here
+writes a file: the JSONL is uploaded from memory, and the table keeps the base URL without
+credentials.
 """
 
 from __future__ import annotations
@@ -26,8 +35,10 @@ import contextlib
 import json
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Deferred, ModelUnavailable
@@ -44,6 +55,9 @@ MAX_BYTES = 200 * 1024 * 1024
 ENDPOINT = "/v1/chat/completions"
 WINDOW = "24h"  # the only completion window OpenAI offers
 FINISHED = ("completed", "failed", "expired", "cancelled")
+INTENT = "intent:"  # a batches row whose create was asked, its batch not yet known
+METADATA_KEY = "ambigqa_intent"  # the batch's metadata field that holds the intent's key
+LIST_PAGES = 20  # of 100 batches each: how far back a lost create is looked for
 NOT_CHARGED = {
     "expired": "expired before this request was answered",
     "cancelled": "was cancelled before this request was answered",
@@ -183,15 +197,40 @@ class BatchState:
     def find(self, wanted: set[str] | frozenset[str] = frozenset()) -> None:
         """The batches of this server and model the cache file holds, to be collected before
         anything is asked again: every one an earlier run left, and those another worker of
-        this run sent that hold a ``wanted`` key (the others are that worker's to wait for)."""
+        this run sent that hold a ``wanted`` key (the others are that worker's to wait for).
+        An earlier run's create that was never recorded is looked for on the server first."""
         cache = self.client.cache
         if cache is None:
             return
-        with self._lock:
-            for batch, run, keys in cache.batches(self.server, self.client.settings.model):
-                earlier = run != self.run  # an earlier run's replies are this run's to account
+        for batch, run, keys in cache.batches(self.server, self.client.settings.model):
+            earlier = run != self.run  # an earlier run's replies are this run's to account
+            if batch.startswith(INTENT):
+                if earlier:
+                    self._resolve(batch, run, keys)
+                continue
+            with self._lock:
                 if batch not in self._open and (earlier or not wanted.isdisjoint(keys)):
                     self._opened(_Batch(batch, keys, mine=earlier))
+
+    def _resolve(self, intent: str, run: str, keys: list[str]) -> None:
+        """An earlier run's create whose batch was never recorded: the batch it made, if the
+        server holds one with its key, is collected as any batch left; else its keys are free."""
+        cache = self.client.cache
+        assert cache is not None
+        try:
+            made = self.api.lookup(intent.removeprefix(INTENT))
+        except ModelUnavailable as exc:  # unknown: held, never sent again while it may exist
+            with self._lock:
+                why = f"{intent} (an earlier run's batch create, not yet confirmed: {exc})"
+                self._pending.update(dict.fromkeys(keys, why))
+            return
+        if made is not None:
+            cache.add_batch(made["id"], self.server, self.client.settings.model, run, keys)
+        cache.drop_batch(intent)
+        if made is not None:
+            with self._lock:
+                if made["id"] not in self._open:
+                    self._opened(_Batch(made["id"], keys, mine=True, status=made))
 
     def send(self) -> bool:
         """Submit what was recorded, wait for every open batch (until the wait is over), and
@@ -229,17 +268,30 @@ class BatchState:
 
     def _submit(self, recorded: dict[str, _Request]) -> None:
         ordered = sorted(recorded.items(), key=lambda kv: json.dumps(kv[1].body["messages"]))
+        cache = self.client.cache
+        model = self.client.settings.model
         for chunk in chunks([(key, _line(key, r.body)) for key, r in ordered], MAX_REQUESTS, MAX_BYTES):
             keys = [key for key, _ in chunk]
+            nonce = uuid.uuid4().hex
+            if cache is not None:  # the intent first: a run killed after the create finds its batch
+                cache.add_batch(INTENT + nonce, self.server, model, self.run, keys)
             try:
-                batch = self.api.submit(b"".join(line for _, line in chunk))
+                batch = self.api.submit(b"".join(line for _, line in chunk), nonce)
+            except Unconfirmed as exc:  # it may exist: the intent stays, a later run looks for it
+                with self._lock:
+                    why = f"{INTENT}{nonce} (a batch create not confirmed: {exc})"
+                    self._pending.update(dict.fromkeys(keys, why))
+                continue
             except ModelUnavailable as exc:
+                if cache is not None:
+                    cache.drop_batch(INTENT + nonce)
                 with self._lock:
                     self._reasons.update(dict.fromkeys(keys, f"judge batch not created: {exc}"))
                 continue
-            cache = self.client.cache
-            if cache is not None and _storable(batch["id"]):
-                cache.add_batch(batch["id"], self.server, self.client.settings.model, self.run, keys)
+            if cache is not None:
+                if _storable(batch["id"]):  # a server-chosen id is kept only when it is safe to
+                    cache.add_batch(batch["id"], self.server, model, self.run, keys)
+                cache.drop_batch(INTENT + nonce)
             with self._lock:
                 self._opened(_Batch(batch["id"], keys, mine=True, status=batch))
                 self._sent.update((k, recorded[k]) for k in keys)
@@ -276,12 +328,15 @@ class BatchState:
         """Fill the cache from a finished batch's files; every key not filled keeps why."""
         status = batch.status
         lines: dict[str, dict[str, Any]] = {}
+        doubled: set[str] = set()  # a request with two replies: neither is taken
         problem = None
         for name in ("output_file_id", "error_file_id"):
             file = status.get(name)
             if isinstance(file, str) and file:
                 try:
-                    lines.update(_read_lines(self.api.content(file)))
+                    found, twice = _read_lines(self.api.content(file))
+                    doubled |= twice | (found.keys() & lines.keys())
+                    lines.update(found)
                 except ModelUnavailable as exc:
                     problem = f"its {name.split('_')[0]} file could not be read: {exc}"
         state = status.get("status")
@@ -289,7 +344,12 @@ class BatchState:
         with self._lock:
             for key in batch.keys:
                 line = lines.get(key)
-                if line is not None:
+                if key in doubled:
+                    self._reasons[key] = (
+                        f"judge batch {batch.id} holds two replies for this request: both refused "
+                        "(which one the judge meant is unknown)"
+                    )
+                elif line is not None:
                     self._reply(batch, key, line)
                 elif problem is not None:  # charged, perhaps: kept for a later run to read again
                     self._reasons[key] = (
@@ -396,6 +456,11 @@ class Deferrals:
             raise self.first
 
 
+class Unconfirmed(ModelUnavailable):
+    """A batch create that may have made a batch: its reply was lost, and the server's
+    batches could not be listed to find it."""
+
+
 class BatchAPI:
     """The files and batches endpoints, through the client's ``openai`` client: retried on
     429, 5xx and connection faults with the client's backoff; anything else is ModelUnavailable."""
@@ -403,21 +468,64 @@ class BatchAPI:
     def __init__(self, client: ChatClient) -> None:
         self.client = client
 
-    def submit(self, jsonl: bytes) -> dict[str, Any]:
-        """Upload the requests and create their batch: the batch as the server describes it."""
+    def submit(self, jsonl: bytes, nonce: str) -> dict[str, Any]:
+        """Upload the requests and create their batch, ``nonce`` in its metadata: the batch as
+        the server describes it. A create retried after a lost reply, or that failed, is looked
+        for first (:meth:`lookup`): the batch it made is returned, never made twice; where it
+        cannot be looked for, :class:`Unconfirmed`."""
         uploaded = self._json(
             "upload",
             lambda c: c.files.with_raw_response.create(file=("judge-batch.jsonl", jsonl), purpose="batch"),
         )
-        batch = self._json(
-            "create",
-            lambda c: c.batches.with_raw_response.create(
-                input_file_id=str(uploaded.get("id")), endpoint=ENDPOINT, completion_window=WINDOW
-            ),
-        )
+
+        def create(c: Any) -> Any:
+            return c.batches.with_raw_response.create(
+                input_file_id=str(uploaded.get("id")),
+                endpoint=ENDPOINT,
+                completion_window=WINDOW,
+                metadata={METADATA_KEY: nonce},
+            )
+
+        def made() -> dict[str, Any] | None:
+            try:
+                return self.lookup(nonce)
+            except ModelUnavailable as exc:
+                raise Unconfirmed(f"batch create: its reply was lost, and {exc}") from None
+
+        try:
+            batch = self._json("create", create, again=made)
+        except Unconfirmed:
+            raise
+        except ModelUnavailable:
+            found = made()  # a reply lost on the last attempt, or a refusal after one was lost
+            if found is None:
+                raise
+            batch = found
         if not isinstance(batch.get("id"), str) or not batch["id"]:
             raise ModelUnavailable("the server created a batch without an id")
         return batch
+
+    def lookup(self, nonce: str) -> dict[str, Any] | None:
+        """The server's batch created with ``nonce`` in its metadata, among its newest
+        ``LIST_PAGES`` pages of batches; None when it holds none (ModelUnavailable when the
+        list cannot be read)."""
+        after: str | None = None
+        for _ in range(LIST_PAGES):
+            since: dict[str, str] = {"after": after} if after else {}
+            page = self._json("list", partial(_list, since=since))
+            data: list[Any] = page["data"] if isinstance(page.get("data"), list) else []
+            for batch in data:
+                metadata = batch.get("metadata") if isinstance(batch, dict) else None
+                if isinstance(metadata, dict) and metadata.get(METADATA_KEY) == nonce:
+                    if isinstance(batch.get("id"), str) and batch["id"]:
+                        return batch
+            last = page.get("last_id") or (
+                data[-1].get("id") if data and isinstance(data[-1], dict) else None
+            )
+            if not page.get("has_more") or not isinstance(last, str):
+                return None
+            after = last
+        return None
 
     def retrieve(self, batch: str) -> dict[str, Any]:
         return self._json("poll", lambda c: c.batches.with_raw_response.retrieve(batch))
@@ -425,22 +533,41 @@ class BatchAPI:
     def content(self, file: str) -> str:
         return self._call("download", lambda c: c.files.with_raw_response.content(file)).text
 
-    def _json(self, what: str, request: Callable[[Any], Any]) -> dict[str, Any]:
+    def _json(
+        self,
+        what: str,
+        request: Callable[[Any], Any],
+        again: Callable[[], dict[str, Any] | None] | None = None,
+    ) -> dict[str, Any]:
+        reply = self._call(what, request, again)
+        if isinstance(reply, dict):  # what ``again`` found before a retry
+            return reply
         try:
-            data = json.loads(self._call(what, request).text)
+            data = json.loads(reply.text)
         except (ValueError, RecursionError):
             data = None
         if not isinstance(data, dict):
             raise ModelUnavailable(f"batch {what}: the reply is not a JSON object")
         return data
 
-    def _call(self, what: str, request: Callable[[Any], Any]) -> Any:
+    def _call(
+        self,
+        what: str,
+        request: Callable[[Any], Any],
+        again: Callable[[], dict[str, Any] | None] | None = None,
+    ) -> Any:
+        """``request``'s reply, retried on 429, 5xx and connection faults; before a retry,
+        ``again`` may find what an attempt whose reply was lost did (it is returned instead)."""
         import openai
 
         settings = self.client.settings
         waited = 0.0
         last: Exception | None = None
         for attempt in range(settings.max_retries + 1):
+            if attempt and again is not None:
+                found = again()
+                if found is not None:
+                    return found
             try:
                 return request(self.client.client)
             except (openai.RateLimitError, openai.APIConnectionError) as exc:
@@ -458,6 +585,11 @@ class BatchAPI:
         assert last is not None
         fault = f"HTTP {status}: {_brief(last)}" if status else f"{type(last).__name__}: {_brief(last)}"
         raise ModelUnavailable(f"batch {what} failed after {settings.max_retries + 1} attempts: {fault}")
+
+
+def _list(client: Any, since: dict[str, str]) -> Any:
+    """One page of the server's batches, newest first (``since``: after which batch)."""
+    return client.batches.with_raw_response.list(limit=100, **since)
 
 
 def _cost(prompt: int, completion: int, price_in: float | None, price_out: float | None) -> float | None:
@@ -488,18 +620,22 @@ def chunks(
         yield chunk
 
 
-def _read_lines(text: str) -> dict[str, dict[str, Any]]:
-    """An output or error file's lines by their ``custom_id``; a line that is not a JSON
-    object with one is skipped (its request stays unfilled, with the batch's reason)."""
-    lines = {}
+def _read_lines(text: str) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """An output or error file's lines by their ``custom_id``, and the ids given more than
+    once (the last would win: those are refused); a line that is not a JSON object with one
+    is skipped (its request stays unfilled, with the batch's reason)."""
+    lines: dict[str, dict[str, Any]] = {}
+    twice: set[str] = set()
     for row in text.splitlines():
         try:
             line = json.loads(row)
         except (ValueError, RecursionError):
             continue
         if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+            if line["custom_id"] in lines:
+                twice.add(line["custom_id"])
             lines[line["custom_id"]] = line
-    return lines
+    return lines, twice
 
 
 def _storable(batch_id: str) -> bool:

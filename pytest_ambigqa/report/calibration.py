@@ -75,10 +75,16 @@ ALCE_SCORES = {
 ALCE_SUMMARY = "overall_results"  # each model's aggregate in the released files: not a row
 
 
-def read_labels(path: Path) -> list[Label]:
+def read_labels(path: Path, suites_of: Mapping[str, Sequence[str]] | None = None) -> list[Label]:
     """The rows of a labels file, every one checked; UnreadableFile names the file, the line
     (or, in ALCE's nested layout, the dataset, model and question id) and what is wrong with
-    it (the first problem)."""
+    it (the first problem).
+
+    A score must be a finite number on the item scale of the metric it labels: an overall
+    ``score`` that of the suite's first judge metric (``suites_of``: the suites each item id
+    of the run is in, which decide it for a row without ``suite``; None: any suite). Two
+    rows a run could match to the same item (the same id, and suites and systems equal or
+    unnamed) are refused: the last would win."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -102,22 +108,78 @@ def read_labels(path: Path) -> list[Label]:
             except (ValueError, RecursionError) as exc:
                 raise UnreadableFile(f"{path}, line {n}: not a JSON object ({exc})") from None
     labels: list[Label] = []
-    first: dict[tuple[str | None, str, str | None], str] = {}
+    first: dict[str, list[Label]] = {}
     for where, raw in rows:
         try:
             label = _label(where, raw)
+            _on_scale(label, suites_of)
         except ValueError as exc:
             raise UnreadableFile(f"{path}, {where}: {exc}") from None
-        key = (label.suite, label.item_id, label.system)
-        if key in first:
+        earlier = next((e for e in first.get(label.item_id, ()) if _overlap(e, label, suites_of)), None)
+        if earlier is not None:
             raise UnreadableFile(
-                f"{path}, {where}: a second row for item '{label.item_id}' (first: {first[key]})"
+                f"{path}, {where}: a second row for item '{label.item_id}' (first: {earlier.where})"
             )
-        first[key] = where
+        first.setdefault(label.item_id, []).append(label)
         labels.append(label)
     if not labels:
         raise UnreadableFile(f"{path}: no labels in it")
     return labels
+
+
+def _overlap(a: Label, b: Label, suites_of: Mapping[str, Sequence[str]] | None) -> bool:
+    """Whether a run could match both rows (of one item id) to the same item and metric."""
+    if a.system is not None and b.system is not None and a.system != b.system:
+        return False
+    suite_a, suite_b = _suite_of(a, suites_of), _suite_of(b, suites_of)
+    if suite_a != suite_b:
+        return False  # another suite, or one of them matched to no item
+    return not _metrics_of(a, suite_a).isdisjoint(_metrics_of(b, suite_b))
+
+
+def _suite_of(label: Label, suites_of: Mapping[str, Sequence[str]] | None) -> str | None:
+    """The suite a run matches ``label`` to: its own, or the one suite of the run its id is in."""
+    if label.suite is not None:
+        return label.suite
+    found = suites_of.get(label.item_id, ()) if suites_of is not None else ()
+    return found[0] if len(found) == 1 else None
+
+
+def _metrics_of(label: Label, suite: str | None) -> set[str | None]:
+    from ..suites import SUITES
+
+    overall = main_judge_metric(SUITES[suite].metrics) if suite is not None and suite in SUITES else None
+    return {named or overall for named in label.scores}
+
+
+def _on_scale(label: Label, suites_of: Mapping[str, Sequence[str]] | None) -> None:
+    """Each score of ``label`` on the item scale of the metric it labels (ValueError)."""
+    for named, value in label.scores.items():
+        if named is not None:
+            span = METRICS[named].item_range if named in METRICS else None
+            spans = [(named, span)] if span is not None else []
+            field = f"scores.{named}"
+        else:
+            from ..suites import SUITES
+
+            if label.suite is not None:
+                candidates: Sequence[str] = [label.suite]
+            elif suites_of is not None:
+                candidates = suites_of.get(label.item_id) or sorted(
+                    {s for v in suites_of.values() for s in v}
+                )
+            else:
+                candidates = list(SUITES)
+            spans = []
+            for suite in candidates:
+                metric = main_judge_metric(SUITES[suite].metrics) if suite in SUITES else None
+                span = METRICS[metric].item_range if metric is not None else None
+                if span is not None:
+                    spans.append((f"{suite}'s {metric}", span))
+            field = "score"
+        if spans and not any(low <= value <= high for _, (low, high) in spans):
+            scales = ", ".join(f"{what} {low:g} to {high:g}" for what, (low, high) in spans)
+            raise ValueError(f"'{field}' {value:g} is outside the scale of {scales}")
 
 
 def _alce_nested(text: str) -> dict[str, Any] | None:

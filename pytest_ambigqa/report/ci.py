@@ -62,7 +62,7 @@ def publish(card: Scorecard, pr_comment: Path | None) -> list[str]:
 def append_step_summary(path: Path, text: str) -> None:
     """``text`` appended to the step summary, cut at a line to what is left of its limit."""
     used = path.stat().st_size if path.exists() else 0
-    room = STEP_SUMMARY_LIMIT - used
+    room = STEP_SUMMARY_LIMIT - used - 1  # the newline that parts it from what is there
     data = safe_output(text).encode("utf-8")
     if len(data) > room:
         note = b"\n\n*[cut: a step summary holds 1 MiB; scorecard.md (--ambig-report) has it all]*\n"

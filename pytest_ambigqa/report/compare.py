@@ -123,6 +123,7 @@ def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None
     regressions: list[Regression] = []
     notes: list[str] = []
     compared: list[str] = []
+    paired_items = 0
     left_out: dict[str, tuple[str, tuple[str, ...]]] = {}
     for card in new.suites:
         other = base_suites.get(card.name)
@@ -145,6 +146,7 @@ def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None
         if differs:
             notes.append(f"{card.name}: the runs read different data ({differs}); items are aligned by id")
         pairs = [(by_key[r.key], r) for r in new.results if r.suite == card.name and r.key in by_key]
+        paired_items += len(pairs)
         rows += _suite_rows(card, other, pairs, seed)
         regressions += _regressions(card, other, pairs)
     notes += [
@@ -162,6 +164,7 @@ def compare(base: Scorecard, new: Scorecard, seed: int, path: Path | None = None
             "scorecard": str(path) if path else None,
             "system": base.system.get("label"),
             "items": sum(r.suite in compared for r in base.results),
+            "paired": paired_items,  # items in both runs: what the comparison is over
             "items_in_run": len(base.results),
             "suites": compared,
             "config": {k: base.config.get(k) for k in ("suites", "seed", "protocol", "limit", "shard")},

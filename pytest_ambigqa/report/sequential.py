@@ -117,3 +117,59 @@ def decide(bounds: Bounds, bound: float) -> str | None:
     if bounds.upper < bound:
         return "fail"
     return None
+
+
+class Trend:
+    """Kendall's S between the order the items were asked in and their values, kept as values
+    come (O(n) each), and its two-sided p-value: the normal approximation with the values'
+    ties corrected for, which with no ties in the order (each item has its own place) is the
+    Mann-Kendall trend test and ``scipy.stats.kendalltau``'s asymptotic p (tau-b).
+
+    What it is for: the confidence sequence assumes an item's score does not depend on when it
+    is asked (the values are a random draw in a random order). A system whose answers degrade
+    as calls go on (a quota, a cache that fills, a rate limit that bites) breaks that; a trend
+    of score against call order shows it, and the gate then leaves the decision to the full run.
+    """
+
+    def __init__(self, population: int) -> None:
+        import numpy as np
+
+        self._np = np
+        self._order = np.empty(population, dtype=float)
+        self._values = np.empty(population, dtype=float)
+        self._ties: dict[float, int] = {}
+        self.n = 0
+        self.s = 0  # concordant - discordant pairs
+
+    def add(self, order: float, value: float) -> None:
+        np, n = self._np, self.n
+        if n:
+            self.s += int(np.sum(np.sign(order - self._order[:n]) * np.sign(value - self._values[:n])))
+        self._order[n], self._values[n] = order, value
+        self._ties[value] = self._ties.get(value, 0) + 1
+        self.n += 1
+
+    def p(self) -> float:
+        """The two-sided p-value of no trend (1.0 while fewer than 3 values, or all equal)."""
+        n = self.n
+        if n < 3:
+            return 1.0
+        variance = (
+            n * (n - 1) * (2 * n + 5) - sum(t * (t - 1) * (2 * t + 5) for t in self._ties.values())
+        ) / 18
+        if variance <= 0:
+            return 1.0
+        return math.erfc(abs(self.s) / math.sqrt(variance) / math.sqrt(2))
+
+    def p_toward(self, falling: bool) -> float:
+        """The one-sided p-value of no trend against a falling trend (``falling``) or a rising one."""
+        p = self.p()
+        toward = self.s < 0 if falling else self.s > 0
+        return p / 2 if toward else 1 - p / 2
+
+    def tau(self) -> float:
+        """Kendall's tau-b of the values seen (0 while undefined)."""
+        n = self.n
+        pairs = n * (n - 1) / 2
+        tied = sum(t * (t - 1) / 2 for t in self._ties.values())
+        return self.s / math.sqrt(pairs * (pairs - tied)) if pairs > tied else 0.0

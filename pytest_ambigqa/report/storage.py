@@ -44,11 +44,18 @@ CREDENTIALS = (
 )
 
 Location = Path | str  # a str is an object store's URL
+# The schemes of the object stores a scorecard can be written to and read from. Any other
+# scheme fsspec knows (ftp, sftp, http, zip, tar, reference, github, memory...) is refused
+# at start-up with one line: none is a store a run's shards can share, and some would make
+# a network call when opened.
+STORES = ("s3", "s3a", "gs", "gcs", "az", "abfs")
 
 
 def location(text: str) -> Location:
     """A path as given, a ``file://`` URL's path, or an object store's URL (a str)."""
     match = _URL.match(text)
+    if match is None and "::" in text and "://" in text:
+        refuse(f"{shown(text)}: a chained URL (fsspec's 'a::b://') is not a store this plugin writes to")
     if match is None:
         return Path(text)
     if match.group(1).lower() != "file":
@@ -94,8 +101,30 @@ def _filesystem(url: str) -> tuple[Any, str]:
 
 
 def check(url: str) -> None:
-    """Before a run: the URL's scheme is a store fsspec can open here (nothing is contacted)."""
-    _filesystem(url)
+    """Before a run: the URL's scheme is an object store's (:data:`STORES`) whose fsspec
+    package is installed here. Nothing is opened, so nothing is contacted: only the store's
+    filesystem class is imported."""
+    _scrubbed_from_now_on(url)
+    match = _URL.match(url)
+    scheme = match.group(1).lower() if match else ""
+    try:
+        import fsspec
+    except ImportError:
+        refuse(f"{shown(url)}: object storage needs fsspec: {EXTRA}")
+    from fsspec.registry import known_implementations, registry
+
+    if scheme not in STORES:
+        if scheme not in known_implementations and scheme not in registry:
+            refuse(f"{shown(url)}: Protocol not known: {scheme}")
+        refuse(
+            f"{shown(url)}: {scheme}:// is no object store this plugin can keep scorecards in "
+            f"(use a directory, a file:// URL, or {', '.join(f'{s}://' for s in ('s3', 'gs', 'az'))})"
+        )
+    try:
+        fsspec.get_filesystem_class(scheme)
+    except ImportError as exc:  # the store's package: fsspec's message names it
+        extra = f" ({EXTRA})" if scheme in ("s3", "s3a") else ""
+        refuse(f"{shown(url)}: {safe_output(str(exc))}{extra}")
 
 
 def _scrubbed_from_now_on(url: str) -> None:
@@ -146,12 +175,24 @@ def read_text(where: Location) -> str:
 
 
 def expand(given: Iterable[str]) -> list[Location]:
-    """``merge``'s inputs: each path as given (the shell expands a local glob), each store URL
-    with a glob as the objects it matches, in order; a glob that matches none is refused."""
+    """``merge``'s inputs: each path or URL as given, a glob (a quoted local one, a ``file://``
+    one, a store's) as the files it matches, in order; a glob that matches none is refused."""
     found: list[Location] = []
     for text in given:
         where = location(text)
-        if isinstance(where, Path) or not _GLOB.search(where):
+        if isinstance(where, Path):
+            if where.exists() or not _GLOB.search(str(where)):
+                found.append(where)
+                continue
+            import glob
+
+            local = sorted(glob.glob(str(where), recursive=True))
+            if not local:
+                refuse(f"{shown(text)}: matches no file")
+            found += [Path(path) for path in local]
+            continue
+        check(where)
+        if not _GLOB.search(where):
             found.append(where)
             continue
         fs, pattern = _filesystem(where)

@@ -436,6 +436,13 @@ def _judge(card: Scorecard) -> list[Note]:
     return notes
 
 
+SEQUENTIAL_ASSUMES = (
+    "assumes an item's score does not depend on when it is asked: no gate passes early once an item "
+    "has errored, nor stops early while its scores trend with the order the items were asked in "
+    "(Kendall's test, one-sided, at alpha)"
+)
+
+
 def _sequential(card: Scorecard) -> list[Note]:
     """Where a sequential gate stopped the run, and each gate's confidence sequence there."""
     record = card.sequential
@@ -452,9 +459,12 @@ def _sequential(card: Scorecard) -> list[Note]:
             f"{record['stopped_after']} items; {record['evaluated']} of {total} evaluated, "
             f"{record['skipped']} skipped (about {record['calls_saved_estimate']} calls saved{cost})"
         )
-    notes = [Note(head)]
+    notes = [Note(head), Note(SEQUENTIAL_ASSUMES, 1)]
     for g in record["gates"]:
         where = f"{g['suite']} {g['gate']}"
+        if g.get("withdrawn"):
+            notes.append(Note(f"{where}: early PASS withdrawn: {g['withdrawn']}", 1))
+            continue
         if g["decision"] is None:
             why = f": {g['unusable']}" if g["unusable"] else ""
             notes.append(
@@ -847,16 +857,16 @@ def calibration(c: Calibration, titles: dict[str, str]) -> list[Block]:
 
 
 def compared_items(base: dict[str, Any]) -> str:
-    """How many of the base run's items the comparison covers, and in how many suites: the
-    count of what is compared, never of what was left out."""
+    """How many items the comparison paired (in both runs), in how many suites, and of how
+    many in the base run: the count of what is compared, never of what was left out."""
     suites = base.get("suites")
     if suites is None:  # a comparison recorded before suites were counted
         return f"{base.get('items')} items"
-    text = f"{base.get('items')} items in {len(suites)} suite{'' if len(suites) == 1 else 's'} compared"
+    paired = base.get("paired")
+    count, verb = (base.get("items"), "compared") if paired is None else (paired, "paired")
+    text = f"{count} items in {len(suites)} suite{'' if len(suites) == 1 else 's'} {verb}"
     every = base.get("items_in_run")
-    return text + (
-        f" (of {every} in the base run)" if every is not None and every != base.get("items") else ""
-    )
+    return text + (f" (of {every} in the base run)" if every is not None and every != count else "")
 
 
 def comparison(comparison: Comparison) -> list[Block]:

@@ -25,6 +25,7 @@ from ..report.saved import read_card
 from ..report.scorecard import Scorecard, build, utc_stamp
 from ..schema import ItemResult
 from ..store import FILE as STORE_FILE
+from . import selection
 from .collection import ITEM_KEY, key_of, node_key
 from .run import Run
 from .runner import RESULT_ATTRIBUTE, RUNNER_KEY, UNREADABLE_OUTPUT
@@ -66,7 +67,10 @@ class ScorecardPlugin:
             from ..report.calibration import read_labels
 
             try:
-                self.labels = read_labels(run.cfg.human_labels)
+                suites_of: dict[str, list[str]] = {}
+                for item in run.items:
+                    suites_of.setdefault(item.id, []).append(item.suite)
+                self.labels = read_labels(run.cfg.human_labels, suites_of)
             except UnreadableFile as exc:
                 raise pytest.UsageError(f"--ambig-human-labels: {exc}") from None
 
@@ -179,7 +183,10 @@ class ScorecardPlugin:
             run.scorers,
             cfg.seed,
             system=system,
-            config=cfg.to_dict() | run.device_used() | run.corpus_used(),
+            config=cfg.to_dict()
+            | run.device_used()
+            | run.corpus_used()
+            | {"selection": selection.record(run.config, [i.key for i in run.items], self.expected)},
             versions=_versions(run.config.invocation_params.dir),
             retrieval=run.retrieval_info(),
             judge=run.judge.describe() if run.judge else None,
@@ -198,7 +205,7 @@ class ScorecardPlugin:
                 self.labels,
                 card.results,
                 metrics,
-                cfg.human_labels_system or str(system["label"]),
+                cfg.human_labels_system or self._labelled_system(str(system["label"])),
                 cfg.seed,
             )
             card = dataclasses.replace(card, calibration=calibration)
@@ -226,6 +233,13 @@ class ScorecardPlugin:
             problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)
             self._unmet += [f"ambigqa: {problem}" for problem in problems]
         self._unmet += [f"ambigqa: {problem}" for problem in ci.publish(self.scorecard, cfg.pr_comment)]
+
+    def _labelled_system(self, label: str) -> str:
+        """The system label rows name: the run's, or under ``--ambig-rescore`` the saved run's
+        (the replay's own label adds where its answers were saved)."""
+        rescore = self.run.rescore
+        replayed = rescore is not None and label == self.run.default_system.label
+        return rescore.label if rescore is not None and replayed else label
 
     def close(self) -> None:
         """At the end of the run: the spool is removed, and a sequential gate's stop signal."""

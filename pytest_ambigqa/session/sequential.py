@@ -9,6 +9,14 @@ values the sequence sees are a uniformly random draw without replacement whateve
 which is what makes it valid. When every gate is decided it writes a :class:`StopSignal`,
 which each process's runner reads before an item's test: an item whose call has not started is
 skipped ("gate decided after n items"), one already in flight finishes and counts.
+
+What it assumes, and checks: an item's score must not depend on when it is asked (the values
+are a random draw in a random order only then). Errors are how a quota or an outage shows, so
+no gate passes early while any item has errored (an early fail stands: errors only lower a
+mean), and a pass decided before an error that came in flight is withdrawn. Before any gate
+stops early, Kendall's test of its values against the order the items were asked in (one-sided,
+in the direction that would make the decision wrong: falling scores for a pass, rising for a
+fail) must not reject at the gate's alpha; where it does, the gate is left to the full run.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from typing import Any
 
 from ..metrics import METRICS
 from ..report.scorecard import Check, Scorecard
-from ..report.sequential import Bounds, ConfidenceSequence, decide
+from ..report.sequential import Bounds, ConfidenceSequence, Trend, decide
 from ..schema import AmbigItem, ItemResult
 from ..suites.sample import seeded_rank
 
@@ -79,6 +87,9 @@ class Tracked:
     decided_at: int | None = None  # items seen when it was decided
     at_decision: Bounds | None = None
     unusable: str | None = None  # why it cannot be decided as items come (the full run decides)
+    trend: Trend | None = None  # its values against the order the items were asked in
+    held: str | None = None  # why it may not pass early (an item errored); it may still fail early
+    withdrawn: str | None = None  # why its early pass does not stand (an error came after it)
 
     def value(self, result: ItemResult, low: float, high: float) -> float | None:
         """The result's value on 0-1, None when it has none (an n/a, an item the base lacks)."""
@@ -105,13 +116,19 @@ class Tracked:
             f"{self.decided_at} of {self.sequence.population} items"
         )
         failure = None
-        if self.decision == "fail":
+        if self.withdrawn is not None:
+            failure = (
+                f"{self.suite} {self.metric} ({spec.label}) {what}: {self.withdrawn} (--ambig-sequential)"
+            )
+        elif self.decision == "fail":
             failure = (
                 f"{self.suite} {self.metric} ({spec.label}) {what}: its {1 - alpha:.0%} confidence sequence "
                 f"[{lower:.2f}, {upper:.2f}] after {self.decided_at} of {self.sequence.population} items "
                 f"lies below {bound:g} (--ambig-sequential)"
             )
         value = lower if self.decision == "pass" else upper
+        if self.withdrawn is not None:
+            statistic += ", withdrawn"
         return Check(
             self.gate, self.suite, statistic, self.metric, value, bound, True, failure is None, failure
         )
@@ -130,7 +147,8 @@ class Tracked:
             "lower": shown.lower * scale + offset,
             "upper": shown.upper * scale + offset,
             "bound": self.bound * scale + offset,
-            "unusable": self.unusable,
+            "unusable": self.unusable or self.held,
+            **({"withdrawn": self.withdrawn} if self.withdrawn else {}),
         }
 
 
@@ -145,6 +163,8 @@ class SequentialGate:
     _waiting: dict[str, ItemResult] = field(default_factory=dict)
     _next: int = 0  # the place in ``order`` of the next value to take
     stopped_after: int | None = None
+    _asked: dict[str, int] = field(default_factory=dict)  # each result's place in the order they came
+    errored: list[str] = field(default_factory=list)  # the keys of the items that errored, as they came
 
     @classmethod
     def start(
@@ -186,10 +206,13 @@ class SequentialGate:
         else:
             printed, bound01 = (low * spec.factor, width), (bound - low * spec.factor) / width
         sequence = ConfidenceSequence(n, self.alpha)
-        self.tracked.append(Tracked(entry, suite, metric, bound01, printed, sequence, base))
+        self.tracked.append(Tracked(entry, suite, metric, bound01, printed, sequence, base, trend=Trend(n)))
 
     def observe(self, result: ItemResult) -> None:
         """Take ``result``, and every waiting one it completes the order's prefix for."""
+        self._asked.setdefault(result.key, len(self._asked))  # results come in the order they are asked
+        if result.status == "error":
+            self.errored.append(result.key)
         self._waiting[result.key] = result
         while self._next < len(self.order) and self.order[self._next] in self._waiting:
             self._take(self._waiting.pop(self.order[self._next]))
@@ -215,15 +238,47 @@ class SequentialGate:
             if not math.isfinite(x):
                 continue
             bounds = t.sequence.update(x)
-            t.decision = decide(bounds, t.bound)
-            if t.decision:
-                t.decided_at, t.at_decision = bounds.n, bounds
+            assert t.trend is not None
+            t.trend.add(self._asked[result.key], x)
+            decision = decide(bounds, t.bound)
+            if decision is None:
+                continue
+            p = t.trend.p_toward(falling=decision == "pass")
+            if p < self.alpha:
+                t.unusable = (
+                    f"its values trend with the order the items were asked in (Kendall's tau "
+                    f"{t.trend.tau():+.2f}, one-sided p {p:.3g} after {bounds.n} items): the sequence "
+                    "assumes an item's score does not depend on when it is asked"
+                )
+                continue
+            if decision == "pass" and self.errored:
+                t.held = (
+                    f"{len(self.errored)} item(s) errored ({self.errored[0]} first): no early pass while an "
+                    "item has errored (errors are how a quota or an outage shows)"
+                )
+                continue
+            t.decision, t.decided_at, t.at_decision = decision, bounds.n, bounds
 
     def apply(self, card: Scorecard, skipped: int) -> Scorecard:
         """``card`` with each decided gate's check replaced by the sequence's (a fixed-n check
         on the items a stopped run evaluated would not keep the error rate), and the record of
         where the run stopped: items evaluated and skipped, and the calls and cost that the
         skipped items would have taken at the evaluated items' average."""
+        errored = self.errored + [
+            r.key for r in card.results if r.status == "error" and r.key not in self.errored
+        ]
+        for tracked in self.tracked:  # an error that came after the pass was decided (in flight)
+            if tracked.decision != "pass" or not errored:
+                continue
+            if self.stopped_after is None:  # every item ran: the full run's check decides
+                tracked.decision = None
+                tracked.held = f"{len(errored)} item(s) errored ({errored[0]} first) after it passed"
+                continue
+            tracked.withdrawn = (
+                f"passed early after {tracked.decided_at} items, but {len(errored)} item(s) errored "
+                f"({errored[0]} first) and the items skipped were never asked: an early pass stands "
+                "only without errors; run it in full"
+            )
         decided = {(t.gate, t.suite): t for t in self.tracked if t.decision}
         checks, dropped, added = [], set(), []
         for c in card.checks:
