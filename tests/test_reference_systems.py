@@ -522,7 +522,10 @@ def test_a_search_method_without_a_retriever_is_refused_up_front(pytester, chat_
     result, _ = run(pytester, chat_server, "naive-rag", "--ambig-retriever=none", suites="march")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["ERROR: the system 'llm:naive-rag (*)' needs a retriever, but --ambig-retriever=none"]
+        [
+            "ERROR: MARCH: the system 'llm:naive-rag (*)' reads `retriever` and `passages`, but this run has no "
+            "evidence to give it under the open retrieval protocol: *--ambig-retriever=none*"
+        ]
     )
 
 

@@ -46,12 +46,12 @@ def compare(suite: str, protocol: Setup) -> list[dict[str, Any]]:
             reason = f"this run is an upper bound: {protocol.upper_bound}"
         elif row["protocol"] != protocol.published_as:
             reason = f"published under the {row['protocol']} protocol; this run: {protocol.name}"
+        elif not meta.get("like_for_like", True):
+            reason = meta.get("note", "the source says its numbers are not like for like")
         elif protocol.unlike is not None:
             reason = protocol.unlike
         elif protocol.easier is not None:
             reason = protocol.easier
-        elif not meta.get("like_for_like", True):
-            reason = meta.get("note", "the source says its numbers are not like for like")
         else:
             reason = None
         same = row["protocol"] == protocol.published_as
