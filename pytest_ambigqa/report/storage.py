@@ -78,14 +78,7 @@ def shown(where: Location) -> str:
 def _filesystem(url: str) -> tuple[Any, str]:
     """(the store's fsspec filesystem, the path in it); a usage error where fsspec or the
     store's package is missing or the scheme is none fsspec knows."""
-    _scrubbed_from_now_on(url)
-    parts = split_url(url)
-    if parts is not None and parts.unencoded:  # fsspec would take the credential for the host
-        refuse(
-            f"{redact(url)}: the user info of the URL holds '/', '?', '#' or '@' unencoded; "
-            "percent-encode them (%2F, %3F, %23, %40), or give the store's credentials in its "
-            "environment variables"
-        )
+    _refuse_unencoded(url)
     try:
         import fsspec
     except ImportError:
@@ -104,7 +97,7 @@ def check(url: str) -> None:
     """Before a run: the URL's scheme is an object store's (:data:`STORES`) whose fsspec
     package is installed here. Nothing is opened, so nothing is contacted: only the store's
     filesystem class is imported."""
-    _scrubbed_from_now_on(url)
+    _refuse_unencoded(url)
     match = _URL.match(url)
     scheme = match.group(1).lower() if match else ""
     try:
@@ -125,6 +118,19 @@ def check(url: str) -> None:
     except ImportError as exc:  # the store's package: fsspec's message names it
         extra = f" ({EXTRA})" if scheme in ("s3", "s3a") else ""
         refuse(f"{shown(url)}: {safe_output(str(exc))}{extra}")
+
+
+def _refuse_unencoded(url: str) -> None:
+    """Registers the URL's credentials for scrubbing, and refuses user info holding '/', '?',
+    '#' or '@' unencoded, which fsspec would take for the host (and print)."""
+    _scrubbed_from_now_on(url)
+    parts = split_url(url)
+    if parts is not None and parts.unencoded:
+        refuse(
+            f"{redact(url)}: the user info of the URL holds '/', '?', '#' or '@' unencoded; "
+            "percent-encode them (%2F, %3F, %23, %40), or give the store's credentials in its "
+            "environment variables"
+        )
 
 
 def _scrubbed_from_now_on(url: str) -> None:
