@@ -245,6 +245,7 @@ def test_a_dead_model_server_is_one_line_naming_it(pytester):
         "--ambig-llm-model=m", f"--ambig-llm-base-url=http://user:hunter2secret@127.0.0.1:{port}/v1",
         "--ambig-judge-retries=0", "--ambig-cache-dir=cache",
         "--ambig-no-preflight",  # the server dies mid-run: the preflight would have refused it
+        "--ambig-concurrency=1",  # one item at a time: which items tried does not hang on the load
     )  # fmt: skip
     result.assert_outcomes(errors=6)
     errors = [item["error"] for item in card["items"]]
