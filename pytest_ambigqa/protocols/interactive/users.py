@@ -4,9 +4,10 @@ the answer away leaves the episode unscored; a final answer that ignores the ass
 counted), and the LLM user through the judge's client.
 
 Berant, Chen, Fisch et al. 2025 (section 3.1) give the user the query and the intended
-interpretation: it answers a clarifying question with only what the question asks, and
-writes the final answer from the assistant's text alone. The LLM user's instructions are
-ours; ``play.py`` applies the checks.
+interpretation: it answers a clarifying question with only what the question asks, says it
+does not know when its reading cannot answer (Appendix E.2), and writes the final answer
+from the assistant's text alone. The LLM user's instructions are ours; ``play.py`` applies
+the checks; ``audit.py`` measures the users.
 """
 
 from __future__ import annotations
@@ -129,14 +130,13 @@ def disambiguation(meaning: str, question: str, others: Sequence[str] = ()) -> s
     question (section 3.1; Appendix E.2's user prompt). Without a model, what the reading
     adds to the question is what a clarifying question can be after. A condition (``others``:
     the item's other conditions) is a sentence, not a question: of it the user says only the
-    content words that not every other condition adds too and that do not only say what
-    is asked ("refers", "asks"): "Europe surrender Nazi Germany", not "The question refers to
-    the of the". Where it adds nothing (the reading is the question, or
-    only reorders or drops its words) or only stopwords ("the", "of"), the user says
-    :data:`DO_NOT_KNOW`, as the paper's user does when its reading cannot answer the
-    clarifying question. Where the added words would still contain the whole reading (a
-    condition sharing no word with the question), words are dropped from the end until they
-    do not (:func:`gives_away`).
+    content words that not every other condition adds too and that do not only say what is
+    asked ("refers", "asks"): "Europe surrender Nazi Germany", not "The question refers to the
+    of the". Where it adds nothing (the reading is the question, or only reorders or drops its
+    words) or only stopwords ("the", "of"), the user says :data:`DO_NOT_KNOW`, as the paper's
+    user does when its reading cannot answer the clarifying question. Where the added words
+    would still contain the whole reading (a condition sharing no word with the question),
+    words are dropped from the end until they do not (:func:`gives_away`).
     """
     asked = {_key(w) for w in question.split()}
     added = [w.strip(_EDGES) for w in meaning.split() if _key(w) and _key(w) not in asked]
