@@ -40,16 +40,6 @@ IRRELEVANT = (
     "Is this for a school assignment?",
     "Do you want a short answer or a long one?",
 )
-KINDS = (
-    "irrelevant",
-    "offers another item's readings",
-    "offers the readings",
-    "names its reading",
-    "names another reading",
-    "which one",
-    "written: answer",
-    "written: do not know",
-)
 
 
 @dataclass(frozen=True)
@@ -75,23 +65,24 @@ def _offer(options: Sequence[str]) -> str:
     return f"Do you mean {', '.join(options[:-1])} or {options[-1]}?" if len(options) > 1 else ""
 
 
+def _said(item: AmbigItem) -> list[str]:
+    """What tells each reading apart, as the offline user would say it."""
+    return [
+        distinguishing(item, Episode(item.key, n, True, item.question, 0, 0))
+        for n in range(len(item.interpretations))
+    ]
+
+
 def cases(items: Sequence[AmbigItem], questions: dict[str, dict[str, list[str]]] | None = None) -> list[Case]:
     """The labelled cases of ``items`` (their ambiguous ones), with ``questions`` (item id:
     expected kind: questions) written for them."""
     ambiguous = [item for item in items if len(item.interpretations) > 1]
     out: list[Case] = []
     for position, item in enumerate(ambiguous):
-        said = [
-            distinguishing(item, Episode(item.key, n, True, item.question, 0, 0))
-            for n in range(len(item.interpretations))
-        ]
+        said = _said(item)
         offered = [s for s in said if s != DO_NOT_KNOW]
         other = ambiguous[(position + 1) % len(ambiguous)]
-        theirs = [
-            distinguishing(other, Episode(other.key, n, True, other.question, 0, 0))
-            for n in range(len(other.interpretations))
-        ]
-        theirs = [s for s in theirs if s != DO_NOT_KNOW] if other is not item else []
+        theirs = [s for s in _said(other) if s != DO_NOT_KNOW] if other is not item else []
         own_questions = (questions or {}).get(item.id, {})
         for n, words in enumerate(said):
             adds = words != DO_NOT_KNOW
