@@ -82,7 +82,7 @@ def _answer(entries: list[dict[str, Any]], passages: list[Passage], limit: int |
     )
 
 
-def _plain(episode, question: str) -> Answer:
+def _closed_book(episode, question: str) -> Answer:
     """The closed book (section 5.6): plain answers from the model's knowledge, as the
     release's closed-book script asks; no conditions, nothing to cite."""
     data = episode.ask(
@@ -103,7 +103,7 @@ def condambigqa(
     episode = model.episode()
     evidence, source = _evidence(passages, retriever, question)
     if not (conditions or evidence):
-        return _plain(episode, question)
+        return _closed_book(episode, question)
     setting, system = (
         ("gold-conditions", prompts.GIVEN_CONDITIONS_ANSWERER)
         if conditions
@@ -130,7 +130,7 @@ def condambigqa_no_conditions(
     episode = model.episode()
     evidence, source = _evidence(passages, retriever, question)
     if not evidence:
-        return _plain(episode, question)
+        return _closed_book(episode, question)
     user = prompts.answer_prompt(question, evidence, prompts.ANSWERS_FORM)
     data = episode.ask(
         "answer and cite", prompts.PLAIN_ANSWERER, user, check_answers, schema=prompts.ANSWERS_FORM

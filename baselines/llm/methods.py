@@ -1,6 +1,7 @@
 """The reference methods (MARCH, Park et al. 2025, "MARCH: Evaluating the Intersection of
 Ambiguity Interpretation and Multi-hop Inference", section 5.1 baselines), each prompted as
-MIRAGE (Park et al. 2025, arXiv 2509.22750, section 5), whose rows MARCH Table 3 reprints,
+MIRAGE (Park et al. 2025, "MIRAGE: Multi-hop Reasoning with Ambiguity Evaluation for Illusory
+Questions", the earlier version of MARCH, section 5, whose rows MARCH Table 3 reprints)
 describes it; none is told that the question may have several readings:
 
 - ``closed-book``: the model alone, asked to answer accurately and concisely;

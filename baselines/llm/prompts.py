@@ -60,9 +60,9 @@ def form(shape: dict[str, Any]) -> str:
 KIND = _text("semantic, syntactic, constraint, or null")
 
 # -- MARCH's baselines, each as its paper describes it -------------------------------------------
-# MARCH section 5.1 names them; MIRAGE (arXiv 2509.22750, section 5), whose rows MARCH Table 3
-# reprints, says how each was prompted. None is told that a question may have several
-# readings: laying the readings out is what CLARION adds.
+# MARCH section 5.1 names them; MIRAGE (the earlier version of MARCH, section 5), whose rows
+# MARCH Table 3 reprints, says how each was prompted; neither prints the prompts. None is told
+# that a question may have several readings: laying the readings out is what CLARION adds.
 
 NO_RETRIEVAL = (
     "Answer the question from your own knowledge, accurately and concisely. Reply with a JSON "
