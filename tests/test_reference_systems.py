@@ -106,15 +106,10 @@ BUDGETS = {
     "condambigqa-no-conditions": lambda meta, steps: (len(steps), True),
     "react": lambda meta, steps: (len(meta["searches"]), True),
     "diva": lambda meta, steps: (len(meta["readings"]), False),
-    "clarion": lambda meta, steps: (max(int(s.split(".")[1]) for s in steps if s.startswith("act")), True),
-    "clarion-no-clarification": lambda meta, steps: (
-        max(int(s.split(".")[1]) for s in steps if s.startswith("act")),
-        True,
-    ),
-    "clarion-no-detection": lambda meta, steps: (
-        max(int(s.split(".")[1]) for s in steps if s.startswith("act")),
-        True,
-    ),
+    # one budget of turns for the item, shared by its readings (MARCH App. H)
+    "clarion": lambda meta, steps: (sum(s.startswith("act") for s in steps), True),
+    "clarion-no-clarification": lambda meta, steps: (sum(s.startswith("act") for s in steps), True),
+    "clarion-no-detection": lambda meta, steps: (sum(s.startswith("act") for s in steps), True),
     "treerare": lambda meta, steps: (max(len(q) for q in meta["queries"]), True),
 }
 
@@ -265,6 +260,47 @@ def test_a_dead_model_server_is_one_line_naming_it(pytester):
     assert "hunter2secret" not in result.stdout.str() + result.stderr.str()
 
 
+BASELINES = ("closed-book", "cot", "naive-rag", "cot-rag", "react")
+# What would tell a model that the question has several readings, or ask it to flag ambiguity.
+READINGS_TALK = re.compile(r"reading|interpretation|ambigu|every|all of them|several|clarif", re.I)
+
+
+@pytest.mark.parametrize("method", BASELINES)
+def test_the_baselines_are_not_told_of_readings_nor_asked_to_flag_ambiguity(pytester, chat_server, method):
+    """MARCH's baselines as MIRAGE section 5 and MARCH App. J Fig. 17 prompt them (issue 40,
+    part 1): neither the instructions nor the answer's form speak of readings or ask whether
+    the question is ambiguous, so the self-report metrics are n/a for them, with the reason."""
+    result, card = run(pytester, chat_server, method, suites="march,condambigqa")
+    result.assert_outcomes(passed=len(card["items"]))
+    for body in chat_server.requests:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        form = user.rpartition("Reply with only a JSON object of this form:")[2]
+        assert not READINGS_TALK.search(system + form), (method, system, form)
+        schema = body["response_format"]["json_schema"]["schema"]
+        assert not {"ambiguous", "ambiguity_type", "interpretations", "clarifying_question"} & set(
+            schema["properties"]
+        )
+    systems = {body["messages"][0]["content"] for body in chat_server.requests}
+    wording = {
+        "closed-book": "accurately and concisely",  # MIRAGE section 5
+        "cot": "step by step",
+        "naive-rag": "otherwise answer from your own knowledge",  # MIRAGE section 5
+        "cot-rag": "grounding each step in the passages",
+        "react": "search the corpus",
+    }
+    assert all(wording[method] in system for system in systems), systems
+    for item in card["items"]:
+        answer = item["answer"]
+        assert answer["interpretations"] == [] and answer["is_ambiguous"] is None and answer["text"]
+        assert set(answer["citations"]) <= set(answer["metadata"].get("retrieved", []))
+    for suite in card["suites"]:
+        metric = suite["metrics"]["ambiguity_detected"]
+        assert metric["n"] == 0 and metric["reason"] == "the system does not report is_ambiguous"
+    march = next(s for s in card["suites"] if s["name"] == "march")
+    assert march["metrics"]["ambiguity_type_acc"]["reason"] == "the system does not report ambiguity_type"
+    assert march["metrics"]["str_em"]["n"] == len(MARCH_QUESTIONS)  # the long answer is still scored
+
+
 def test_closed_book_and_cot_read_no_passages(pytester, chat_server):
     run(pytester, chat_server, "closed-book", suites="march")
     run(pytester, chat_server, "cot", "--ambig-cache-dir=cache2", suites="march")
@@ -280,8 +316,10 @@ def test_naive_rag_reads_the_top_10_of_the_original_question(pytester, chat_serv
         retrieved = item["answer"]["metadata"]["retrieved"]
         assert item["answer"]["metadata"]["evidence"] == "retrieved" and len(retrieved) == 10
         assert all(f"[{pid}]" in prompt for pid in retrieved)
-        cited = {c for i in item["answer"]["interpretations"] for c in i["citations"]}
-        assert cited and cited <= set(retrieved)
+        cited = set(item["answer"]["citations"])  # the passages its long answer marks
+        assert (
+            cited and cited <= set(retrieved) and all(f"[{pid}]" in item["answer"]["text"] for pid in cited)
+        )
 
 
 def test_naive_rag_reads_the_fragments_condambigqa_hands_over(pytester, chat_server):
@@ -312,6 +350,24 @@ def test_react_searches_until_its_budget_then_answers_with_its_own_action(pytest
     assert len(forced) == items and all("Searches left: 0" in p for p in forced)
     detected = card["suites"][0]["metrics"]["ambiguity_detected"]
     assert detected["n"] == 0 and detected["reason"] == "the system does not report is_ambiguous"
+
+
+def test_react_counts_its_searches_left_when_passages_are_handed_over(pytester, chat_server):
+    """Under the given-docs protocol (CondAmbigQA's fragments) the passages handed over are
+    ReAct's first observation, and no search: the agent is told it has all 5 searches left,
+    then one fewer per search, never fewer than none (issue 40, part 4)."""
+    result, card = run(pytester, chat_server, "react", suites="condambigqa")
+    items = len(card["items"])
+    result.assert_outcomes(passed=items)
+    prompts = user_prompts(chat_server)
+    assert len(prompts) == 6 * items
+    left = [int(re.search(r"^Searches left: (-?\d+)$", p, re.M).group(1)) for p in prompts]
+    assert sorted(left) == sorted(list(range(5, -1, -1)) * items)
+    assert all("Search: (the passages given)\nObservation:\n[" in p for p in prompts)
+    for item in card["items"]:
+        meta = item["answer"]["metadata"]
+        assert len(meta["searches"]) == 5 and meta["forced_answer"] is True
+        assert steps_of(item)[-1] == "answer (forced at the budget)"
 
 
 def test_an_agent_that_answers_early_answers_with_that_action(pytester, local_server):
@@ -360,11 +416,17 @@ def test_llm_systems_need_a_model_and_a_known_method(pytester, chat_server):
     )
 
 
-def test_clarion_plans_with_two_prompts_before_it_retrieves_then_acts_per_reading(pytester, chat_server):
+def test_clarion_plans_with_two_prompts_before_it_retrieves_then_acts_within_one_budget(
+    pytester, chat_server
+):
+    """MARCH App. H sets "the agent's maximum search iteration" to 5: one budget for the item.
+    The scripted agent searches whenever it may, so the first reading takes all five turns and
+    the second goes to the answer with no evidence of its own (section 4: "as many as possible
+    under the iteration budget")."""
     result, card = run(pytester, chat_server, "clarion", suites="march")
     for item in card["items"]:
         meta, answer = item["answer"]["metadata"], item["answer"]
-        acts = [f"act {n}.{t}" for n in (1, 2) for t in range(1, 6)]
+        acts = [f"act 1.{t}" for t in range(1, 6)]
         assert steps_of(item) == [
             "detect",
             "clarify",
@@ -374,16 +436,41 @@ def test_clarion_plans_with_two_prompts_before_it_retrieves_then_acts_per_readin
         assert (
             meta["plan"] == meta["readings"] and len(meta["readings"]) == 2
         )  # exactly two clarified questions
-        assert meta["searches"] == [
-            r for r in meta["readings"] for _ in range(5)
-        ]  # each reading its own loop
-        assert meta["forced_at_budget"] == [True, True]
+        assert meta["searches"] == [meta["readings"][0]] * 5
+        assert meta["turns"] == [5, 0] and meta["forced_at_budget"] == [True, True]
         assert (
             answer["is_ambiguous"] is True and answer["ambiguity_type"] == "semantic"
         )  # the planner's verdict
-    detect, clarify = (chat_server.requests[n]["messages"][-1]["content"] for n in (0, 1))
+    prompts = user_prompts(chat_server)
+    detect, clarify = prompts[0], prompts[1]
     assert '"clarification_needed"' in detect and "Passages:" not in detect
     assert "Ambiguity analysis: " in clarify and '"clarified_question_2"' in clarify
+    acting = [p for p in prompts if "Reading to gather evidence for: " in p]
+    told = [
+        int(re.search(r"^Turns left, for this reading and the 1 still to come: (\d+)$", p, re.M).group(1))
+        for p in acting
+    ]
+    assert sorted(told) == sorted([5, 4, 3, 2, 1] * len(card["items"]))
+    final = [p for p in prompts if p.startswith("Evidence:\nFor: ")]
+    second = [r["answer"]["metadata"]["readings"][1] for r in card["items"]]
+    assert len(final) == len(second) and all(
+        any(f"For: {r}\nNo passages." in p for p in final) for r in second
+    )
+
+
+def test_clarions_acting_agent_reads_the_passages_handed_over(pytester, chat_server):
+    """Under the given-docs protocol (CondAmbigQA's fragments) every turn of the acting agent
+    sees the passages handed over as its first observation (issue 40, part 4)."""
+    result, card = run(pytester, chat_server, "clarion", suites="condambigqa")
+    result.assert_outcomes(passed=len(card["items"]))
+    acting = [p for p in user_prompts(chat_server) if "Reading to gather evidence for: " in p]
+    assert len(acting) == 5 * len(card["items"])
+    for prompt in acting:
+        given = prompt.split("Search: (the passages given)\nObservation:\n", 1)[1].split("\n\n", 1)[0]
+        assert re.match(r"^\[[^\]]+\] ", given)  # the handed-over passages, listed
+    for item in card["items"]:
+        meta = item["answer"]["metadata"]
+        assert meta["turns"][0] == 5 and len(meta["searches"]) == 5  # they take no turn of the budget
 
 
 def test_clarion_sends_an_unambiguous_question_on_as_it_is(pytester, local_server):
@@ -448,6 +535,12 @@ def test_treerare_prunes_the_tree_then_searches_each_node_bottom_up_and_aggregat
         assert len(meta["searches"]) == 9 and "unrelated" not in meta["searches"]
     aggregate = user_prompts(chat_server)[7]
     assert aggregate.startswith("Evidence:\n- ") and aggregate.count("\n- ") == 3  # every node's evidence
+    # TreeRare section 3.4: the nodes' evidence, each citing its passages, and no passage itself
+    assert "Passages:" not in aggregate and not re.search(r"^\[[^\]]+\] [^:\n]*: ", aggregate, re.M)
+    notes = card["items"][0]["answer"]["metadata"]["notes"]
+    assert all(f"- {note}\n" in aggregate for note in notes) and all(
+        re.search(r" \[[^\]]+\]$", n) for n in notes
+    )
 
 
 def test_treerare_keeps_the_nodes_appendix_a_keeps():
@@ -505,7 +598,19 @@ def test_condambigqa_identifies_conditions_answers_and_cites_in_one_call(pyteste
         suites="condambigqa",
     )[1]
     assert {i["answer"]["metadata"]["setting"] for i in closed["items"]} == {"closed-book"}
-    assert not any("Passages:" in p for p in user_prompts(chat_server)[-len(closed["items"]) :])
+    # plain answers from the model's knowledge, as the release's closed-book script asks
+    asked = chat_server.requests[-len(closed["items"]) :]
+    for body in asked:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        assert "Passages:" not in user and "condition" not in (system + user).lower()
+        assert body["response_format"]["json_schema"]["schema"]["properties"]["answers"]["items"][
+            "required"
+        ] == ["answer"]
+    for item in closed["items"]:
+        assert steps_of(item) == ["closed-book answers"]
+        assert item["answer"]["interpretations"] and all(
+            i["condition"] is None and i["citations"] == [] for i in item["answer"]["interpretations"]
+        )
 
 
 def test_condambigqa_on_march_reads_the_retrievers_top_10(pytester, chat_server):
@@ -644,8 +749,8 @@ def test_a_json_mode_server_gets_json_mode_after_one_refused_schema(pytester, ch
 def test_a_json_schema_server_gets_each_steps_schema(pytester, chat_server):
     result, card = run(pytester, chat_server, "clarion", suites="march")
     result.assert_outcomes(passed=len(MARCH_QUESTIONS))
-    names = [b["response_format"]["json_schema"]["name"] for b in chat_server.requests[:13]]
-    assert names == ["detection", "clarification", *["planned_act"] * 10, "answer"]
+    names = [b["response_format"]["json_schema"]["name"] for b in chat_server.requests[:8]]
+    assert names == ["detection", "clarification", *["planned_act"] * 5, "answer"]
     schema = chat_server.requests[1]["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["reasoning", "clarified_question_1", "clarified_question_2"]
 

@@ -8,10 +8,12 @@ we follow, for five.)
 The setting is read from what the protocol hands over: the gold conditions (the
 gold-conditions setting: Appendix D's "modified condition-based prompt", one answer per
 given condition), the fragments (main), or, where a suite hands over no passages (MARCH,
-ASQA's open retrieval), the retriever's top 10 for the question (MARCH Appendix H's depth);
-with neither (CondAmbigQA's closed book, section 5.6) the conditions and answers come from
-the model's own knowledge. ``condambigqa-no-conditions`` is Appendix D's "standard RAG
-prompt": answers with up to five citations each, no conditions (section 5.5's comparison).
+ASQA's open retrieval), the retriever's top 10 for the question (MARCH Appendix H's depth).
+With neither (CondAmbigQA's closed book, section 5.6 and Table 3's closed-book column) both
+methods ask for plain answers from the model's knowledge, no conditions and nothing to cite,
+as the release's closed-book script does. ``condambigqa-no-conditions`` is Appendix D's
+"standard RAG prompt": answers with up to five citations each, no conditions (section 5.5's
+comparison).
 
 Decoding as the released experiments call the model: temperature 0.7, at most 1024 new tokens.
 """
@@ -80,17 +82,33 @@ def _answer(entries: list[dict[str, Any]], passages: list[Passage], limit: int |
     )
 
 
+def _closed_book(episode, question: str) -> Answer:
+    """The closed book (section 5.6): plain answers from the model's knowledge, as the
+    release's closed-book script asks; no conditions, nothing to cite."""
+    data = episode.ask(
+        "closed-book answers",
+        prompts.CLOSED_BOOK_ANSWERER,
+        prompts.answer_prompt(question, None, prompts.CLOSED_BOOK_ANSWERS_FORM),
+        check_answers,
+        schema=prompts.CLOSED_BOOK_ANSWERS_FORM,
+    )
+    return _answer(
+        data["answers"], [], None, episode.metadata(setting="closed-book", evidence="none", retrieved=[])
+    )
+
+
 def condambigqa(
     question: str, passages: list, conditions: list, retriever: Any = None, *, model: Model
 ) -> Answer:
     episode = model.episode()
     evidence, source = _evidence(passages, retriever, question)
-    if conditions:
-        setting, system = "gold-conditions", prompts.GIVEN_CONDITIONS_ANSWERER
-    elif evidence:
-        setting, system = "main", prompts.CONDITIONAL_ANSWERER
-    else:
-        setting, system = "closed-book", prompts.CLOSED_BOOK_CONDITIONAL_ANSWERER
+    if not (conditions or evidence):
+        return _closed_book(episode, question)
+    setting, system = (
+        ("gold-conditions", prompts.GIVEN_CONDITIONS_ANSWERER)
+        if conditions
+        else ("main", prompts.CONDITIONAL_ANSWERER)
+    )
     user = prompts.conditional_prompt(
         question, evidence if evidence else None, list(conditions), prompts.CONDITIONS_FORM
     )
@@ -111,7 +129,9 @@ def condambigqa_no_conditions(
 ) -> Answer:
     episode = model.episode()
     evidence, source = _evidence(passages, retriever, question)
-    user = prompts.answer_prompt(question, evidence if evidence else None, prompts.ANSWERS_FORM)
+    if not evidence:
+        return _closed_book(episode, question)
+    user = prompts.answer_prompt(question, evidence, prompts.ANSWERS_FORM)
     data = episode.ask(
         "answer and cite", prompts.PLAIN_ANSWERER, user, check_answers, schema=prompts.ANSWERS_FORM
     )

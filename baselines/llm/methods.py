@@ -1,25 +1,27 @@
 """The reference methods (MARCH, Park et al. 2025, "MARCH: Evaluating the Intersection of
-Ambiguity Interpretation and Multi-hop Inference", section 5.1 baselines):
+Ambiguity Interpretation and Multi-hop Inference", section 5.1 baselines), each prompted as
+MIRAGE (Park et al. 2025, "MIRAGE: Multi-hop Reasoning with Ambiguity Evaluation for Illusory
+Questions", the earlier version of MARCH, section 5, whose rows MARCH Table 3 reprints)
+describes it; none is told that the question may have several readings:
 
-- ``closed-book``: the model alone;
-- ``cot``: chain-of-thought, no retrieval (Wei et al. 2022);
-- ``naive-rag``: retrieve the top 10 passages for the original question, then read them
-  (Lewis et al. 2020);
-- ``cot-rag``: chain-of-thought over the same passages;
+- ``closed-book``: the model alone, asked to answer accurately and concisely;
+- ``cot``: chain-of-thought, no retrieval (Wei et al. 2022): step by step, then the answer;
+- ``naive-rag``: retrieve the top 10 passages for the original question, then read them,
+  relying on them where they hold the answer, else on the model's knowledge (Lewis et al. 2020);
+- ``cot-rag``: chain-of-thought grounded in the same passages;
 - ``react``: thought, then search or answer; at most 5 searches, after which the agent must
-  answer (Yao et al. 2023; MARCH section 4 and Appendix J, Figure 17). Its answer is its own
-  ANSWER action.
+  answer (Yao et al. 2023; MARCH section 4 and Appendix J, Figure 17, without its planning
+  action). Its answer is its own ANSWER action.
 
 MARCH Appendix H fixes the retrieval (top 10 per query, for every system: Appendix D says all
 share the retriever and its hyperparameters) and the decoding (temperature 0, at most 512 new
 tokens). Passages the protocol hands over (CondAmbigQA's fragments, MARCH's oracle evidence)
-are read instead of a search.
+are read instead of a search; ReAct reads them as its first observation.
 
-The papers' output of these methods is a long answer in prose: the answer step asks for the
-JSON form (interpretations, detection) and takes a reply without JSON as the long answer
-alone, citing the passage ids it marks in square brackets; what prose does not carry
-(interpretations, is_ambiguous, ambiguity_type) is then absent, and the metrics that need it
-are n/a with that reason.
+The papers' output of these methods is a long answer in prose: the answer step asks for it in
+a JSON form (``TEXT_FORM``) and takes a reply without JSON as that long answer alone; its
+citations are the passage ids it marks in square brackets. It carries no interpretations and
+no ambiguity report, so the metrics that need them are n/a with that reason.
 """
 
 from __future__ import annotations
@@ -70,10 +72,20 @@ def check_answer(data: Any) -> str | None:
     return None
 
 
+def check_text(data: Any) -> str | None:
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("long_answer"), str)
+        or not data["long_answer"].strip()
+    ):
+        return "long_answer must be a non-empty string"
+    return None
+
+
 def check_reasoned(data: Any) -> str | None:
     if isinstance(data, dict) and not data.get(PROSE) and not isinstance(data.get("reasoning"), str):
         return "reasoning must be a string"
-    return check_answer(data)
+    return check_text(data)
 
 
 def check_act(allowed: tuple[str, ...]):
@@ -137,9 +149,9 @@ def to_answer(data: dict[str, Any], passages: list[Passage], metadata: dict[str,
 def text_answer(
     text: str, passages: list[Passage], metadata: dict[str, Any], detected: dict[str, Any] | None = None
 ) -> Answer:
-    """A long answer alone (ReAct's ANSWER action, a prose reply): its citations are the
-    given passages it marks; no interpretations, and detection only where an earlier step
-    reported it (``detected``: CLARION's planning agent)."""
+    """A long answer alone (the baselines' answer, ReAct's ANSWER action, a prose reply): its
+    citations are the given passages it marks; no interpretations, and detection only where
+    an earlier step reported it (``detected``: CLARION's planning agent)."""
     detected = detected or {}
     return Answer(
         text=text,
@@ -150,10 +162,28 @@ def text_answer(
     )
 
 
-def answer(episode, step: str, user: str, shape: dict = prompts.ANSWER_FORM) -> dict[str, Any]:
-    """The final long answer of a method: the answer form, or prose."""
-    check = check_reasoned if shape is prompts.REASONED_FORM else check_answer
-    return episode.ask(step, prompts.ANSWERER, user, check, schema=shape, prose=prose_answer)
+def answer(episode, step: str, user: str) -> dict[str, Any]:
+    """The final long answer of a planned method (DIVA, CLARION, TreeRare): the answer form,
+    or prose."""
+    return episode.ask(
+        step, prompts.ANSWERER, user, check_answer, schema=prompts.ANSWER_FORM, prose=prose_answer
+    )
+
+
+def _baseline(
+    episode, step: str, system: str, passages: list[Passage] | None, question: str
+) -> dict[str, Any]:
+    """A baseline's one call: its own system prompt, the passages if any, the text form (with
+    the reasoning first for chain-of-thought), or prose."""
+    reasoned = step == "reason and answer"
+    shape = prompts.REASONED_TEXT_FORM if reasoned else prompts.TEXT_FORM
+    user = prompts.answer_prompt(question, passages, shape)
+    check = check_reasoned if reasoned else check_text
+    return episode.ask(step, system, user, check, schema=shape, prose=prose_answer)
+
+
+def _text_reply(text: str, passages: list[Passage], metadata: dict[str, Any], prose: bool) -> Answer:
+    return text_answer(text, passages, {**metadata, "reply": "prose"} if prose else metadata)
 
 
 def gather(question: str, passages: list[Passage], retriever: Any, k: int) -> tuple[list[Passage], str]:
@@ -169,26 +199,27 @@ def gather(question: str, passages: list[Passage], retriever: Any, k: int) -> tu
 
 def closed_book(question: str, *, model: Model) -> Answer:
     episode = model.episode()
-    data = answer(episode, "answer", prompts.answer_prompt(question, None, prompts.ANSWER_FORM))
-    return to_answer(data, [], episode.metadata())
+    data = _baseline(episode, "answer", prompts.NO_RETRIEVAL, None, question)
+    return _text_reply(data["long_answer"], [], episode.metadata(), data.get(PROSE, False))
 
 
 def cot(question: str, *, model: Model) -> Answer:
     episode = model.episode()
-    user = prompts.answer_prompt(question, None, prompts.REASONED_FORM)
-    data = answer(episode, "reason and answer", user, prompts.REASONED_FORM)
-    return to_answer(data, [], episode.metadata(reasoning=data.get("reasoning")))
+    data = _baseline(episode, "reason and answer", prompts.REASONER, None, question)
+    metadata = episode.metadata(reasoning=data.get("reasoning"))
+    return _text_reply(data["long_answer"], [], metadata, data.get(PROSE, False))
 
 
 def _rag(question: str, passages: list[Passage], retriever: Any, model: Model, reasoned: bool) -> Answer:
     episode = model.episode()
     evidence, source = gather(question, passages, retriever, TOP_K)
-    shape = prompts.REASONED_FORM if reasoned else prompts.ANSWER_FORM
-    user = prompts.answer_prompt(question, evidence, shape)
-    data = answer(episode, "reason and answer" if reasoned else "answer", user, shape)
+    if reasoned:
+        data = _baseline(episode, "reason and answer", prompts.REASONING_READER, evidence, question)
+    else:
+        data = _baseline(episode, "answer", prompts.READER, evidence, question)
     extra = {"reasoning": data.get("reasoning")} if reasoned else {}
     metadata = episode.metadata(evidence=source, retrieved=[p.id for p in evidence], **extra)
-    return to_answer(data, evidence, metadata)
+    return _text_reply(data["long_answer"], evidence, metadata, data.get(PROSE, False))
 
 
 def naive_rag(question: str, passages: list, retriever: Any, *, model: Model) -> Answer:
@@ -216,7 +247,7 @@ def react(question: str, passages: list, retriever: Any, *, model: Model) -> Ans
         turn = episode.ask(
             step,
             prompts.ACTOR,
-            prompts.act_prompt(question, trail, REACT_BUDGET, allowed),
+            prompts.act_prompt(question, trail, REACT_BUDGET - len(searches), allowed),
             check_act(allowed),
             schema=prompts.ACT_FORM,
             prose=(lambda text: {"action": "answer", "answer": text, PROSE: True}) if forced else None,
@@ -230,6 +261,4 @@ def react(question: str, passages: list, retriever: Any, *, model: Model) -> Ans
         trail.append((str(turn.get("thought", "")), turn["query"], found))
     evidence = list(seen.values())
     metadata = episode.metadata(searches=searches, retrieved=[p.id for p in evidence], forced_answer=forced)
-    return text_answer(
-        turn["answer"], evidence, {**metadata, "reply": "prose"} if turn.get(PROSE) else metadata
-    )
+    return _text_reply(turn["answer"], evidence, metadata, turn.get(PROSE, False))

@@ -7,16 +7,21 @@
 - ``clarion``: MARCH's method (Park et al. 2025, section 4, Appendix H and J): a planning
   agent of two prompts, detection and typing (Figure 15), then exactly two clarified
   questions (Figure 16), before anything is searched (an unambiguous question goes on as it
-  is); an acting agent then runs a bounded ReAct loop (5 turns, top 10 per search) per reading
-  (search, plan: add a missed reading, or answer), and the long answer covers every reading.
+  is); an acting agent then runs a ReAct loop per reading (search, top 10; plan: add a missed
+  reading; or answer), and the long answer covers every reading. Appendix H sets "the agent's
+  maximum search iteration" to 5, one budget: the readings share 5 turns, taken in order, so a
+  reading met after they are spent is answered without evidence of its own (section 4: the
+  answer covers all interpretations "or as many as possible under the iteration budget").
+  Passages the protocol hands over are the loop's first observation.
   ``clarion-no-clarification`` keeps detection and typing but acts on the original question;
   ``clarion-no-detection`` has no planning agent at all (MARCH Table 3's two ablations).
 - ``treerare``: TreeRare (Zhang et al. 2025, arXiv 2506.00331, sections 3.1-3.4 and Appendix
   A): the question's syntax tree, bottom up, each node not pruned (a non-informative type:
   punctuation, determiners, conjunctions; or fewer than three tokens) gets up to five queries
   (three kept) conditioned on what its children found, BM25's top 15 per query merged, and a
-  short answer to its queries; the final answer aggregates every node's. The tree is the
-  model's parse: Stanza's parser is not available offline, so the label says so.
+  short answer to its queries, its evidence (section 3.3); the final answer aggregates the
+  nodes' evidence, not their passages (section 3.4). The tree is the model's parse: Stanza's
+  parser is not available offline, so the label says so.
 
 MARCH Appendix H's decoding (temperature 0, at most 512 new tokens) for DIVA and CLARION;
 TreeRare states none (temperature 0, no limit here).
@@ -175,13 +180,27 @@ def diva(question: str, passages: list, retriever: Any, *, model: Model) -> Answ
     return to_answer(data, evidence, metadata)
 
 
-def _act(episode, question: str, reading: str, n: int, passages: list, retriever: Any, searches: list[str]):
-    """One reading's bounded ReAct loop: its passages, and any readings it adds to the plan."""
-    trail: list[tuple[str, str, list[Passage]]] = []
+def _act(
+    episode,
+    question: str,
+    reading: str,
+    n: int,
+    passages: list,
+    retriever: Any,
+    searches: list[str],
+    left: int,
+    waiting: int,
+):
+    """One reading's ReAct loop, within the ``left`` turns the readings share: its passages
+    (the handed-over ones first, read as its first observation), the readings it adds to the
+    plan, the turns it took, and whether it stopped because they ran out."""
+    trail: list[tuple[str, str, list[Passage]]] = (
+        [("", "(the passages given)", list(passages))] if passages else []
+    )
     added: list[str] = []
     found_all: dict[str, Passage] = {p.id: p for p in passages}
-    for turn in range(1, REACT_BUDGET + 1):
-        user = prompts.planned_act_prompt(question, reading, trail, REACT_BUDGET)
+    for turn in range(1, left + 1):
+        user = prompts.planned_act_prompt(question, reading, trail, left - turn + 1, waiting)
         step = episode.ask(
             f"act {n}.{turn}",
             prompts.INTERPRETATION_ACTOR,
@@ -190,7 +209,7 @@ def _act(episode, question: str, reading: str, n: int, passages: list, retriever
             schema=prompts.PLANNED_ACT_FORM,
         )
         if step["action"] == "answer":
-            return list(found_all.values()), added, False
+            return list(found_all.values()), added, turn, False
         if step["action"] == "plan":
             added += step["new_readings"]
             trail.append((str(step.get("thought", "")), "(plan)", []))
@@ -199,7 +218,7 @@ def _act(episode, question: str, reading: str, n: int, passages: list, retriever
         for p in found:
             found_all.setdefault(p.id, p)
         trail.append((str(step.get("thought", "")), step["query"], found))
-    return list(found_all.values()), added, True
+    return list(found_all.values()), added, left, True
 
 
 def _detect(episode, question: str) -> dict[str, Any]:
@@ -232,16 +251,19 @@ def _clarion(question: str, passages: list, retriever: Any, model: Model, varian
     planned = list(readings)
     searches: list[str] = []
     groups: list[tuple[str, list[Passage]]] = []
-    forced = []
+    forced, turns = [], []
     queue = list(dict.fromkeys(readings))[:MAX_READINGS]
-    n = 0
-    while n < len(queue):
-        found, added, at_budget = _act(episode, question, queue[n], n + 1, passages, retriever, searches)
-        groups.append((queue[n], found))
+    left = REACT_BUDGET  # MARCH Appendix H: one budget for the item, shared by its readings
+    for n, reading in enumerate(queue, 1):  # a reading met once it is spent acts no turn
+        found, added, used, at_budget = _act(
+            episode, question, reading, n, passages, retriever, searches, left, len(queue) - n
+        )
+        left -= used
+        groups.append((reading, found))
         forced.append(at_budget)
+        turns.append(used)
         if variant == "clarion":  # the ablations have no clarification: nobody adds readings
             queue += [r for r in dict.fromkeys(added) if r not in queue][: MAX_READINGS - len(queue)]
-        n += 1
     data = answer(episode, "answer", prompts.evidence_prompt(question, groups, prompts.ANSWER_FORM))
     if detected["ambiguous"] is not None:  # the planning agent's verdict is the method's report
         data = {**data, "ambiguous": detected["ambiguous"], "ambiguity_type": detected["ambiguity_type"]}
@@ -253,6 +275,7 @@ def _clarion(question: str, passages: list, retriever: Any, model: Model, varian
         readings=queue,
         searches=searches,
         forced_at_budget=forced,
+        turns=turns,
         retrieved=[p.id for p in evidence],
         **{k: v for k, v in detected.items() if v is not None},
     )
@@ -341,12 +364,12 @@ def treerare(question: str, passages: list, retriever: Any, *, model: Model) -> 
             check_summary,
             schema=prompts.SUMMARY_FORM,
         )
-        notes[index] = [f"{phrase['text']}: {summary['evidence']}"]
+        marks = summary.get("citations") if isinstance(summary.get("citations"), list) else []
+        cited = "".join(f" [{c}]" for c in dict.fromkeys(str(m).strip("[] ") for m in marks) if c in found)
+        notes[index] = [f"{phrase['text']}: {summary['evidence']}{cited}"]
         groups.append((phrase["text"], list(found.values())))
     node_notes = [notes[i][0] for i in kept]
-    data = answer(
-        episode, "aggregate", prompts.evidence_prompt(question, groups, prompts.ANSWER_FORM, node_notes)
-    )
+    data = answer(episode, "aggregate", prompts.aggregate_prompt(question, node_notes, prompts.ANSWER_FORM))
     evidence = _merged(groups)
     metadata = episode.metadata(
         phrases=[p["text"] for p in phrases][:KEPT],

@@ -59,6 +59,38 @@ def form(shape: dict[str, Any]) -> str:
 
 KIND = _text("semantic, syntactic, constraint, or null")
 
+# -- MARCH's baselines, each as its paper describes it -------------------------------------------
+# MARCH section 5.1 names them; MIRAGE (the earlier version of MARCH, section 5), whose rows
+# MARCH Table 3 reprints, says how each was prompted; neither prints the prompts. None is told
+# that a question may have several readings: laying the readings out is what CLARION adds.
+
+NO_RETRIEVAL = (
+    "Answer the question from your own knowledge, accurately and concisely. Reply with a JSON "
+    "object and nothing else."
+)
+REASONER = (
+    "Answer the question from your own knowledge. Think it through step by step first, then "
+    "give your answer. Reply with a JSON object and nothing else."
+)
+READER = (
+    "Answer the question. Where the passages clearly contain the answer, rely on them and cite "
+    "the ones you use by their ids in square brackets; otherwise answer from your own "
+    "knowledge. Reply with a JSON object and nothing else."
+)
+REASONING_READER = (
+    "Answer the question using the passages. Think it through step by step first, grounding "
+    "each step in the passages, then give your answer, citing the passages you use by their "
+    "ids in square brackets. Reply with a JSON object and nothing else."
+)
+TEXT_FORM = _form("text_answer", long_answer=_text("your answer"))
+REASONED_TEXT_FORM = _form(
+    "reasoned_text_answer",
+    reasoning=_text("your step-by-step reasoning, first"),
+    long_answer=_text("your answer"),
+)
+
+# -- the planned methods' final answer (DIVA, CLARION, TreeRare): it covers their readings ----
+
 ANSWERER = (
     "You answer questions that may be ambiguous: a question can have several reasonable "
     "readings, each with its own answer. Cover every reading you can support, each as an "
@@ -80,15 +112,13 @@ _ANSWER_FIELDS = {
     "clarifying_question": _text("what you would ask the user, or null"),
 }
 ANSWER_FORM = _form("answer", **_ANSWER_FIELDS)
-REASONED_FORM = _form(
-    "reasoned_answer", reasoning=_text("your step-by-step reasoning, first"), **_ANSWER_FIELDS
-)
 
-ACTOR = (
-    "You answer a possibly ambiguous question by alternating thought and action. Each turn, "
-    "think about what you still need, then either search the corpus with a short query or "
-    "answer: write the final answer now, covering every reading the evidence supports and "
-    "citing passages by their ids in square brackets. Reply with a JSON object and nothing else."
+ACTOR = (  # ReAct (Yao et al. 2023), as MARCH App. J Fig. 17 prompts it, without its planning action
+    "You answer a question by reasoning and acting. Each turn, think about the next best step, "
+    "then either search the corpus with a specific query when you need more evidence (never a "
+    "query you have already searched), or answer once the evidence suffices: a concise, "
+    "well-supported answer citing passages by their ids in square brackets. When no searches "
+    "are left you must answer. Reply with a JSON object and nothing else."
 )
 ACT_FORM = _form(
     "act",
@@ -120,11 +150,11 @@ def _trail(trail: Sequence[tuple[str, str, Sequence[Passage]]]) -> str:
 
 
 def act_prompt(
-    question: str, trail: Sequence[tuple[str, str, Sequence[Passage]]], budget: int, allowed: Sequence[str]
+    question: str, trail: Sequence[tuple[str, str, Sequence[Passage]]], left: int, allowed: Sequence[str]
 ) -> str:
-    """One ReAct turn: the question, every earlier thought, query and observation, the
-    searches left and the actions allowed (only answer once the searches are spent)."""
-    left = budget - len(trail)
+    """One ReAct turn: the question, every earlier thought, query and observation (the
+    passages handed over first, if any), the searches left and the actions allowed (only
+    answer once the searches are spent)."""
     return (
         f"Question: {question}\n\n{_trail(trail)}Searches left: {left}\n"
         f"Allowed actions: {', '.join(allowed)}\n\n{form(ACT_FORM)}"
@@ -181,9 +211,9 @@ CLARIFY_FORM = _form(
 
 INTERPRETATION_ACTOR = (
     "You gather evidence for one reading of an ambiguous question by alternating thought and "
-    "action. Each turn, either search the corpus with a short query, add a reading the plan "
-    "missed (plan), or stop because the evidence suffices (answer). Reply with a JSON object "
-    "and nothing else."
+    "action, within a number of turns shared by all the readings. Each turn, either search the "
+    "corpus with a short query, add a reading the plan missed (plan), or stop because the "
+    "evidence for this reading suffices (answer). Reply with a JSON object and nothing else."
 )
 PLANNED_ACT_FORM = _form(
     "planned_act",
@@ -238,22 +268,32 @@ def verify_prompt(question: str, passages: Sequence[Passage]) -> str:
 
 
 def planned_act_prompt(
-    question: str, reading: str, trail: Sequence[tuple[str, str, Sequence[Passage]]], budget: int
+    question: str,
+    reading: str,
+    trail: Sequence[tuple[str, str, Sequence[Passage]]],
+    left: int,
+    waiting: int,
 ) -> str:
+    """One turn of CLARION's acting agent on one reading: its trail (the passages handed
+    over first, if any), the turns left for every reading, and how many readings wait."""
     return (
         f"Question: {question}\nReading to gather evidence for: {reading}\n\n{_trail(trail)}"
-        f"Turns left: {budget - len(trail)}\n\n{form(PLANNED_ACT_FORM)}"
+        f"Turns left, for this reading and the {waiting} still to come: {left}\n\n"
+        f"{form(PLANNED_ACT_FORM)}"
     )
 
 
-def evidence_prompt(
-    question: str, evidence: Sequence[tuple[str, Sequence[Passage]]], shape: dict, notes: Sequence[str] = ()
-) -> str:
-    """The final step of the planned methods: the passages found for each reading or
-    constituent (and TreeRare's node evidence, ``notes``)."""
-    noted = "".join(f"- {n}\n" for n in notes) + "\n" if notes else ""
+def evidence_prompt(question: str, evidence: Sequence[tuple[str, Sequence[Passage]]], shape: dict) -> str:
+    """The final step of DIVA and CLARION: the passages found for each reading."""
     blocks = "\n\n".join(f"For: {label}\n{passages_block(found)}" for label, found in evidence)
-    return f"Evidence:\n{noted}{blocks}\n\nQuestion: {question}\n\n{form(shape)}"
+    return f"Evidence:\n{blocks}\n\nQuestion: {question}\n\n{form(shape)}"
+
+
+def aggregate_prompt(question: str, notes: Sequence[str], shape: dict) -> str:
+    """TreeRare's final answer generation (arXiv 2506.00331, section 3.4): the question and
+    every node's evidence, not the passages behind it."""
+    noted = "".join(f"- {n}\n" for n in notes)
+    return f"Evidence:\n{noted}\nQuestion: {question}\n\n{form(shape)}"
 
 
 def node_prompt(
@@ -281,11 +321,6 @@ GIVEN_CONDITIONS_ANSWERER = (
     "by their ids the passages that support each answer. Reply with a JSON object and nothing "
     "else."
 )
-CLOSED_BOOK_CONDITIONAL_ANSWERER = (
-    "The answer to a question can depend on conditions (a time, a place, a sense of a word, a "
-    "version). From what you know, identify up to five key conditions of the question and give "
-    "a detailed answer for each. Reply with a JSON object and nothing else."
-)
 CONDITIONS_FORM = _form(
     "conditions",
     conditions=_list(
@@ -303,6 +338,11 @@ PLAIN_ANSWERER = (
 ANSWERS_FORM = _form(
     "answers", answers=_list(_object(answer=_text("an answer"), citations=_list(_text("id"))))
 )
+CLOSED_BOOK_ANSWERER = (  # CondAmbigQA section 5.6: the closed-book baseline, plain answers
+    "Answer the question from your general knowledge alone. If it has more than one valid "
+    "answer, give each as its own answer. Reply with a JSON object and nothing else."
+)
+CLOSED_BOOK_ANSWERS_FORM = _form("closed_book_answers", answers=_list(_object(answer=_text("an answer"))))
 
 
 def conditional_prompt(
