@@ -118,3 +118,11 @@ def group_of(result: ItemResult) -> str:
     if not episode:
         return result.key
     return f"{episode['query']}-a{cost_text(episode['alpha'])}-b{cost_text(episode['beta'])}"
+
+
+def query_of(result: ItemResult) -> str:
+    """The query an episode belongs to, at every cost pair: its readings and cost pairs are
+    one draw of the data (the same question, the same system), so an interval resamples
+    queries whole (``report.stats.cluster_interval``)."""
+    episode = result.details.get("episode")
+    return episode["query"] if episode else result.key
