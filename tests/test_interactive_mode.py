@@ -241,9 +241,13 @@ def test_every_reference_row_is_over_the_same_episodes_and_the_oracle_is_never_b
     reference = suite["interactive"]["reference"]
     rows = reference["policies"]
     assert list(rows) == ["ANSWER", "CLARIFY", "MULTI-ANSWER", "CLARIFY-AND-MA", "ORACLE"]
-    left_out = sum(reference["left_out"].values())
+    left_out = sum(suite["interactive"]["unscored"].values())
     episodes_in = {s["name"]: s["items"] for s in suite["slices"]}
     assert sum(rows["ANSWER"][split]["episodes"] for split in rows["ANSWER"]) + left_out == suite["items"]
+    # The system's headline row is over the same episodes as every forced row and the oracle.
+    assert suite["metrics"]["reward"]["n"] == sum(
+        rows["ANSWER"][split]["episodes"] for split in rows["ANSWER"]
+    )
     for split in ("ambiguous", "unambiguous"):
         assert len({row[split]["episodes"] for row in rows.values()}) == 1  # the same n in every row
         assert rows["ANSWER"][split]["episodes"] <= episodes_in[split]
@@ -252,12 +256,14 @@ def test_every_reference_row_is_over_the_same_episodes_and_the_oracle_is_never_b
     errors = {name: sum(row[split]["errors"] for split in row) for name, row in rows.items()}
     if system == "readme":  # forced to clarify at alpha 20, or to list readings at beta 5, it answers
         assert errors["ANSWER"] == 0 and errors["CLARIFY"] > 0 and errors["MULTI-ANSWER"] > 0
-        floors = {(f["alpha"], f["beta"]): f["reward"] for f in suite["interactive"]["error_rewards"]}
-        for item in card["items"]:  # a crash never beats an answer at its costs
+        rewards = {"system": suite["interactive"]["error_rewards"], **reference["error_rewards"]}
+        floors = {row: {(f["alpha"], f["beta"]): f["reward"] for f in got} for row, got in rewards.items()}
+        for item in card["items"]:  # a crash never beats an answer of its row at its costs
             e = item["details"]["episode"]
-            floor = floors[(e["alpha"], e["beta"])]
-            played = [p["reward"] for p in item["details"]["forced"].values() if "reward" in p]
-            assert all(reward >= floor for reward in played + [item["scores"]["reward"]])
+            pair = (e["alpha"], e["beta"])
+            assert "reward" not in item["scores"] or item["scores"]["reward"] >= floors["system"][pair]
+            for plan, played in item["details"]["forced"].items():
+                assert "reward" not in played or played["reward"] >= floors[plan][pair]
     else:
         assert set(errors.values()) == {0}
     markdown = (policies.path / "report" / "scorecard.md").read_text()
@@ -278,6 +284,11 @@ def test_a_bad_turn_errors_only_its_own_episode(policies):
     assert card["suites"][0]["interactive"]["error_rewards"] == [{"alpha": 0, "beta": 0.1, "reward": floor}]
     assert all(i["status"] == "ok" and "reward" in i["scores"] for i in card["items"] if i not in bad)
     result.assert_outcomes(passed=len(card["items"]) - len(bad), errors=len(bad))
+    # The forced policies' plays price their own rows' errors: the headline is the same with them.
+    _, steered = run(policies, "rude", "--ambig-costs=0:0.1", "--ambig-steerability", report="steered")
+    assert not steered["suites"][0]["interactive"]["unscored"]  # no play spoiled: the same episodes
+    assert steered["suites"][0]["metrics"] == card["suites"][0]["metrics"]
+    assert [i["scores"] for i in steered["items"]] == [i["scores"] for i in card["items"]]
 
 
 def test_xdist_resume_shards_and_merge_give_the_same_numbers(policies, capsys):
