@@ -6,6 +6,7 @@ the house's options (xdist, resume, shards and merge, gates, JUnit) working with
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -21,6 +22,7 @@ from pytest_ambigqa.suites import SUITES, LoadOptions
 MARCH = SUITES["march"].load(None, LoadOptions()).items
 BY_KEY = {item.key: item for item in MARCH}
 COSTS = "0:0.1,20:0.1,0:5,20:5"
+EXAMPLE_LINES = [f"Example {n}:" for n in range(1, 6)]  # the reference policies' worked examples
 
 # Scripted policies. Each reads the gold item (so it is an upper bound, which is fine here)
 # and obeys the actions a turn allows, so the forced-action policies can be played with it.
@@ -402,6 +404,10 @@ def test_an_llm_user_and_the_prompted_reference_policy_on_a_local_server(pyteste
     result.assert_outcomes(passed=len(card["items"]))
     users = [b for b in chat_server.requests if b["model"] == "user-m"]
     assert users and all("You play a person" in b["messages"][0]["content"] for b in users)
+    # PROMPTED's prompt has "several examples" (section 4.2): ours, five, each a full turn.
+    policy = [b["messages"][0]["content"] for b in chat_server.requests if b["model"] == "policy-m"]
+    assert policy and all(re.findall(r"^Example \d+:$", p, re.M) == EXAMPLE_LINES for p in policy)
+    assert all(p.count("\nReply: {") == 5 and '"thought"' not in p for p in policy)
     for item in card["items"]:
         transcript = item["details"]["transcript"]
         if item["details"]["sequence"] == "QCRAF":  # the user replied with the reading, in its words
@@ -519,6 +525,9 @@ def test_prompted_cot_thinks_first_and_every_policy_reads_the_evidence(
     result.assert_outcomes(passed=len(card["items"]))
     asked = [b["messages"] for b in chat_server.requests if b["model"] == "policy-m"]
     assert asked and all("think it through" in m[0]["content"] for m in asked)
+    # PROMPTED-COT's at least five worked examples (Appendix E.2), each with its thought.
+    assert all(re.findall(r"^Example \d+:$", m[0]["content"], re.M) == EXAMPLE_LINES for m in asked)
+    assert all(m[0]["content"].count('\nReply: {"thought": ') == 5 for m in asked)
     assert all('"thought"' in m[-1]["content"] for m in asked)
     # Every turn, forced ones too, reads the evidence the single-shot methods read.
     assert all(m[-1]["content"].startswith("Passages:\n[") for m in asked)
