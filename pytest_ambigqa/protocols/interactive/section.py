@@ -255,19 +255,16 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
 
 
 def _no_pair(optimal, predicted, change: str, low: float, high: float, other: str) -> str:
-    """Why no query gives a change of ``change``: at which values of the other cost it was
-    played at each end, by the forced policies and by the system."""
+    """Why no query gives a change of ``change``: the values of the other cost each end was
+    played at (by the forced policies and the system's scored plays both)."""
     position, moving = (2, 1) if change == "alpha" else (1, 2)
 
-    def at(played, end: float) -> str:
-        found = sorted({float(k[position]) for k in played if float(k[moving]) == end})
-        return ", ".join(f"{v:g}" for v in found) or "none"
+    def at(end: float) -> str:
+        found = sorted({float(k[position]) for k in optimal if k in predicted and float(k[moving]) == end})
+        return f"{change} {end:g} with {other} {', '.join(f'{v:g}' for v in found) or 'none'}"
 
-    return (
-        f"no query was played at both {change} {low:g} and {high:g} with one {other} "
-        f"({other} at {change} {low:g}: optimum {at(optimal, low)}, system {at(predicted, low)}; "
-        f"at {change} {high:g}: optimum {at(optimal, high)}, system {at(predicted, high)})"
-    )
+    both = f"{change} {low:g} and {high:g}"
+    return f"no query was played at both {both} with one {other}: at {at(low)}, at {at(high)}"
 
 
 def _by_query(results: Sequence[ItemResult]) -> dict[tuple[str, float, float], list[ItemResult]]:
