@@ -13,7 +13,7 @@ from ...metrics.interactive import METRIC_NAMES
 from ...schema import ItemResult
 from .episodes import SEQUENCES, SPLITS, sequence
 from .play import PLANS
-from .scoring import error_rewards, group_of, split_of
+from .scoring import error_rewards, group_of, left_out, split_of
 
 
 def _query_mean(values: Iterable[tuple[str, float]]) -> float | None:
@@ -35,7 +35,7 @@ def _by_cost(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
             groups.setdefault((episode["alpha"], episode["beta"]), []).append(r)
     rows = []
     for (alpha, beta), group in sorted(groups.items()):
-        scored = [r for r in group if r.status == "ok" and "reward" in r.scores]
+        scored = [r for r in group if r.status == "ok" and left_out(r) is None]
         rows.append(
             {
                 "alpha": alpha,
@@ -55,7 +55,9 @@ def _sequences(results: Sequence[ItemResult]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for name in ("all", *SPLITS):
         chosen = [r for r in results if name == "all" or split_of(r) == name]
-        found = Counter(r.details["sequence"] for r in chosen if "sequence" in r.details and r.scores)
+        found = Counter(
+            r.details["sequence"] for r in chosen if "sequence" in r.details and left_out(r) is None
+        )
         if found:
             out[name] = {s: found[s] for s in SEQUENCES if s in found} | {
                 s: n for s, n in sorted(found.items()) if s not in SEQUENCES
@@ -157,8 +159,8 @@ Play = tuple[float, float, bool]  # a forced play's reward, F1 (0-100) and wheth
 
 
 def _forced_plays(kept: Sequence[ItemResult]) -> list[tuple[ItemResult, dict[str, Play]]]:
-    """Each episode's four forced plays. ``kept``: the episodes in the rows, those with a
-    headline reward (``scoring.settled`` left out any a play of which the user spoiled).
+    """Each episode's four forced plays. ``kept``: the episodes in the rows, the headline's
+    (``scoring.left_out`` none: the user spoiled no play of them).
 
     A play the system refused (an action its turn does not allow), crashed, or never made
     (the episode failed before it) is that policy's error: F1 0 and the worst reward its row
@@ -185,10 +187,10 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
     prompt-level steerability of the system against that optimum.
 
     Every row, the oracle's too, is over the episodes of the system's headline row (those
-    with a reward: ``scoring.settled``), each query weighing the same;
+    ``scoring.left_out`` keeps), each query weighing the same;
     the oracle takes, per query and cost pair, the policy of highest mean reward (Tables 2-3's
     SGP-ORACLE, section 4.2), so it is never below a policy it chooses among."""
-    in_rows = [r for r in results if "reward" in r.scores and r.details.get("episode")]
+    in_rows = [r for r in results if r.details.get("episode") and left_out(r) is None]
     kept = _forced_plays(in_rows)
     by_group: dict[str, list[tuple[ItemResult, dict[str, Play]]]] = {}
     for r, plays in kept:
@@ -283,7 +285,7 @@ def section(results: Sequence[ItemResult]) -> dict[str, Any]:
     counted, not applied: ``users.ignores``), the reward a failed play counts at each cost
     pair, and (with the forced-action runs) the reference policies, oracle and steerability.
     ``results`` are settled (``scoring.settled``)."""
-    unscored = Counter(r.unscored["reward"] for r in results if "reward" in r.unscored)
+    unscored = Counter(why for why in map(left_out, results) if why is not None)
     forced = [p for r in results for p in (r.details.get("forced") or {}).values()]
     out: dict[str, Any] = {
         "episodes": len(results),
@@ -297,7 +299,9 @@ def section(results: Sequence[ItemResult]) -> dict[str, Any]:
         },
         "error_rewards": [
             {"alpha": alpha, "beta": beta, "reward": reward}
-            for (alpha, beta), reward in sorted(error_rewards(r for r in results if r.scores).items())
+            for (alpha, beta), reward in sorted(
+                error_rewards(r for r in results if left_out(r) is None).items()
+            )
         ],
     }
     if any("forced" in r.details for r in results):  # --ambig-steerability played them
