@@ -326,6 +326,10 @@ def test_a_comparison_of_two_interactive_runs_weighs_queries_as_the_scorecards_d
         assert row["new"] == pytest.approx(new["suites"][0]["metrics"][metric]["mean"])
         for part in new["suites"][0]["slices"]:
             assert rows[(part["name"], metric)]["new"] == pytest.approx(part["metrics"][metric]["mean"])
+        # Paired by query, as the scorecard's interval resamples: every reading and cost pair whole.
+        queries = {i["details"]["episode"]["query"] for i in new["items"]}
+        assert row["n"] == len(queries) < new["suites"][0]["items"]
+        assert row["wins"] + row["ties"] + row["losses"] == len(queries)
 
 
 def test_gates_read_the_episode_metrics(policies):
