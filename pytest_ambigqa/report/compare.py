@@ -410,12 +410,12 @@ def _row(
             # each item weighs one over its group's items, (w x, w), summed over its cluster:
             # the pair is then one query, resampled and sign-flipped whole (stats.cluster_interval)
             summed: dict[str, list] = {}
-            for b, n, s, r in both:
-                w = 1 / sizes[group(r)]
-                got = summed.setdefault(whole(r), [0.0, 0.0, 0.0, 0.0, s, r])
-                got[0] += b[0] * w
+            for old, now, label, result in both:
+                w = 1 / sizes[group(result)]
+                got = summed.setdefault(whole(result), [0.0, 0.0, 0.0, 0.0, label, result])
+                got[0] += old[0] * w
                 got[1] += w
-                got[2] += n[0] * w
+                got[2] += now[0] * w
                 got[3] += w
             both = [((b, bw), (n, nw), s, r) for b, bw, n, nw, s, r in summed.values()]
     base = np.array([b for b, _, _, _ in both], dtype=float)

@@ -103,12 +103,13 @@ def fixed_costs(
     """The values of the other cost at which some query was played at both ``low`` and
     ``high`` of ``change``, by the forced policies (``optimal``) and the system (``predicted``)."""
     position = 2 if change == "alpha" else 1
+    values = {float(key[position]) for key in optimal}
     return sorted(
-        {
-            float(key[position])
-            for key in optimal
-            if all(k in optimal and k in predicted for k in _ends(key[0], change, key[position], low, high))
-        }
+        v
+        for v in values
+        if any(
+            all(k in optimal and k in predicted for k in _ends(q, change, v, low, high)) for q, *_ in optimal
+        )
     )
 
 
