@@ -5,6 +5,8 @@ known exactly."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,6 +27,13 @@ from pytest_ambigqa.protocols.interactive import (
     sequence,
     steerability,
 )
+from pytest_ambigqa.protocols.interactive.scoring import (
+    failed_result,
+    scored_result,
+    settled,
+    unscored_result,
+)
+from pytest_ambigqa.protocols.interactive.section import section
 from pytest_ambigqa.protocols.interactive.users import DO_NOT_KNOW, REPLY_WORDS, disambiguation, gives_away
 from pytest_ambigqa.schema import AmbigItem, Interpretation
 from pytest_ambigqa.suites import SUITES, LoadOptions
@@ -256,6 +265,76 @@ def test_steerability_tells_a_policy_that_follows_the_costs_from_one_that_ignore
     assert steerability(optimal, flat, "alpha", 0, 20) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     backwards = {(q, a, b): ("QAF" if a == 0 else "QCRAF") for q, a, b in optimal}
     assert steerability(optimal, backwards, "alpha", 0, 20)["precision"] == 0.0  # +C is not -C
+
+
+def test_steerability_averages_over_every_value_of_the_fixed_cost():
+    # Appendix D step 4 and Table 4's caption: the mean over the three betas, one of which has
+    # nothing to steer (the optimum never changes, nor does the policy): it counts 0, not skipped.
+    queries = [f"q{n}" for n in range(4)]
+    optimal = {
+        (q, a, b): ("QCRAF" if a == 0 and b < 5 else "QAF")
+        for q in queries
+        for a in (0, 20)
+        for b in (0.1, 0.7, 5)
+    }
+    assert steerability(optimal, dict(optimal), "alpha", 0, 20) == pytest.approx(
+        {"precision": 2 / 3, "recall": 2 / 3, "f1": 2 / 3}
+    )
+
+
+def _episode_result(query, n, alpha, reward=None, forced=None, status="ok"):
+    """A settled-to-be result of the toy item's reading ``n`` at (alpha, 0.1)."""
+    episode = Episode(f"toy-{query}", n, True, ITEM.question, alpha, 0.1)
+    item = AmbigItem("toy", episode.key, ITEM.question, ITEM.interpretations)
+    if status != "ok":
+        result = failed_result(item, "error", "boom", episode=episode)
+    elif reward is None:
+        result = unscored_result(item, "the user's reply gives the answer away")
+    else:
+        result = scored_result(item, {"reward": reward, "episode_f1": max(reward, 0)}, None, 0.0)
+    details = {"episode": episode.describe(), **({"sequence": "QAF"} if reward is not None else {})}
+    return dataclasses.replace(result, details=details | ({"forced": forced} if forced else {}))
+
+
+def _forced(reward, spoiled=None):
+    return {plan: {"sequence": "QAF", "reward": reward, "f1": 0.0} for plan in PLANS} | (
+        {spoiled: {"unscored": "the user's reply gives the answer away"}} if spoiled else {}
+    )
+
+
+def test_every_row_and_the_headline_are_over_the_same_episodes():
+    results = [
+        _episode_result("a", 0, 0, 90, _forced(50)),
+        _episode_result("a", 1, 0, 80, _forced(40, spoiled="CLARIFY")),  # the system answered
+        _episode_result("b", 0, 0, None, _forced(60)),  # the system's play was spoiled
+        _episode_result("b", 1, 0, 70, _forced(30)),
+    ]
+    rows = settled(results)
+    assert [("reward" in r.scores) for r in rows] == [True, False, False, True]
+    assert rows[1].unscored["reward"].startswith("the user spoiled the forced CLARIFY play:")
+    done = section(rows)
+    assert sum(done["unscored"].values()) == 2
+    policies = done["reference"]["policies"]
+    assert {p["ambiguous"]["episodes"] for p in policies.values()} == {2}  # the headline's two
+
+
+def test_a_failed_episode_counts_the_same_with_and_without_the_forced_policies():
+    forced = [_forced(-30), _forced(-50), _forced(-40)]
+    results = [
+        _episode_result("a", 0, 2, 40, forced[0]),
+        _episode_result("a", 1, 2, 10, forced[1]),
+        _episode_result("b", 0, 2, status="error", forced=forced[2]),
+    ]
+    alone = [
+        dataclasses.replace(r, details={k: v for k, v in r.details.items() if k != "forced"}) for r in results
+    ]
+    with_forced, without = settled(results), settled(alone)
+    # The system's worst is a wrong one-word answer after its one clarification, -2 x 1 - 0.1;
+    # the forced plays' -50 (once in one pool with the system's) no longer moves it.
+    assert with_forced[2].scores == without[2].scores == {"reward": -2.1, "episode_f1": 0.0}
+    # Each row is priced from its own plays: the forced rows' errors at their own worst.
+    floors = section(with_forced)["reference"]["error_rewards"]["ANSWER"]
+    assert floors == [{"alpha": 2, "beta": 0.1, "reward": -50}]
 
 
 def test_the_hindsight_best_sequence_has_the_highest_mean_reward():

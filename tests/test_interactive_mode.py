@@ -6,6 +6,7 @@ the house's options (xdist, resume, shards and merge, gates, JUnit) working with
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -21,6 +22,7 @@ from pytest_ambigqa.suites import SUITES, LoadOptions
 MARCH = SUITES["march"].load(None, LoadOptions()).items
 BY_KEY = {item.key: item for item in MARCH}
 COSTS = "0:0.1,20:0.1,0:5,20:5"
+EXAMPLE_LINES = [f"Example {n}:" for n in range(1, 6)]  # the reference policies' worked examples
 
 # Scripted policies. Each reads the gold item (so it is an upper bound, which is fine here)
 # and obeys the actions a turn allows, so the forced-action policies can be played with it.
@@ -241,9 +243,13 @@ def test_every_reference_row_is_over_the_same_episodes_and_the_oracle_is_never_b
     reference = suite["interactive"]["reference"]
     rows = reference["policies"]
     assert list(rows) == ["ANSWER", "CLARIFY", "MULTI-ANSWER", "CLARIFY-AND-MA", "ORACLE"]
-    left_out = sum(reference["left_out"].values())
+    left_out = sum(suite["interactive"]["unscored"].values())
     episodes_in = {s["name"]: s["items"] for s in suite["slices"]}
     assert sum(rows["ANSWER"][split]["episodes"] for split in rows["ANSWER"]) + left_out == suite["items"]
+    # The system's headline row is over the same episodes as every forced row and the oracle.
+    assert suite["metrics"]["reward"]["n"] == sum(
+        rows["ANSWER"][split]["episodes"] for split in rows["ANSWER"]
+    )
     for split in ("ambiguous", "unambiguous"):
         assert len({row[split]["episodes"] for row in rows.values()}) == 1  # the same n in every row
         assert rows["ANSWER"][split]["episodes"] <= episodes_in[split]
@@ -252,12 +258,14 @@ def test_every_reference_row_is_over_the_same_episodes_and_the_oracle_is_never_b
     errors = {name: sum(row[split]["errors"] for split in row) for name, row in rows.items()}
     if system == "readme":  # forced to clarify at alpha 20, or to list readings at beta 5, it answers
         assert errors["ANSWER"] == 0 and errors["CLARIFY"] > 0 and errors["MULTI-ANSWER"] > 0
-        floors = {(f["alpha"], f["beta"]): f["reward"] for f in suite["interactive"]["error_rewards"]}
-        for item in card["items"]:  # a crash never beats an answer at its costs
+        rewards = {"system": suite["interactive"]["error_rewards"], **reference["error_rewards"]}
+        floors = {row: {(f["alpha"], f["beta"]): f["reward"] for f in got} for row, got in rewards.items()}
+        for item in card["items"]:  # a crash never beats an answer of its row at its costs
             e = item["details"]["episode"]
-            floor = floors[(e["alpha"], e["beta"])]
-            played = [p["reward"] for p in item["details"]["forced"].values() if "reward" in p]
-            assert all(reward >= floor for reward in played + [item["scores"]["reward"]])
+            pair = (e["alpha"], e["beta"])
+            assert "reward" not in item["scores"] or item["scores"]["reward"] >= floors["system"][pair]
+            for plan, played in item["details"]["forced"].items():
+                assert "reward" not in played or played["reward"] >= floors[plan][pair]
     else:
         assert set(errors.values()) == {0}
     markdown = (policies.path / "report" / "scorecard.md").read_text()
@@ -278,6 +286,11 @@ def test_a_bad_turn_errors_only_its_own_episode(policies):
     assert card["suites"][0]["interactive"]["error_rewards"] == [{"alpha": 0, "beta": 0.1, "reward": floor}]
     assert all(i["status"] == "ok" and "reward" in i["scores"] for i in card["items"] if i not in bad)
     result.assert_outcomes(passed=len(card["items"]) - len(bad), errors=len(bad))
+    # The forced policies' plays price their own rows' errors: the headline is the same with them.
+    _, steered = run(policies, "rude", "--ambig-costs=0:0.1", "--ambig-steerability", report="steered")
+    assert not steered["suites"][0]["interactive"]["unscored"]  # no play spoiled: the same episodes
+    assert steered["suites"][0]["metrics"] == card["suites"][0]["metrics"]
+    assert [i["scores"] for i in steered["items"]] == [i["scores"] for i in card["items"]]
 
 
 def test_xdist_resume_shards_and_merge_give_the_same_numbers(policies, capsys):
@@ -313,6 +326,10 @@ def test_a_comparison_of_two_interactive_runs_weighs_queries_as_the_scorecards_d
         assert row["new"] == pytest.approx(new["suites"][0]["metrics"][metric]["mean"])
         for part in new["suites"][0]["slices"]:
             assert rows[(part["name"], metric)]["new"] == pytest.approx(part["metrics"][metric]["mean"])
+        # Paired by query, as the scorecard's interval resamples: every reading and cost pair whole.
+        queries = {i["details"]["episode"]["query"] for i in new["items"]}
+        assert row["n"] == len(queries) < new["suites"][0]["items"]
+        assert row["wins"] + row["ties"] + row["losses"] == len(queries)
 
 
 def test_gates_read_the_episode_metrics(policies):
@@ -391,6 +408,10 @@ def test_an_llm_user_and_the_prompted_reference_policy_on_a_local_server(pyteste
     result.assert_outcomes(passed=len(card["items"]))
     users = [b for b in chat_server.requests if b["model"] == "user-m"]
     assert users and all("You play a person" in b["messages"][0]["content"] for b in users)
+    # PROMPTED's prompt has "several examples" (section 4.2): ours, five, each a full turn.
+    policy = [b["messages"][0]["content"] for b in chat_server.requests if b["model"] == "policy-m"]
+    assert policy and all(re.findall(r"^Example \d+:$", p, re.M) == EXAMPLE_LINES for p in policy)
+    assert all(p.count("\nReply: {") == 5 and '"thought"' not in p for p in policy)
     for item in card["items"]:
         transcript = item["details"]["transcript"]
         if item["details"]["sequence"] == "QCRAF":  # the user replied with the reading, in its words
@@ -508,6 +529,9 @@ def test_prompted_cot_thinks_first_and_every_policy_reads_the_evidence(
     result.assert_outcomes(passed=len(card["items"]))
     asked = [b["messages"] for b in chat_server.requests if b["model"] == "policy-m"]
     assert asked and all("think it through" in m[0]["content"] for m in asked)
+    # PROMPTED-COT's at least five worked examples (Appendix E.2), each with its thought.
+    assert all(re.findall(r"^Example \d+:$", m[0]["content"], re.M) == EXAMPLE_LINES for m in asked)
+    assert all(m[0]["content"].count('\nReply: {"thought": ') == 5 for m in asked)
     assert all('"thought"' in m[-1]["content"] for m in asked)
     # Every turn, forced ones too, reads the evidence the single-shot methods read.
     assert all(m[-1]["content"].startswith("Passages:\n[") for m in asked)

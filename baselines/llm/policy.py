@@ -2,12 +2,13 @@
 (Berant, Chen, Fisch et al. 2025, "Learning Steerable Clarification Policies with
 Collaborative Self-play", section 4.2 baselines):
 
-- ``policy``: the prompted policy (PROMPTED), told the costs alpha and beta and the
-  actions it may take, choosing clarify, answer or multi-answer each turn;
+- ``policy``: the prompted policy (PROMPTED), told the reward, the costs alpha and beta and
+  the actions it may take, with several examples (section 4.2: "a prompt that describes the
+  task with the reward objective and several examples"; Appendix E.2 has five), choosing
+  clarify, answer or multi-answer each turn;
 - ``policy-cot``: PROMPTED-COT, the same with a thought first that estimates the reward of
   each allowed action and takes the highest (section 3.1, "Thoughts"; Appendix E.2's
-  chain-of-thought prompt: instructions and worked examples; ours is one example, in our
-  words);
+  chain-of-thought prompt: instructions and worked examples);
 - ``policy-answer``, ``policy-clarify``, ``policy-multi-answer``, ``policy-clarify-and-ma``:
   the forced-action policies (ANSWER, CLARIFY, MULTI-ANSWER, CLARIFY-AND-MA of Tables 2
   and 3), the same model allowed one action per turn.
@@ -49,13 +50,95 @@ THINKING = (
     " Before you act, think it through in the thought field: for each allowed action, "
     "estimate the accuracy you expect from it, the clarifying questions you will have asked "
     "in all and the words your final answer will take, work out the reward 100 x accuracy - "
-    "alpha x questions - beta x words, and take the action with the highest. For example, "
-    "with alpha 10 and beta 0.1 for 'When did the first Harry Potter come out?': answering "
-    "'1997' guesses between the book and the film, about 50 x 1 - 0.1 x 1 = 49.9; asking "
-    "first, about 100 - 10 - 0.1 = 89.9; answering both readings in about 12 words, about "
-    "100 - 0.1 x 12 = 98.8: the multi-answer is best."
+    "alpha x questions - beta x words, and take the action with the highest."
 )
-POLICY_COT = POLICY.replace(" Reply with a JSON object", THINKING + " Reply with a JSON object")
+ALL_ACTIONS = ("clarify", "answer", "multi-answer")
+AFTER_ONE = ("answer", "multi-answer")  # the paper's budget: one clarification an episode
+
+# Our own worked examples (section 4.2: PROMPTED has "several examples"; PROMPTED-COT
+# "instructions and examples to decode a thought", five in Appendix E.2's prompt): each is
+# (question, history, alpha, beta, allowed actions, thought, action, text), one for each way
+# the costs can tip the choice: answer, clarify, multi-answer, answer after a clarification,
+# and a guess when one reading is far likelier.
+EXAMPLES: tuple[
+    tuple[str, tuple[tuple[str, str], ...], float, float, tuple[str, ...], str, str, str], ...
+] = (
+    (
+        "At what temperature in Celsius does water boil at sea level?",
+        (),
+        10,
+        1,
+        ALL_ACTIONS,
+        "One reading. Answer '100' (1 word): 100 - 1 x 1 = 99. Asking first: 100 - 10 - 1 = 89. "
+        "Nothing to list. Answer.",
+        "answer",
+        "100",
+    ),
+    (
+        "Who wrote The Road?",
+        (),
+        1,
+        10,
+        ALL_ACTIONS,
+        "Two readings, about as likely: Cormac McCarthy's novel and Jack London's memoir. "
+        "Guessing one name (2 words): 50 - 10 x 2 = 30. Asking, then 2 words: 100 - 1 - 20 = 79. "
+        "Both, about 8 words: 100 - 80 = 20. Clarify.",
+        "clarify",
+        "The novel or the memoir?",
+    ),
+    (
+        "Who played the Joker in Batman?",
+        (),
+        20,
+        0.1,
+        ALL_ACTIONS,
+        "Two readings: the 1989 film and the 1966 series. Guessing one (2 words): 50 - 0.2 = 49.8. "
+        "Asking: 100 - 20 - 0.2 = 79.8. Both, about 10 words: 100 - 1 = 99. Multi-answer.",
+        "multi-answer",
+        "Batman (1989 film): Jack Nicholson\nBatman (1966 series): Cesar Romero",
+    ),
+    (
+        "How many players does a rugby team field?",
+        (("Rugby union or rugby league?", "rugby league"),),
+        2,
+        5,
+        AFTER_ONE,
+        "The reply leaves one reading, rugby league. Answer '13' (1 word): 100 - 2 - 5 = 93. "
+        "Listing both codes, 4 words: 100 - 2 - 20 = 78. Answer.",
+        "answer",
+        "13",
+    ),
+    (
+        "Which city hosted the 2016 Olympics?",
+        (),
+        20,
+        5,
+        ALL_ACTIONS,
+        "The Summer Games are far likelier than the Youth Winter Games. Guessing 'Rio de Janeiro' "
+        "(3 words): about 90 - 15 = 75. Asking: 100 - 20 - 15 = 65. Both, about 8 words: "
+        "100 - 40 = 60. Answer.",
+        "answer",
+        "Rio de Janeiro",
+    ),
+)
+
+
+def _examples(reasoned: bool) -> str:
+    """The worked examples as the system prompt shows them, each as a turn is put."""
+    shown = []
+    for n, (question, history, alpha, beta, allowed, thought, action, text) in enumerate(EXAMPLES, 1):
+        turns = "".join(f"You asked: {q}\nThe user replied: {a}\n" for q, a in history)
+        costs = json.dumps({"alpha": alpha, "beta": beta})
+        reply = ({"thought": thought} if reasoned else {}) | {"action": action, "text": text}
+        shown.append(
+            f"Example {n}:\nQuestion: {question}\n{turns}Costs: {costs}\n"
+            f"Allowed actions: {', '.join(allowed)}\nReply: {json.dumps(reply)}"
+        )
+    return "\n\n".join(shown)
+
+
+POLICY_COT = POLICY + THINKING + "\n\n" + _examples(True)
+POLICY = POLICY + "\n\n" + _examples(False)
 POLICY_COT_FORM = {"thought": "the reward you expect from each allowed action, worked out", **POLICY_FORM}
 
 

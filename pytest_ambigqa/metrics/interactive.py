@@ -41,7 +41,7 @@ SPECS = (
         "Reward",
         f"{SOURCE}: 100 x F1 - alpha x clarifications - beta x words",
         item_range=(-math.inf, 100),
-        failed_as="worst",  # the worst scored reward of its cost pair (protocols/interactive/scoring.py)
+        failed_as="worst",  # the worst reward its row scored at its cost pair (interactive/scoring.py)
     ),
     MetricSpec("episode_f1", "F1", f"{SOURCE}: token F1 of the user's final answer", factor=100),
     MetricSpec("clarify_rate", "% Clar.", f"{SOURCE}: episodes with a clarification", 100, False, None),

@@ -122,6 +122,12 @@ class Protocol:
         protocol's readings of one query at one cost pair); by default, itself alone."""
         return result.key
 
+    def cluster(self, result: ItemResult) -> str:
+        """What a result is resampled with in an interval, its values not being independent
+        of each other (the interactive protocol's query: every reading and cost pair of it);
+        by default its group."""
+        return self.group(result)
+
     def slices(self, suite: Suite, results: Sequence[ItemResult]) -> list[tuple[str, list[ItemResult]]]:
         """The parts of a suite's results reported apart, those with any result."""
         parts = [(name, [r for r in results if self.slice_of(r) == name]) for name in self.slice_names(suite)]

@@ -306,6 +306,11 @@ def _group(card: SuiteCard) -> Callable[[ItemResult], str]:
     return protocol_of(card.protocol.name).group
 
 
+def _cluster(card: SuiteCard) -> Callable[[ItemResult], str]:
+    """What is resampled whole, as the scorecard's interval does (``Protocol.cluster``)."""
+    return protocol_of(card.protocol.name).cluster
+
+
 def _suite_rows(
     card: SuiteCard, other: SuiteCard, pairs: list[tuple[ItemResult, ItemResult]], seed: int
 ) -> list[Row]:
@@ -319,7 +324,8 @@ def _suite_rows(
                 continue
             scope = (card.name, name, metric)
             seed_ = stable_seed(seed, "paired", *scope)
-            rows.append(_row(scope, part, [stratum(b) for b, _ in part], seed_, _group(card)))
+            strata = [stratum(b) for b, _ in part]
+            rows.append(_row(scope, part, strata, seed_, _group(card), _cluster(card)))
     return rows
 
 
@@ -378,6 +384,7 @@ def _row(
     strata: list,
     seed: int,
     group: Callable[[ItemResult], str] | None = None,
+    cluster: Callable[[ItemResult], str] | None = None,
 ) -> Row:
     import numpy as np
 
@@ -398,9 +405,19 @@ def _row(
         return _na(suite, name, metric, reason, one_sided=one_sided)
     if group is not None and not pooled and len(both[0][0]) == 1:
         sizes = Counter(group(r) for *_, r in both)
-        if len(sizes) < len(both):  # each item weighs one over its group's items: (w x, w) pairs
-            weighed = [(1 / sizes[group(r)], b, n, s, r) for b, n, s, r in both]
-            both = [((b[0] * w, w), (n[0] * w, w), s, r) for w, b, n, s, r in weighed]
+        whole = cluster or group
+        if len(sizes) < len(both) or len({whole(r) for *_, r in both}) < len(sizes):
+            # each item weighs one over its group's items, (w x, w), summed over its cluster:
+            # the pair is then one query, resampled and sign-flipped whole (stats.cluster_interval)
+            summed: dict[str, list] = {}
+            for old, now, label, result in both:
+                w = 1 / sizes[group(result)]
+                got = summed.setdefault(whole(result), [0.0, 0.0, 0.0, 0.0, label, result])
+                got[0] += old[0] * w
+                got[1] += w
+                got[2] += now[0] * w
+                got[3] += w
+            both = [((b, bw), (n, nw), s, r) for b, bw, n, nw, s, r in summed.values()]
     base = np.array([b for b, _, _, _ in both], dtype=float)
     new = np.array([n for _, n, _, _ in both], dtype=float)
     width = base.shape[1]

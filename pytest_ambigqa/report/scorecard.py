@@ -26,7 +26,7 @@ from ..suites import LoadedSuite, Scorers, Setup, Suite
 from ..suites.base import OPEN_RETRIEVAL
 from ..suites.sample import Sample
 from . import published
-from .stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
+from .stats import bootstrap_interval, cluster_interval, rouge_bootstrap_mid, stable_seed
 from .strata import interval as stratified_interval
 from .strata import stratified_bootstrap, stratified_mean, weighted_columns
 from .trials import Repeats, TrialMetric
@@ -380,6 +380,7 @@ def summarize(
     known: Mapping[str, MetricSummary] | None = None,
     group: Callable[[ItemResult], str] | None = None,
     population: Mapping[tuple[str, str | None], int] | None = None,
+    cluster: Callable[[ItemResult], str] | None = None,
 ) -> MetricSummary:
     """One metric over ``results`` by its spec's aggregation (see ``metrics.AGGREGATIONS``).
 
@@ -388,7 +389,9 @@ def summarize(
     alone make no number: the metric is n/a with the answered items' reason. ``known``:
     the same results' summaries so far, which a metric built from others reuses. ``group``:
     what each result weighs as one with (the protocol's): a mean is then the mean of the
-    groups' means, its interval resampling groups. ``population``: the items of the data in
+    groups' means. ``cluster``: what is resampled whole in its interval (the protocol's: an
+    interactive query, every reading and cost pair of it together), by default the group.
+    ``population``: the items of the data in
     each stratum (suite, ambiguity type) that ``results`` are a stratified sample of
     (``--ambig-sample``): the summary is then the whole data's estimate (:func:`_weighted`).
     """
@@ -419,12 +422,17 @@ def summarize(
         )
     if group is not None:
         groups: dict[str, list[float]] = {}
+        clusters: dict[str, str] = {}
         for r in scored:
             groups.setdefault(group(r), []).append(r.scores[metric])
-        if len(groups) < n:
+            clusters[group(r)] = (cluster or group)(r)
+        if len(groups) < n or len(set(clusters.values())) < len(groups):
             means = [math.fsum(v) / len(v) for v in groups.values()]
-            summary = _summary(metric, means, len(means), reason, spec.factor, item_seed, failed)
-            return dataclasses.replace(summary, n=n, unscored=unscored)
+            low, high = cluster_interval(means, list(clusters.values()), item_seed)
+            mean = sum(means) / len(means) * spec.factor
+            return MetricSummary(
+                metric, n, unscored, reason, mean, low * spec.factor, high * spec.factor, failed
+            )
     values = [r.scores[metric] for r in scored]
     return _summary(metric, values, len(results), reason, spec.factor, item_seed, failed)
 
@@ -603,7 +611,9 @@ def build(
                 summarize_evidence(part_name, part, seed, name, part_name)
                 for part_name, part in [("all", suite_results), *parts]
             ]
-        summaries = _summaries(metrics, suite_results, seed, name, group=way.group, population=population)
+        summaries = _summaries(
+            metrics, suite_results, seed, name, group=way.group, cluster=way.cluster, population=population
+        )
         answers = [t for r in suite_results for t in (r.trials or (r,))]  # each trial's, with repeats
         cards.append(
             SuiteCard(
@@ -628,6 +638,7 @@ def build(
                         _summaries(
                             *(metrics, part, seed, name, kind),
                             group=way.group,
+                            cluster=way.cluster,
                             within=summaries,
                             population=population,
                         ),
@@ -693,6 +704,7 @@ def _summaries(
     seed: int,
     *scope: str,
     group: Callable[[ItemResult], str] | None = None,
+    cluster: Callable[[ItemResult], str] | None = None,
     within: Mapping[str, MetricSummary] | None = None,
     population: Mapping[tuple[str, str | None], int] | None = None,
 ) -> dict:
@@ -707,7 +719,7 @@ def _summaries(
             done[metric] = MetricSummary(metric, 0, len(results), whole.reason, None, None, None)
             continue
         done[metric] = summarize(
-            metric, results, seed, *scope, known=done, group=group, population=population
+            metric, results, seed, *scope, known=done, group=group, population=population, cluster=cluster
         )
     return done
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 
 RESAMPLES = 1000
 LEVEL = 0.95
@@ -42,6 +43,34 @@ def bootstrap_interval(values, seed: int, statistic: Callable | None = None) -> 
     tail = (1 - LEVEL) / 2 * 100
     low, high = np.percentile(stats, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def cluster_interval(values: Sequence[float], clusters: Sequence[Hashable], seed: int) -> tuple[float, float]:
+    """The 95% interval of the mean of ``values`` resampling whole clusters (the cluster
+    bootstrap, Davison and Hinkley 1997, "Bootstrap Methods and their Application", section
+    3.8): values of one cluster are not independent (an interactive query's readings and cost
+    pairs: Berant et al. 2025, "Learning Steerable Clarification Policies with
+    Collaborative Self-play", section 3.1), and resampling them one by one
+    makes the interval too narrow by the square root of the design effect.
+
+    Each cluster is a row (sum of its values, their count), resampled as
+    :func:`bootstrap_interval` resamples rows, the mean of a resample being the ratio of its
+    sums: with one value per cluster this is :func:`bootstrap_interval` of ``values``; it is
+    scipy's ``stats.bootstrap`` (paired, percentile, same generator) of that ratio.
+    """
+    if len(values) != len(clusters):
+        raise ValueError(f"{len(clusters)} cluster labels for {len(values)} values")
+    rows: dict[Hashable, list[float]] = {}
+    for value, cluster in zip(values, clusters, strict=True):
+        rows.setdefault(cluster, []).append(float(value))
+    data = [(math.fsum(v), len(v)) for v in rows.values()]
+    if len(set(map(float, values))) <= 1:
+        return bootstrap_interval(values, seed)  # every resample has the one value: no numpy to load
+
+    def ratio(means):
+        return means[..., 0] / means[..., 1]
+
+    return bootstrap_interval(data, seed, ratio)
 
 
 def rouge_bootstrap_mid(values, seed: int, samples: int = RESAMPLES) -> float:

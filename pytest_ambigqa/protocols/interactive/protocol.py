@@ -20,7 +20,7 @@ from . import view
 from .config import InteractiveConfig
 from .episodes import COST_GRID, SPLITS, Episode, episodes
 from .play import PLANS, play, summed
-from .scoring import failed_result, group_of, scored_result, settled, split_of, unscored_result
+from .scoring import failed_result, group_of, query_of, scored_result, settled, split_of, unscored_result
 from .section import section
 from .users import LLMUser, OfflineUser, User
 
@@ -234,6 +234,9 @@ class Interactive(Protocol):
 
     def group(self, result: ItemResult) -> str:
         return group_of(result)
+
+    def cluster(self, result: ItemResult) -> str:
+        return query_of(result)
 
     def slice_of(self, result: ItemResult) -> str | None:
         return split_of(result)

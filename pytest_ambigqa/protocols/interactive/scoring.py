@@ -11,7 +11,7 @@ from ...metrics.interactive import METRIC_NAMES
 from ...schema import AmbigItem, Answer, ItemResult, Status
 from .episodes import Episode, cost_text, from_key
 
-PRICED = "counted at the worst scored reward of its cost pair when the suite is scored"
+PRICED = "counted at the worst reward its row scored at its cost pair when the suite is scored"
 
 
 def failed_result(
@@ -70,16 +70,18 @@ def _pair(episode: dict) -> tuple[float, float]:
     return (float(episode["alpha"]), float(episode["beta"]))
 
 
-def error_rewards(results: Iterable[ItemResult]) -> dict[tuple[float, float], float]:
-    """The reward of a failed play at each cost pair (alpha, beta): a crash never beats an answer.
+def error_rewards(results: Iterable[ItemResult], plan: str | None = None) -> dict[tuple[float, float], float]:
+    """The reward of a failed play at each cost pair (alpha, beta) in one row: the system's
+    own plays (``plan`` None) or a forced policy's: a crash never beats an answer.
 
     The reward is R = 100 x F1 - alpha x clarifications - beta x words (section 3.1), and a
-    failed play, the system's own episode or a forced policy's, has F1 0. Words have no upper
-    bound, so no fixed value lies below every answer; this one is the lowest of (a) every
-    scored reward at the pair in the suite, the system's plays and the forced policies', and
-    (b) what a wrong one-word answer after every clarification the episode allows earns,
-    -alpha x budget - beta. By (a) no scored outcome at the pair is below it; by (b) a crash
-    earns no more than a wrong answer even where little was scored at the pair.
+    failed play has F1 0. Words have no upper bound, so no fixed value lies below every
+    answer; this one is the lowest of (a) every reward the row scored at the pair and (b) what
+    a wrong one-word answer after every clarification the episode allows earns,
+    -alpha x budget - beta. By (a) no scored play of the row is below it; by (b) a crash earns
+    no more than a wrong answer even where the row scored little. Each row reads only its
+    own plays, so the system's errors count the same with ``--ambig-steerability`` as
+    without. ``results``: the episodes in the rows (:func:`left_out` none).
     """
     worst: dict[tuple[float, float], float] = {}
     for r in results:
@@ -89,20 +91,40 @@ def error_rewards(results: Iterable[ItemResult]) -> dict[tuple[float, float], fl
         pair = _pair(episode)
         alpha, beta = pair
         seen = [-alpha * int(episode.get("max_clarifications", 1)) - beta]
-        if r.status == "ok" and "reward" in r.scores:
+        if plan is None and r.status == "ok" and "reward" in r.scores:
             seen.append(r.scores["reward"])
-        seen += [p["reward"] for p in (r.details.get("forced") or {}).values() if "reward" in p]
+        played = (r.details.get("forced") or {}).get(plan or "", {})
+        if "reward" in played:
+            seen.append(played["reward"])
         worst[pair] = min(worst.get(pair, math.inf), *seen)
     return worst
 
 
+def left_out(result: ItemResult) -> str | None:
+    """Why an episode is left out of every row (the system's, the forced policies' and the
+    ORACLE's), or None: the user spoiled a play of it, the system's own or a forced one
+    (``--ambig-steerability``). Whether the user spoils a play depends on the play's
+    actions, so an episode kept in one row and dropped from another would compare the rows
+    over episodes each selected by its own actions (Tables 2-3 compare rows over one set)."""
+    if result.status == "ok" and "reward" in result.unscored:
+        return result.unscored["reward"]
+    for plan, played in (result.details.get("forced") or {}).items():
+        if "unscored" in played:
+            return f"the user spoiled the forced {plan} play: {played['unscored']}"
+    return None
+
+
 def settled(results: Sequence[ItemResult]) -> list[ItemResult]:
-    """The suite's results with each failed episode's reward set (:func:`error_rewards`)."""
-    floors = error_rewards(results)
+    """The suite's results as every row counts them: an episode :func:`left_out` unscored
+    with the reason, and each failed episode's reward set (:func:`error_rewards`)."""
+    why = [left_out(r) for r in results]
+    floors = error_rewards(r for r, w in zip(results, why, strict=True) if w is None)
     out = []
-    for r in results:
+    for r, w in zip(results, why, strict=True):
         episode = r.details.get("episode")
-        if r.status != "ok" and episode:
+        if w is not None:
+            r = dataclasses.replace(r, scores={}, unscored=dict.fromkeys(METRIC_NAMES, w))
+        elif r.status != "ok" and episode:
             scores = {**r.scores, "reward": floors[_pair(episode)], "episode_f1": 0.0}
             unscored = {k: v for k, v in r.unscored.items() if k != "reward"}
             r = dataclasses.replace(r, scores=scores, unscored=unscored)
@@ -118,3 +140,11 @@ def group_of(result: ItemResult) -> str:
     if not episode:
         return result.key
     return f"{episode['query']}-a{cost_text(episode['alpha'])}-b{cost_text(episode['beta'])}"
+
+
+def query_of(result: ItemResult) -> str:
+    """The query an episode belongs to, at every cost pair: its readings and cost pairs are
+    one draw of the data (the same question, the same system), so an interval resamples
+    queries whole (``report.stats.cluster_interval``)."""
+    episode = result.details.get("episode")
+    return episode["query"] if episode else result.key

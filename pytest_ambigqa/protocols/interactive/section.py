@@ -13,7 +13,7 @@ from ...metrics.interactive import METRIC_NAMES
 from ...schema import ItemResult
 from .episodes import SEQUENCES, SPLITS, sequence
 from .play import PLANS
-from .scoring import error_rewards, group_of, split_of
+from .scoring import error_rewards, group_of, left_out, split_of
 
 
 def _query_mean(values: Iterable[tuple[str, float]]) -> float | None:
@@ -35,7 +35,7 @@ def _by_cost(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
             groups.setdefault((episode["alpha"], episode["beta"]), []).append(r)
     rows = []
     for (alpha, beta), group in sorted(groups.items()):
-        scored = [r for r in group if r.status == "ok" and "sequence" in r.details]
+        scored = [r for r in group if r.status == "ok" and left_out(r) is None]
         rows.append(
             {
                 "alpha": alpha,
@@ -55,7 +55,9 @@ def _sequences(results: Sequence[ItemResult]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for name in ("all", *SPLITS):
         chosen = [r for r in results if name == "all" or split_of(r) == name]
-        found = Counter(r.details["sequence"] for r in chosen if "sequence" in r.details)
+        found = Counter(
+            r.details["sequence"] for r in chosen if "sequence" in r.details and left_out(r) is None
+        )
         if found:
             out[name] = {s: found[s] for s in SEQUENCES if s in found} | {
                 s: n for s, n in sorted(found.items()) if s not in SEQUENCES
@@ -81,6 +83,36 @@ def _change(first: str, second: str, letter: str) -> str:
     return f"+{letter}" if after and not before else f"-{letter}" if before and not after else "N"
 
 
+Key = tuple[str, float, float]  # (query, alpha, beta)
+
+
+def _ends(query: str, change: str, fixed: float, low: float, high: float) -> tuple[Key, Key]:
+    """The (query, alpha, beta) keys of a query before and after one cost moves."""
+    if change == "alpha":
+        return (query, low, fixed), (query, high, fixed)
+    return (query, fixed, low), (query, fixed, high)
+
+
+def fixed_costs(
+    optimal: Mapping[tuple[str, float, float], str],
+    predicted: Mapping[tuple[str, float, float], str],
+    change: str,
+    low: float,
+    high: float,
+) -> list[float]:
+    """The values of the other cost at which some query was played at both ``low`` and
+    ``high`` of ``change``, by the forced policies (``optimal``) and the system (``predicted``)."""
+    position = 2 if change == "alpha" else 1
+    values = {float(key[position]) for key in optimal}
+    return sorted(
+        v
+        for v in values
+        if any(
+            all(k in optimal and k in predicted for k in _ends(q, change, v, low, high)) for q, *_ in optimal
+        )
+    )
+
+
 def steerability(
     optimal: Mapping[tuple[str, float, float], str],
     predicted: Mapping[tuple[str, float, float], str],
@@ -92,33 +124,23 @@ def steerability(
     other fixed: per query, the change in the optimal sequence (gold) and in the policy's
     (predicted) are labelled +X / -X / N, X being C for alpha (clarifications) and M for
     beta (multi-answers); precision and recall treat +X and -X as the positive classes, a
-    prediction counting only when it equals the gold change; averaged over the fixed
-    costs. Fractions (0-1), as Table 4 prints them; a ratio with nothing to divide by
-    (no change predicted, or none optimal) is 0, as scikit-learn's ``zero_division=0``, and
-    a fixed cost where neither the optimum nor the policy changes is left out of the mean.
-    Empty when no query has both costs at any fixed value.
+    prediction counting only when it equals the gold change (step 3); averaged over every
+    value of the fixed cost (step 4, and Table 4's caption: "averages across the three
+    possible values"). Fractions (0-1), as Table 4 prints them; a ratio with nothing to
+    divide by (no change predicted, or none optimal) is 0, as scikit-learn's
+    ``zero_division=0``. Empty when no query has both costs at any value (:func:`fixed_costs`).
 
     ``optimal`` and ``predicted`` map (query, alpha, beta) to an action sequence.
     """
-    letter, moving = ("C", 1) if change == "alpha" else ("M", 2)
-    fixed_values: list[float] = sorted({float(key[3 - moving]) for key in optimal})
+    letter = "C" if change == "alpha" else "M"
     scores = []
-    for fixed in fixed_values:
+    for fixed in fixed_costs(optimal, predicted, change, low, high):
         gold, guess = [], []
         for query in sorted({key[0] for key in optimal}):
-            first: tuple[str, float, float]
-            second: tuple[str, float, float]
-            first, second = (
-                ((query, low, fixed), (query, high, fixed))
-                if moving == 1
-                else ((query, fixed, low), (query, fixed, high))
-            )
-            if not all(k in optimal and k in predicted for k in (first, second)):
-                continue
-            gold.append(_change(optimal[first], optimal[second], letter))
-            guess.append(_change(predicted[first], predicted[second], letter))
-        if not gold or all(g == p == "N" for g, p in zip(gold, guess, strict=True)):
-            continue  # nothing to steer at this cost, and nothing steered: no evidence either way
+            first, second = _ends(query, change, fixed, low, high)
+            if all(k in optimal and k in predicted for k in (first, second)):
+                gold.append(_change(optimal[first], optimal[second], letter))
+                guess.append(_change(predicted[first], predicted[second], letter))
         hits = sum(g == p != "N" for g, p in zip(gold, guess, strict=True))
         predicted_changes, gold_changes = sum(p != "N" for p in guess), sum(g != "N" for g in gold)
         precision = hits / predicted_changes if predicted_changes else 0.0
@@ -137,36 +159,27 @@ def steerability(
 Play = tuple[float, float, bool]  # a forced play's reward, F1 (0-100) and whether it failed
 
 
-def _forced_plays(
-    results: Sequence[ItemResult], floors: Mapping[tuple[float, float], float]
-) -> tuple[list[tuple[ItemResult, dict[str, Play]]], Counter[str]]:
-    """Each episode's four forced plays, and why episodes are left out of every row.
+def _forced_plays(kept: Sequence[ItemResult]) -> list[tuple[ItemResult, dict[str, Play]]]:
+    """Each episode's four forced plays. ``kept``: the episodes in the rows, the headline's
+    (``scoring.left_out`` none: the user spoiled no play of them).
 
     A play the system refused (an action its turn does not allow), crashed, or never made
-    (the episode failed before it) is that policy's error: F1 0 and the worst reward of the
-    cost pair (``scoring.error_rewards``). An episode with a play the user spoiled (unscored)
-    is left out of every row alike, so that every row is over the same episodes."""
-    kept: list[tuple[ItemResult, dict[str, Play]]] = []
-    left_out: Counter[str] = Counter()
-    for r in results:
-        episode = r.details.get("episode")
-        if not episode:
-            continue
+    (the episode failed before it) is that policy's error: F1 0 and the worst reward its row
+    scored at the cost pair (``scoring.error_rewards``)."""
+    floors = {plan: error_rewards(kept, plan) for plan in PLANS}
+    out = []
+    for r in kept:
         forced = r.details.get("forced") or {}
-        floor = floors[(float(episode["alpha"]), float(episode["beta"]))]
+        pair = (float(r.details["episode"]["alpha"]), float(r.details["episode"]["beta"]))
         plays: dict[str, Play] = {}
         for plan in PLANS:
             played = forced.get(plan, {})
             if "reward" in played:
                 plays[plan] = (played["reward"], played["f1"], False)
-            elif "unscored" in played:
-                left_out[f"{plan}: {played['unscored']}"] += 1
-                break
             else:
-                plays[plan] = (floor, 0.0, True)
-        else:
-            kept.append((r, plays))
-    return kept, left_out
+                plays[plan] = (floors[plan][pair], 0.0, True)
+        out.append((r, plays))
+    return out
 
 
 def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
@@ -174,10 +187,12 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
     hindsight-best policy per query and cost pair (the oracle), and Appendix D's
     prompt-level steerability of the system against that optimum.
 
-    Every row, the oracle's too, is over the same episodes, each query weighing the same;
+    Every row, the oracle's too, is over the episodes of the system's headline row (those
+    ``scoring.left_out`` keeps), each query weighing the same;
     the oracle takes, per query and cost pair, the policy of highest mean reward (Tables 2-3's
     SGP-ORACLE, section 4.2), so it is never below a policy it chooses among."""
-    kept, left_out = _forced_plays(results, error_rewards(results))
+    in_rows = [r for r in results if r.details.get("episode") and left_out(r) is None]
+    kept = _forced_plays(in_rows)
     by_group: dict[str, list[tuple[ItemResult, dict[str, Play]]]] = {}
     for r, plays in kept:
         by_group.setdefault(group_of(r), []).append((r, plays))
@@ -209,7 +224,7 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
         oracle = policies["ORACLE"][split]["reward"]
         assert all(oracle >= policies[plan][split]["reward"] - 1e-9 for plan in PLANS), (split, policies)
     predicted: dict[tuple[str, float, float], str] = {}
-    for key, episodes in _by_query(results).items():
+    for key, episodes in _by_query(in_rows).items():
         found = Counter(r.details["sequence"] for r in episodes if "sequence" in r.details)
         if found:
             most = max(found.values())
@@ -221,17 +236,38 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
             steer[change] = {"reason": f"the cost grid has one {change}: nothing to move"}
             continue
         low, high = values[0], values[-1]
+        other = "beta" if change == "alpha" else "alpha"
         measured: dict[str, Any] = dict(steerability(optimal, predicted, change, low, high))
-        if not measured:
-            other = "beta" if change == "alpha" else "alpha"
-            measured = {"reason": f"no query was played at {change} {low:g} and {high:g} with one {other}"}
+        if measured:
+            measured["over"] = fixed_costs(optimal, predicted, change, low, high)
+        else:
+            measured = {"reason": _no_pair(optimal, predicted, change, low, high, other)}
         steer[change] = {"from": low, "to": high, **measured}
     return {
         "policies": {plan: splits for plan, splits in policies.items() if splits},
-        "left_out": dict(left_out.most_common()),
+        "error_rewards": {
+            plan: [
+                {"alpha": alpha, "beta": beta, "reward": reward}
+                for (alpha, beta), reward in sorted(error_rewards(in_rows, plan).items())
+            ]
+            for plan in PLANS
+        },
         "steerability": steer,
         "queries": len(optimal),
     }
+
+
+def _no_pair(optimal, predicted, change: str, low: float, high: float, other: str) -> str:
+    """Why no query gives a change of ``change``: the values of the other cost each end was
+    played at (by the forced policies and the system's scored plays both)."""
+    position, moving = (2, 1) if change == "alpha" else (1, 2)
+
+    def at(end: float) -> str:
+        found = sorted({float(k[position]) for k in optimal if k in predicted and float(k[moving]) == end})
+        return f"{change} {end:g} with {other} {', '.join(f'{v:g}' for v in found) or 'none'}"
+
+    both = f"{change} {low:g} and {high:g}"
+    return f"no query was played at both {both} with one {other}: at {at(low)}, at {at(high)}"
 
 
 def _by_query(results: Sequence[ItemResult]) -> dict[tuple[str, float, float], list[ItemResult]]:
@@ -244,12 +280,13 @@ def _by_query(results: Sequence[ItemResult]) -> dict[tuple[str, float, float], l
 
 
 def section(results: Sequence[ItemResult]) -> dict[str, Any]:
-    """The suite's interactive section: sequences, costs, why episodes are unscored, the
+    """The suite's interactive section: sequences, costs, why episodes are left out of every
+    row (the user spoiled a play: ``scoring.left_out``), the
     episodes whose final answer ignores the assistant's (the paper's training filter,
     counted, not applied: ``users.ignores``), the reward a failed play counts at each cost
     pair, and (with the forced-action runs) the reference policies, oracle and steerability.
     ``results`` are settled (``scoring.settled``)."""
-    unscored = Counter(r.unscored["reward"] for r in results if r.status == "ok" and "reward" in r.unscored)
+    unscored = Counter(why for why in map(left_out, results) if why is not None)
     forced = [p for r in results for p in (r.details.get("forced") or {}).values()]
     out: dict[str, Any] = {
         "episodes": len(results),
@@ -263,7 +300,9 @@ def section(results: Sequence[ItemResult]) -> dict[str, Any]:
         },
         "error_rewards": [
             {"alpha": alpha, "beta": beta, "reward": reward}
-            for (alpha, beta), reward in sorted(error_rewards(results).items())
+            for (alpha, beta), reward in sorted(
+                error_rewards(r for r in results if left_out(r) is None).items()
+            )
         ],
     }
     if any("forced" in r.details for r in results):  # --ambig-steerability played them

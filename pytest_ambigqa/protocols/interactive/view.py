@@ -36,7 +36,7 @@ def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block
     head = ("alpha", "beta", "episodes", *(METRICS[m].label for m in metrics))
     add("by cost pair (corpus-level steerability)", Table(head, tuple(costs), "rrr" + "r" * len(metrics), 2))
     for reason, n in section["unscored"].items():
-        add(f"unscored: {n} episode(s): {reason}")
+        add(f"left out of every row (unscored): {n} episode(s): {reason}")
     ignored = section.get("ignores", {})
     if ignored:
         add(
@@ -58,29 +58,33 @@ def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block
         columns = ("n", "errors", "reward", "F1")
         head = ("policy", *(f"{s} {c}" for s in ("ambig.", "unambig.") for c in columns))
         add(
-            "forced-action policies of this system, and the hindsight-best oracle (same episodes in every "
-            "row; an error counts F1 0 and the worst scored reward of its cost pair)",
+            "forced-action policies of this system, and the hindsight-best oracle (the headline's "
+            "episodes in every row; an error counts F1 0 and the worst reward its row scored at its "
+            "cost pair)",
             Table(head, tuple(policies), "l" + "r" * (len(head) - 1), 2),
         )
-        for reason, n in reference.get("left_out", {}).items():
-            add(f"left out of every row: {n} episode(s): {reason}")
-        errors = sum(
-            got.get("errors", 0) for splits in reference["policies"].values() for got in splits.values()
-        )
-        if section.get("failed", 0) + errors:
-            floors = "; ".join(
-                f"alpha {f['alpha']:g}, beta {f['beta']:g}: {f['reward']:.1f}"
-                for f in section["error_rewards"]
-            )
-            add(f"a failed play counts F1 0 and reward {floors}")
+        failed = {"system": section.get("failed", 0)} | {
+            plan: sum(got.get("errors", 0) for got in splits.values())
+            for plan, splits in reference["policies"].items()
+            if plan != "ORACLE"
+        }
+        floors = {"system": section["error_rewards"], **reference.get("error_rewards", {})}
+        for row, n in failed.items():
+            if n:
+                at = "; ".join(
+                    f"alpha {f['alpha']:g}, beta {f['beta']:g}: {f['reward']:.1f}" for f in floors[row]
+                )
+                add(f"a failed play of {row} counts F1 0 and reward {at}")
         for change_, got in reference["steerability"].items():
             if "reason" in got:
                 add(f"steerability ({change_}): n/a ({got['reason']})")
             else:
+                other = "beta" if change_ == "alpha" else "alpha"
+                over = ", ".join(f"{v:g}" for v in got.get("over", ()))
                 add(
                     f"prompt-level steerability, {change_} {got['from']:g} → {got['to']:g}: recall "
                     f"{got['recall']:.2f}, precision {got['precision']:.2f}, F1 {got['f1']:.2f} "
-                    f"({reference['queries']} query-cost pairs)"
+                    f"(averaged over {other} {over}; {reference['queries']} query-cost pairs)"
                 )
     shown = [r for r in context if r["setting"] in ("ambiguous", "unambiguous")]
     if shown:
