@@ -302,7 +302,7 @@ def _forced(reward, spoiled=None):
     )
 
 
-def test_every_row_and_the_headline_are_over_the_same_episodes():
+def test_every_row_of_the_table_is_over_the_same_episodes_and_the_headline_over_its_own_plays():
     results = [
         _episode_result("a", 0, 0, 90, _forced(50)),
         _episode_result("a", 1, 0, 80, _forced(40, spoiled="CLARIFY")),  # the system answered
@@ -310,12 +310,19 @@ def test_every_row_and_the_headline_are_over_the_same_episodes():
         _episode_result("b", 1, 0, 70, _forced(30)),
     ]
     rows = settled(results)
-    assert [("reward" in r.scores) for r in rows] == [True, False, False, True]
-    assert rows[1].unscored["reward"].startswith("the user spoiled the forced CLARIFY play:")
+    # The headline reads the system's own plays only: a spoiled forced play does not move it.
+    assert [("reward" in r.scores) for r in rows] == [True, True, False, True]
+    alone = settled([dataclasses.replace(r, details={"episode": r.details["episode"]}) for r in results])
+    assert [r.scores for r in rows] == [r.scores for r in alone]
     done = section(rows)
-    assert sum(done["unscored"].values()) == 2
-    policies = done["reference"]["policies"]
-    assert {p["ambiguous"]["episodes"] for p in policies.values()} == {2}  # the headline's two
+    assert sum(done["unscored"].values()) == 1
+    reference = done["reference"]
+    assert list(reference["left_out"]) == ["the user spoiled the forced CLARIFY play: "
+                                           "the user's reply gives the answer away"]  # fmt: skip
+    policies = reference["policies"]
+    assert list(policies)[0] == "SYSTEM"
+    assert {p["ambiguous"]["episodes"] for p in policies.values()} == {2}  # episodes a0 and b1
+    assert policies["SYSTEM"]["ambiguous"]["reward"] == pytest.approx((90 + 70) / 2)  # one per query
 
 
 def test_a_failed_episode_counts_the_same_with_and_without_the_forced_policies():

@@ -81,7 +81,8 @@ def error_rewards(results: Iterable[ItemResult], plan: str | None = None) -> dic
     -alpha x budget - beta. By (a) no scored play of the row is below it; by (b) a crash earns
     no more than a wrong answer even where the row scored little. Each row reads only its
     own plays, so the system's errors count the same with ``--ambig-steerability`` as
-    without. ``results``: the episodes in the rows (:func:`left_out` none).
+    without. ``results``: the episodes in the row (none :func:`spoiled`; for the reference
+    table, none :func:`left_out`).
     """
     worst: dict[tuple[float, float], float] = {}
     for r in results:
@@ -100,14 +101,24 @@ def error_rewards(results: Iterable[ItemResult], plan: str | None = None) -> dic
     return worst
 
 
-def left_out(result: ItemResult) -> str | None:
-    """Why an episode is left out of every row (the system's, the forced policies' and the
-    ORACLE's), or None: the user spoiled a play of it, the system's own or a forced one
-    (``--ambig-steerability``). Whether the user spoils a play depends on the play's
-    actions, so an episode kept in one row and dropped from another would compare the rows
-    over episodes each selected by its own actions (Tables 2-3 compare rows over one set)."""
+def spoiled(result: ItemResult) -> str | None:
+    """Why the system's own play of an episode is unscored (the user's reply gave the answer
+    away), or None. Only the system's own play decides its headline, so the headline is the
+    same with ``--ambig-steerability`` as without."""
     if result.status == "ok" and "reward" in result.unscored:
         return result.unscored["reward"]
+    return None
+
+
+def left_out(result: ItemResult) -> str | None:
+    """Why an episode is left out of the reference table (the system's row there, the forced
+    policies' and the ORACLE's), or None: the user spoiled a play of it, the system's own or
+    a forced one (``--ambig-steerability``). Whether the user spoils a play depends on the
+    play's actions, so an episode kept in one row and dropped from another would compare the
+    rows over episodes each selected by its own actions (Tables 2-3 compare rows over one set)."""
+    own = spoiled(result)
+    if own is not None:
+        return own
     for plan, played in (result.details.get("forced") or {}).items():
         if "unscored" in played:
             return f"the user spoiled the forced {plan} play: {played['unscored']}"
@@ -115,9 +126,9 @@ def left_out(result: ItemResult) -> str | None:
 
 
 def settled(results: Sequence[ItemResult]) -> list[ItemResult]:
-    """The suite's results as every row counts them: an episode :func:`left_out` unscored
-    with the reason, and each failed episode's reward set (:func:`error_rewards`)."""
-    why = [left_out(r) for r in results]
+    """The suite's results as the headline counts them: an episode the user :func:`spoiled`
+    unscored with the reason, and each failed episode's reward set (:func:`error_rewards`)."""
+    why = [spoiled(r) for r in results]
     floors = error_rewards(r for r, w in zip(results, why, strict=True) if w is None)
     out = []
     for r, w in zip(results, why, strict=True):

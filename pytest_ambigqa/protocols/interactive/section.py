@@ -13,7 +13,7 @@ from ...metrics.interactive import METRIC_NAMES
 from ...schema import ItemResult
 from .episodes import SEQUENCES, SPLITS, sequence
 from .play import PLANS
-from .scoring import error_rewards, group_of, left_out, split_of
+from .scoring import error_rewards, group_of, left_out, split_of, spoiled
 
 
 def _query_mean(values: Iterable[tuple[str, float]]) -> float | None:
@@ -35,7 +35,7 @@ def _by_cost(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
             groups.setdefault((episode["alpha"], episode["beta"]), []).append(r)
     rows = []
     for (alpha, beta), group in sorted(groups.items()):
-        scored = [r for r in group if r.status == "ok" and left_out(r) is None]
+        scored = [r for r in group if r.status == "ok" and spoiled(r) is None]
         rows.append(
             {
                 "alpha": alpha,
@@ -56,7 +56,7 @@ def _sequences(results: Sequence[ItemResult]) -> dict[str, dict[str, int]]:
     for name in ("all", *SPLITS):
         chosen = [r for r in results if name == "all" or split_of(r) == name]
         found = Counter(
-            r.details["sequence"] for r in chosen if "sequence" in r.details and left_out(r) is None
+            r.details["sequence"] for r in chosen if "sequence" in r.details and spoiled(r) is None
         )
         if found:
             out[name] = {s: found[s] for s in SEQUENCES if s in found} | {
@@ -160,7 +160,7 @@ Play = tuple[float, float, bool]  # a forced play's reward, F1 (0-100) and wheth
 
 
 def _forced_plays(kept: Sequence[ItemResult]) -> list[tuple[ItemResult, dict[str, Play]]]:
-    """Each episode's four forced plays. ``kept``: the episodes in the rows, the headline's
+    """Each episode's four forced plays. ``kept``: the episodes in the reference table
     (``scoring.left_out`` none: the user spoiled no play of them).
 
     A play the system refused (an action its turn does not allow), crashed, or never made
@@ -187,9 +187,11 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
     hindsight-best policy per query and cost pair (the oracle), and Appendix D's
     prompt-level steerability of the system against that optimum.
 
-    Every row, the oracle's too, is over the episodes of the system's headline row (those
-    ``scoring.left_out`` keeps), each query weighing the same;
-    the oracle takes, per query and cost pair, the policy of highest mean reward (Tables 2-3's
+    Every row, the system's (``SYSTEM``: its own plays) and the oracle's too, is over one set
+    of episodes, those ``scoring.left_out`` keeps (the user spoiled no play of them), each
+    query weighing the same. ``SYSTEM`` equals the headline when no forced play was spoiled;
+    the headline itself reads the system's plays only, so it does not move with this table.
+    The oracle takes, per query and cost pair, the policy of highest mean reward (Tables 2-3's
     SGP-ORACLE, section 4.2), so it is never below a policy it chooses among."""
     in_rows = [r for r in results if r.details.get("episode") and left_out(r) is None]
     kept = _forced_plays(in_rows)
@@ -205,11 +207,17 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
         best[group] = next(plan for plan, s in sequences.items() if s == chosen)
         e = members[0][0].details["episode"]
         optimal[(e["query"], e["alpha"], e["beta"])] = chosen
-    policies: dict[str, dict[str, Any]] = {plan: {} for plan in (*PLANS, "ORACLE")}
+    policies: dict[str, dict[str, Any]] = {plan: {} for plan in ("SYSTEM", *PLANS, "ORACLE")}
     for split in SPLITS:
         rows = [(r, plays) for r, plays in kept if split_of(r) == split]
         if not rows:
             continue
+        policies["SYSTEM"][split] = {  # settled: a failed episode is at its headline's reward
+            "episodes": len(rows),
+            "errors": sum(r.status != "ok" for r, _ in rows),
+            "reward": _query_mean((group_of(r), r.scores["reward"]) for r, _ in rows),
+            "f1": _query_mean((group_of(r), 100 * r.scores["episode_f1"]) for r, _ in rows),
+        }
         for plan in (*PLANS, "ORACLE"):
 
             def play(r: ItemResult, plays: dict[str, Play], plan: str = plan) -> Play:
@@ -243,8 +251,10 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
         else:
             measured = {"reason": _no_pair(optimal, predicted, change, low, high, other)}
         steer[change] = {"from": low, "to": high, **measured}
+    forced_only = Counter(left_out(r) for r in results if spoiled(r) is None and left_out(r) is not None)
     return {
         "policies": {plan: splits for plan, splits in policies.items() if splits},
+        "left_out": dict(forced_only.most_common()),  # beyond the headline's unscored ones
         "error_rewards": {
             plan: [
                 {"alpha": alpha, "beta": beta, "reward": reward}
@@ -280,13 +290,13 @@ def _by_query(results: Sequence[ItemResult]) -> dict[tuple[str, float, float], l
 
 
 def section(results: Sequence[ItemResult]) -> dict[str, Any]:
-    """The suite's interactive section: sequences, costs, why episodes are left out of every
-    row (the user spoiled a play: ``scoring.left_out``), the
+    """The suite's interactive section: sequences, costs, why episodes are unscored (the
+    user spoiled the system's play: ``scoring.spoiled``), the
     episodes whose final answer ignores the assistant's (the paper's training filter,
     counted, not applied: ``users.ignores``), the reward a failed play counts at each cost
     pair, and (with the forced-action runs) the reference policies, oracle and steerability.
     ``results`` are settled (``scoring.settled``)."""
-    unscored = Counter(why for why in map(left_out, results) if why is not None)
+    unscored = Counter(why for why in map(spoiled, results) if why is not None)
     forced = [p for r in results for p in (r.details.get("forced") or {}).values()]
     out: dict[str, Any] = {
         "episodes": len(results),
@@ -301,7 +311,7 @@ def section(results: Sequence[ItemResult]) -> dict[str, Any]:
         "error_rewards": [
             {"alpha": alpha, "beta": beta, "reward": reward}
             for (alpha, beta), reward in sorted(
-                error_rewards(r for r in results if left_out(r) is None).items()
+                error_rewards(r for r in results if spoiled(r) is None).items()
             )
         ],
     }

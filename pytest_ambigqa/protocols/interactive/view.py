@@ -36,7 +36,7 @@ def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block
     head = ("alpha", "beta", "episodes", *(METRICS[m].label for m in metrics))
     add("by cost pair (corpus-level steerability)", Table(head, tuple(costs), "rrr" + "r" * len(metrics), 2))
     for reason, n in section["unscored"].items():
-        add(f"left out of every row (unscored): {n} episode(s): {reason}")
+        add(f"unscored: {n} episode(s): {reason}")
     ignored = section.get("ignores", {})
     if ignored:
         add(
@@ -58,15 +58,17 @@ def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block
         columns = ("n", "errors", "reward", "F1")
         head = ("policy", *(f"{s} {c}" for s in ("ambig.", "unambig.") for c in columns))
         add(
-            "forced-action policies of this system, and the hindsight-best oracle (the headline's "
-            "episodes in every row; an error counts F1 0 and the worst reward its row scored at its "
-            "cost pair)",
+            "the system, its forced-action policies and the hindsight-best oracle (the same "
+            "episodes in every row, those no play of which the user spoiled; an error counts F1 0 "
+            "and the worst reward its row scored at its cost pair)",
             Table(head, tuple(policies), "l" + "r" * (len(head) - 1), 2),
         )
+        for reason, n in reference.get("left_out", {}).items():
+            add(f"left out of the table (the headline keeps them): {n} episode(s): {reason}")
         failed = {"system": section.get("failed", 0)} | {
             plan: sum(got.get("errors", 0) for got in splits.values())
             for plan, splits in reference["policies"].items()
-            if plan != "ORACLE"
+            if plan not in ("SYSTEM", "ORACLE")
         }
         floors = {"system": section["error_rewards"], **reference.get("error_rewards", {})}
         for row, n in failed.items():
