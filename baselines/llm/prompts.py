@@ -23,11 +23,12 @@ def _text(description: str) -> dict[str, Any]:
 
 
 def _said(field: dict[str, Any]) -> dict[str, Any]:
-    """``field`` as its check needs it written: a string not empty (nor only spaces), a list
-    of at least one such string."""
+    """``field`` as its check needs it written: a string not empty, a list of at least one
+    such string. (No ``pattern`` for "not only spaces": llama.cpp's grammars refuse one that
+    is not anchored, and cannot compile ``\\S``, so the whole request would fail.)"""
     if field["type"] == "array":
         return {**field, "minItems": max(1, field.get("minItems", 0)), "items": _said(field["items"])}
-    return {**field, "minLength": 1, "pattern": r"\S"}
+    return {**field, "minLength": 1}
 
 
 def _or_null(field: dict[str, Any]) -> dict[str, Any]:
