@@ -16,6 +16,8 @@ from fixtures.process import ambig_run
 from fixtures.servers import minimal_instance
 from pytest_ambigqa.judge import asqa, geval, march
 from pytest_ambigqa.models import reader
+from pytest_ambigqa.models.chat import ChatClient, ChatSettings
+from pytest_ambigqa.models.usage import Usage
 from pytest_ambigqa.protocols.interactive import users
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
@@ -145,3 +147,16 @@ def test_the_judge_scores_every_sample_item_on_minimal_replies(pytester, chat_se
     assert suites["condambigqa"]["answer"]["n"] == items["condambigqa"]
     assert all(b["response_format"]["type"] == "json_schema" for b in chat_server.requests)
     assert card["judge"]["usage"]["reasks"] == 0
+
+
+def test_a_judge_batch_asks_on_the_rung_a_synchronous_call_found(chat_server):
+    """A refused line in a batch cannot step down a rung: a batch sends the schema only once a
+    synchronous call has found that the server takes it, and the prompt alone before."""
+    chat_server.mode = "minimal"
+    judge = ChatClient(ChatSettings(model="judge-m", base_url=chat_server.url, timeout=5), None)
+    messages = [{"role": "user", "content": "Rate it."}]
+    assert "response_format" not in judge._batched(messages, 0, asqa.SCHEMA, {})
+    judge.chat_json(messages, asqa.check, Usage(), schema=asqa.SCHEMA)
+    sent = judge._batched(messages, 0, asqa.SCHEMA, {})["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == asqa.SCHEMA
+    assert "response_format" not in judge._batched(messages, 0, None, {})
