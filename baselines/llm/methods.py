@@ -34,7 +34,7 @@ from pytest_ambigqa.schema import Answer, GeneratedInterpretation, Passage
 from . import prompts
 from .model import Decoding, Model
 
-KINDS = ("semantic", "syntactic", "constraint")  # MARCH Table 1's ambiguity types
+KINDS = prompts.KINDS
 TOP_K = 10  # MARCH Appendix H (Table 17): top-10 per query, for every system
 REACT_BUDGET = 5  # MARCH Appendix H: the agents' maximum search iterations
 DECODING = Decoding(0.0, 512, "MARCH appendix H")
@@ -249,7 +249,7 @@ def react(question: str, passages: list, retriever: Any, *, model: Model) -> Ans
             prompts.ACTOR,
             prompts.act_prompt(question, trail, REACT_BUDGET - len(searches), allowed),
             check_act(allowed),
-            schema=prompts.ACT_FORM,
+            schema=prompts.act_form(allowed),
             prose=(lambda text: {"action": "answer", "answer": text, PROSE: True}) if forced else None,
         )
         if turn["action"] == "answer":

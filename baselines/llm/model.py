@@ -101,6 +101,11 @@ class Episode:
         self._record(step, before, started)
         return clean(data)  # encodable text only (a lone surrogate echoed into the next prompt breaks it)
 
+    def note(self, text: str) -> None:
+        """What the method mended in the last step's reply, where its schema could not say
+        what the check needs (TreeRare's children: earlier phrases): kept with the step."""
+        self.steps[-1].setdefault("notes", []).append(text)
+
     def _record(self, step: str, before: dict[str, Any], started: float) -> None:
         after = self.usage.to_dict()
         self.steps.append(

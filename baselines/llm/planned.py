@@ -109,9 +109,22 @@ def check_parse(data: Any) -> str | None:
         if not isinstance(phrase, dict) or not isinstance(phrase.get("text"), str):
             return f"phrase {n}: it must be an object with a text"
         children = phrase.get("children", [])
-        if not isinstance(children, list) or not all(isinstance(c, int) and 0 <= c < n for c in children):
-            return f"phrase {n}: children must be indices of earlier phrases"
+        if not isinstance(children, list) or not all(isinstance(c, int) and c >= 0 for c in children):
+            return f"phrase {n}: children must be indices of phrases"
     return None
+
+
+def earlier_children(phrases: list[dict[str, Any]]) -> list[str]:
+    """Each phrase's children kept to earlier phrases (what the parse's schema cannot say):
+    a later or own index is dropped, and said in the notes returned."""
+    notes = []
+    for n, phrase in enumerate(phrases):
+        children = phrase.get("children", [])
+        dropped = [c for c in children if c >= n]
+        if dropped:
+            phrase["children"] = [c for c in children if c < n]
+            notes.append(f"phrase {n}: children {dropped} are not earlier phrases, dropped")
+    return notes
 
 
 def check_queries(data: Any) -> str | None:
@@ -332,6 +345,8 @@ def treerare(question: str, passages: list, retriever: Any, *, model: Model) -> 
         check_parse,
         schema=prompts.PARSE_FORM,
     )["phrases"]
+    for note in earlier_children(phrases):
+        episode.note(note)
     kept = kept_nodes(phrases, question)
     notes: dict[int, list[str]] = {}  # each node's evidence, or a pruned node's children's
     searches: list[str] = []

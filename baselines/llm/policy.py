@@ -30,7 +30,7 @@ from pytest_ambigqa.schema import Passage
 
 from .methods import TOP_K, gather
 from .model import Model
-from .prompts import form, passages_block
+from .prompts import form, passages_block, policy_form
 
 POLICY = (
     "You are an assistant answering a user's question, which may be ambiguous: it can have "
@@ -42,10 +42,6 @@ POLICY = (
     "for each word of your final answer: weigh asking against guessing and long answers "
     "against short ones with these costs. Reply with a JSON object and nothing else."
 )
-POLICY_FORM = {
-    "action": "one of the allowed actions",
-    "text": "your clarifying question, your answer, or your answers one per line",
-}
 THINKING = (
     " Before you act, think it through in the thought field: for each allowed action, "
     "estimate the accuracy you expect from it, the clarifying questions you will have asked "
@@ -139,7 +135,6 @@ def _examples(reasoned: bool) -> str:
 
 POLICY_COT = POLICY + THINKING + "\n\n" + _examples(True)
 POLICY = POLICY + "\n\n" + _examples(False)
-POLICY_COT_FORM = {"thought": "the reward you expect from each allowed action, worked out", **POLICY_FORM}
 
 
 def _check(allowed: Sequence[str], reasoned: bool):
@@ -175,10 +170,11 @@ def _act(question, history, alpha, beta, actions, passages, retriever, model: Mo
         gather(question, list(passages or ()), retriever, TOP_K) if passages or retriever else ([], "none")
     )
     shown_costs = (alpha if alpha is not None else 0, beta if beta is not None else 0)
-    shape = POLICY_COT_FORM if reasoned else POLICY_FORM
+    shape = policy_form(offered, reasoned)
     user = _prompt(question, history, *shown_costs, offered, evidence, shape)
     step = f"turn {len(history) + 1}"
-    data = episode.ask(step, POLICY_COT if reasoned else POLICY, user, _check(offered, reasoned))
+    system = POLICY_COT if reasoned else POLICY
+    data = episode.ask(step, system, user, _check(offered, reasoned), schema=shape)
     extra = {"thought": data["thought"]} if reasoned else {}
     metadata = episode.metadata(evidence=source, retrieved=[p.id for p in evidence], **extra)
     return {"action": data["action"], "text": data["text"].strip(), "metadata": metadata}

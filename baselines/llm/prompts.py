@@ -3,7 +3,10 @@
 Every step asks for one JSON object. Its form is a JSON schema (``*_FORM``): the prompt
 shows an example built from it (:func:`form`), and the client sends it as the server's
 structured output where the server takes one (``pytest_ambigqa.models.structured``); the
-checks in ``methods.py`` and ``planned.py`` hold the model to it.
+checks in ``methods.py``, ``planned.py``, ``conditional.py`` and ``policy.py`` hold the model
+to it. Each schema states all its check needs (enums, counts, strings written, one object per
+action), so that any reply the schema allows passes; what a schema cannot say (TreeRare's
+children are earlier phrases) the method mends, with a note on the step.
 """
 
 from __future__ import annotations
@@ -19,16 +22,32 @@ def _text(description: str) -> dict[str, Any]:
     return {"type": "string", "description": description}
 
 
+def _said(field: dict[str, Any]) -> dict[str, Any]:
+    """``field`` as its check needs it written: a string not empty, a list of at least one
+    such string. (No ``pattern`` for "not only spaces": llama.cpp's grammars refuse one that
+    is not anchored, and cannot compile ``\\S``, so the whole request would fail.)"""
+    if field["type"] == "array":
+        return {**field, "minItems": max(1, field.get("minItems", 0)), "items": _said(field["items"])}
+    return {**field, "minLength": 1}
+
+
+def _or_null(field: dict[str, Any]) -> dict[str, Any]:
+    """``field``, or null (an enum's values gain null too)."""
+    enum = {"enum": [*field["enum"], None]} if "enum" in field else {}
+    return {**field, "type": [field["type"], "null"], **enum}
+
+
 def _flag(description: str) -> dict[str, Any]:
     return {"type": "boolean", "description": description}
 
 
-def _list(item: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "array", "items": item}
+def _list(item: dict[str, Any], fewest: int = 0, most: int | None = None) -> dict[str, Any]:
+    counted = {"minItems": fewest} if fewest else {}
+    return {"type": "array", "items": item, **counted, **({"maxItems": most} if most else {})}
 
 
-def _action(*actions: str) -> dict[str, Any]:
-    return {"type": "string", "enum": list(actions), "description": " or ".join(actions)}
+def _action(*actions: str, description: str | None = None) -> dict[str, Any]:
+    return {"type": "string", "enum": list(actions), "description": description or " or ".join(actions)}
 
 
 def _form(title: str, **fields: dict[str, Any]) -> dict[str, Any]:
@@ -41,6 +60,24 @@ def _object(**fields: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": fields, "required": list(fields)}
 
 
+def _choice(form: dict[str, Any], needs: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """``form`` whose ``action`` says which fields must be written (``needs``): one whole
+    object per action, so that a server that reads ``anyOf`` alone still gets complete
+    objects. The prompt shows ``form``'s own fields; with one action, that action's object."""
+    fields = form["properties"]
+    branches = [
+        _object(
+            **{
+                **fields,
+                "action": _action(action),
+                **{name: _said(fields[name]) for name in needs.get(action, ())},
+            }
+        )
+        for action in fields["action"]["enum"]
+    ]
+    return {**form, "anyOf": branches} if len(branches) > 1 else {**form, **branches[0]}
+
+
 def example(schema: dict[str, Any]) -> Any:
     """The example object a prompt shows for ``schema``: each field's description in place."""
     if schema["type"] == "object":
@@ -51,13 +88,12 @@ def example(schema: dict[str, Any]) -> Any:
 
 
 def form(shape: dict[str, Any]) -> str:
-    """The prompt's form: ``shape`` is a JSON schema (its example is shown) or, for a step
-    that sends no schema (the interactive policies), the example itself."""
-    shown = example(shape) if shape.get("type") == "object" else shape
-    return "Reply with only a JSON object of this form:\n" + json.dumps(shown, indent=1)
+    """The prompt's form: the example of ``shape``, a JSON schema."""
+    return "Reply with only a JSON object of this form:\n" + json.dumps(example(shape), indent=1)
 
 
-KIND = _text("semantic, syntactic, constraint, or null")
+KINDS = ("semantic", "syntactic", "constraint")  # MARCH Table 1's ambiguity types
+KIND = _or_null(_action(*KINDS, description="semantic, syntactic, constraint, or null"))
 
 # -- MARCH's baselines, each as its paper describes it -------------------------------------------
 # MARCH section 5.1 names them; MIRAGE (the earlier version of MARCH, section 5), whose rows
@@ -99,7 +135,7 @@ ANSWERER = (
     "and only passages you were given. Reply with a JSON object and nothing else."
 )
 _ANSWER_FIELDS = {
-    "long_answer": _text("a few sentences covering every interpretation"),
+    "long_answer": _said(_text("a few sentences covering every interpretation")),
     "interpretations": _list(
         _object(
             question=_text("a clarified question"),
@@ -109,7 +145,7 @@ _ANSWER_FIELDS = {
     ),
     "ambiguous": _flag("true or false: does the question have more than one reading?"),
     "ambiguity_type": KIND,
-    "clarifying_question": _text("what you would ask the user, or null"),
+    "clarifying_question": _or_null(_text("what you would ask the user, or null")),
 }
 ANSWER_FORM = _form("answer", **_ANSWER_FIELDS)
 
@@ -120,13 +156,18 @@ ACTOR = (  # ReAct (Yao et al. 2023), as MARCH App. J Fig. 17 prompts it, withou
     "well-supported answer citing passages by their ids in square brackets. When no searches "
     "are left you must answer. Reply with a JSON object and nothing else."
 )
-ACT_FORM = _form(
-    "act",
-    thought=_text("what you know and what is missing"),
-    action=_action("search", "answer"),
-    query=_text("a search query (search), else empty"),
-    answer=_text("your final answer (answer), else empty"),
-)
+_ACT_FIELDS = {
+    "thought": _text("what you know and what is missing"),
+    "query": _text("a search query (search), else empty"),
+    "answer": _text("your final answer (answer), else empty"),
+}
+
+
+def act_form(allowed: Sequence[str]) -> dict[str, Any]:
+    """ReAct's step: the actions ``allowed`` (only the answer once the searches are spent),
+    each with the field it needs written."""
+    fields = {"thought": _ACT_FIELDS["thought"], "action": _action(*allowed), **_ACT_FIELDS}
+    return _choice(_form("act", **fields), {"search": ("query",), "answer": ("answer",)})
 
 
 def passages_block(passages: Sequence[Passage]) -> str:
@@ -157,7 +198,7 @@ def act_prompt(
     answer once the searches are spent)."""
     return (
         f"Question: {question}\n\n{_trail(trail)}Searches left: {left}\n"
-        f"Allowed actions: {', '.join(allowed)}\n\n{form(ACT_FORM)}"
+        f"Allowed actions: {', '.join(allowed)}\n\n{form(act_form(allowed))}"
     )
 
 
@@ -168,7 +209,7 @@ DIVERSIFIER = (
     "rewritten as a clarified question that can be answered on its own. Reply with a JSON "
     "object and nothing else."
 )
-DIVERSIFY_FORM = _form("readings", readings=_list(_text("a clarified question")))
+DIVERSIFY_FORM = _form("readings", readings=_said(_list(_text("a clarified question"))))
 
 VERIFIER = (
     "Judge whether each passage helps answer the question: useful (it answers it), partially "
@@ -193,7 +234,9 @@ DETECT_FORM = _form(
     "detection",
     reasoning=_text("brief reasoning"),
     ambiguous=_flag("true or false"),
-    ambiguity_type=_text("syntactic, constraint, semantic, or none"),
+    ambiguity_type=_action(
+        "syntactic", "constraint", "semantic", "none", description="syntactic, constraint, semantic, or none"
+    ),
     aspects=_list(_text("what makes it ambiguous")),
     clarification_needed=_text("what would clarify it"),
 )
@@ -205,8 +248,8 @@ CLARIFIER = (
 CLARIFY_FORM = _form(
     "clarification",
     reasoning=_text("why these two resolve the ambiguity"),
-    clarified_question_1=_text("the first clarified question"),
-    clarified_question_2=_text("the second clarified question"),
+    clarified_question_1=_said(_text("the first clarified question")),
+    clarified_question_2=_said(_text("the second clarified question")),
 )
 
 INTERPRETATION_ACTOR = (
@@ -215,12 +258,15 @@ INTERPRETATION_ACTOR = (
     "corpus with a short query, add a reading the plan missed (plan), or stop because the "
     "evidence for this reading suffices (answer). Reply with a JSON object and nothing else."
 )
-PLANNED_ACT_FORM = _form(
-    "planned_act",
-    thought=_text("what you know and what is missing"),
-    action=_action("search", "plan", "answer"),
-    query=_text("a search query (search), else empty"),
-    new_readings=_list(_text("a clarified question the plan missed (plan)")),
+PLANNED_ACT_FORM = _choice(
+    _form(
+        "planned_act",
+        thought=_text("what you know and what is missing"),
+        action=_action("search", "plan", "answer"),
+        query=_text("a search query (search), else empty"),
+        new_readings=_list(_text("a clarified question the plan missed (plan)")),
+    ),
+    {"search": ("query",), "plan": ("new_readings",)},
 )
 
 PARSER = (
@@ -237,8 +283,10 @@ PARSE_FORM = _form(
         _object(
             text=_text("a constituent of the question, word for word"),
             type=_text("its phrase type"),
-            children=_list({"type": "integer", "description": "0"}),
-        )
+            # an earlier constituent's index: what a schema cannot say, the method mends
+            children=_list({"type": "integer", "minimum": 0, "description": "0"}),
+        ),
+        fewest=1,
     ),
 )
 QUERIER = (
@@ -246,7 +294,7 @@ QUERIER = (
     "constituent of a question, using what is already known about its parts, the most useful "
     "first. Reply with a JSON object and nothing else."
 )
-QUERY_FORM = _form("queries", queries=_list(_text("a short search query")))
+QUERY_FORM = _form("queries", queries=_said(_list(_text("a short search query"), most=5)))
 SUMMARISER = (
     "From the passages, answer the queries about one constituent of a question, briefly, "
     "resolving what its parts leave open and citing passage ids in square brackets. Reply "
@@ -325,8 +373,8 @@ CONDITIONS_FORM = _form(
     "conditions",
     conditions=_list(
         _object(
-            condition=_text("a condition"),
-            answer=_text("the detailed answer under it"),
+            condition=_said(_text("a condition")),
+            answer=_said(_text("the detailed answer under it")),
             citations=_list(_text("id")),
         )
     ),
@@ -336,7 +384,7 @@ PLAIN_ANSWERER = (
     "that support your answer. Reply with a JSON object and nothing else."
 )
 ANSWERS_FORM = _form(
-    "answers", answers=_list(_object(answer=_text("an answer"), citations=_list(_text("id"))))
+    "answers", answers=_list(_object(answer=_said(_text("an answer")), citations=_list(_text("id"))))
 )
 CLOSED_BOOK_ANSWERER = (  # CondAmbigQA section 5.6: the closed-book baseline, plain answers
     "Answer the question from your general knowledge alone. If it has more than one valid "
@@ -352,3 +400,18 @@ def conditional_prompt(
     given = "".join(f"Condition {n}: {c}\n" for n, c in enumerate(conditions, 1))
     listed = f"Conditions to address:\n{given}\n" if conditions else "\n"
     return f"{evidence}Question: {question}\n{listed}{form(shape)}"
+
+
+# -- the interactive policies (their prompts: policy.py) ---------------------------------------
+
+
+def policy_form(offered: Sequence[str], reasoned: bool) -> dict[str, Any]:
+    """A policy's turn: one of the actions ``offered``, its text written, and for PROMPTED-COT
+    the thought first."""
+    thought = _text("the reward you expect from each allowed action, worked out")
+    return _form(
+        "policy_turn",
+        **({"thought": thought} if reasoned else {}),
+        action=_action(*offered, description="one of the allowed actions"),
+        text=_said(_text("your clarifying question, your answer, or your answers one per line")),
+    )

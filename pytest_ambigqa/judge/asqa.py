@@ -33,6 +33,14 @@ TEMPLATE = """Question: {question}
 
 Answer: {answer}"""
 
+# The reply's JSON schema, asked with the server's structured output as the methods ask theirs.
+SCHEMA = {
+    "title": "asqa_utility",
+    "type": "object",
+    "properties": {"utility": {"type": "integer", "minimum": 1, "maximum": 5}},
+    "required": ["utility"],
+}
+
 TEMPLATE_HASH = hashlib.sha256((SYSTEM + TEMPLATE).encode()).hexdigest()[:16]
 
 
@@ -56,7 +64,9 @@ def judgement(judge: Judge, item: AmbigItem, text: str, usage: Usage) -> Judgeme
     samples = []
     deferrals = Deferrals()  # batch judging records every seed's call in one round
     for seed in judge.seeds:
-        reply = deferrals.call(judge.client.chat_json, messages(item, text), check, usage, seed=seed)
+        reply = deferrals.call(
+            judge.client.chat_json, messages(item, text), check, usage, seed=seed, schema=SCHEMA
+        )
         if reply is not None:
             samples.append(float(reply[0]["utility"]))
     deferrals.close()

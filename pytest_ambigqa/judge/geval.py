@@ -72,6 +72,16 @@ def deepeval_fingerprint() -> dict[str, str]:
     }
 
 
+# G-Eval's reply (deepeval's template: the reason, then an integer score from 0 to 10), asked
+# with the server's structured output as the methods ask theirs.
+REASON_SCORE = {
+    "title": "reason_score",
+    "type": "object",
+    "properties": {"reason": {"type": "string"}, "score": {"type": "integer", "minimum": 0, "maximum": 10}},
+    "required": ["reason", "score"],
+}
+
+
 def _check_reason_score(data: Any) -> str | None:
     if not isinstance(data, dict):
         return "it is not a JSON object"
@@ -104,8 +114,13 @@ def _model_class():
             return True
 
         def generate(self, prompt: str, schema=None):
+            """deepeval's reply as its pydantic ``schema`` asks, that schema sent and checked."""
             data, _ = self.client.chat_json(
-                [{"role": "user", "content": prompt}], _check_any, self.usage, seed=self.seed
+                [{"role": "user", "content": prompt}],
+                _check_any if schema is None else _validates(schema),
+                self.usage,
+                seed=self.seed,
+                schema=None if schema is None else schema.model_json_schema(),
             )
             return schema(**data) if schema is not None else data
 
@@ -120,6 +135,7 @@ def _model_class():
                 _check_reason_score,
                 self.usage,
                 seed=self.seed,
+                schema=REASON_SCORE,
                 logprobs=True,
                 top_logprobs=top_logprobs,
             )
@@ -135,6 +151,20 @@ def _model_class():
 
 def _check_any(data: Any) -> str | None:
     return None if isinstance(data, dict) else "it is not a JSON object"
+
+
+def _validates(schema):
+    """The check of a reply deepeval reads as the pydantic ``schema``."""
+    from pydantic import ValidationError
+
+    def check(data: Any) -> str | None:
+        try:
+            schema.model_validate(data)
+        except ValidationError as exc:
+            return f"it does not fit {schema.__name__}: {excerpt(exc, 200)}"
+        return None
+
+    return check
 
 
 @lru_cache(maxsize=1)

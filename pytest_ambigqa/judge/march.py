@@ -50,6 +50,14 @@ Candidate long answer: {answer}
 Criteria:
 {criteria}"""
 
+# The reply's JSON schema, asked with the server's structured output as the methods ask theirs.
+SCHEMA = {
+    "title": "march_criteria",
+    "type": "object",
+    "properties": {name: {"type": "integer", "minimum": 0, "maximum": 5} for name in CRITERIA},
+    "required": list(CRITERIA),
+}
+
 TEMPLATE_HASH = hashlib.sha256((SYSTEM + TEMPLATE + repr(sorted(CRITERIA.items()))).encode()).hexdigest()[:16]
 
 
@@ -92,7 +100,9 @@ def judgement(judge: Judge, item: AmbigItem, text: str, usage: Usage) -> Judgeme
     samples: dict[str, list[float]] = {}
     deferrals = Deferrals()  # batch judging records every seed's call in one round
     for seed in judge.seeds:
-        reply = deferrals.call(judge.client.chat_json, messages(item, text), check, usage, seed=seed)
+        reply = deferrals.call(
+            judge.client.chat_json, messages(item, text), check, usage, seed=seed, schema=SCHEMA
+        )
         if reply is None:
             continue
         for metric, value in scores(reply[0]).items():

@@ -173,8 +173,8 @@ class ChatClient:
                     if self.batch is None or not self.batch.account(key, usage):
                         usage.cached += 1
                     return data, hit
-        if self.batch is not None and schema is None:
-            self.batch.missed(key, self._request(messages, seed, params), check, prose, usage)
+        if self.batch is not None:
+            self.batch.missed(key, self._batched(messages, seed, schema, params), check, prose, usage)
         conversation = list(messages)
         problem = "no reply"
         for attempt in range(self.settings.max_reasks + 1):
@@ -216,6 +216,12 @@ class ChatClient:
             **{k: v for k, v in params.items() if k not in ("temperature", "max_tokens")},
             **self.decoding(params),
         }
+
+    def _batched(self, messages, seed: int | None, schema: dict[str, Any] | None, params: dict[str, Any]):
+        """A request as a batch sends it: on the rung a synchronous call found, else with the
+        prompt alone (a batch's refused line cannot step down a rung)."""
+        shape = response_format(self.structured.mode, schema) if schema and self.structured.mode else None
+        return self._request(messages, seed, {**params, "response_format": shape} if shape else params)
 
     def _key(self, messages: list[dict[str, str]], seed: int | None, params: dict[str, Any]) -> str:
         return CallCache.key(self.base_url, self._request(messages, seed, params))

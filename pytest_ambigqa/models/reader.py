@@ -53,6 +53,14 @@ LLM_READER_SYSTEM = (
     'Reply with only a JSON object: {"answer": "<span>"}.'
 )
 
+# The reply's JSON schema, asked with the server's structured output as the methods ask theirs.
+LLM_READER_SCHEMA = {
+    "title": "span",
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+}
+
 
 class LLMReader:
     """``--ambig-reader=llm``: the judge model extracts a verbatim span (or none), through
@@ -70,7 +78,9 @@ class LLMReader:
                 {"role": "system", "content": LLM_READER_SYSTEM},
                 {"role": "user", "content": f"Context: {context}\n\nQuestion: {question}"},
             ]
-            reply = deferrals.call(self.judge.client.chat_json, messages, _check_answer, usage)
+            reply = deferrals.call(
+                self.judge.client.chat_json, messages, _check_answer, usage, schema=LLM_READER_SCHEMA
+            )
             span = reply[0]["answer"].strip() if reply is not None else ""
             answers.append(span if span and span in context else "")  # not in the context: no answer
         deferrals.close()

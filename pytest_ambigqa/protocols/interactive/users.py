@@ -269,6 +269,12 @@ def _text_of(key: str):
     return check
 
 
+def _said_as(key: str) -> dict[str, Any]:
+    """The reply's JSON schema (one string, ``key``), asked with the server's structured
+    output as the methods ask theirs."""
+    return {"title": key, "type": "object", "properties": {key: {"type": "string"}}, "required": [key]}
+
+
 class LLMUser:
     """The judge model as the user; every call goes through the judge's cache and retries.
     A call that cannot be made is a :class:`UserFailure`: the episode is unscored."""
@@ -293,7 +299,7 @@ class LLMUser:
             {"role": "user", "content": json.dumps(facts, ensure_ascii=False, indent=1)},
         ]
         try:
-            data, _ = self.client.chat_json(messages, _text_of(key), self.usage)
+            data, _ = self.client.chat_json(messages, _text_of(key), self.usage, schema=_said_as(key))
         except ScorerUnavailable as exc:
             raise UserFailure(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - the client failed in a way of its own: this episode
