@@ -507,6 +507,14 @@ def main(argv: list[str] | None = None) -> int:
     fetch_parser.add_argument(
         "--to", type=Path, metavar="DIR", help="a Hub cache directory to fill (default: HF_HUB_CACHE)"
     )
+    audit_parser = commands.add_parser(
+        "audit-user", help="the LLM user's precision and recall on the users' audit, against a model"
+    )
+    audit_parser.add_argument("--model", required=True, help="the user's model, as the server names it")
+    audit_parser.add_argument("--base-url", help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
+    audit_parser.add_argument(
+        "--data", nargs="*", default=[], metavar="SUITE=PATH", help="data files to build more cases from"
+    )
     for sub in (merge_parser, compare_parser):
         sub.add_argument(
             "--pr-comment",
@@ -530,6 +538,10 @@ def main(argv: list[str] | None = None) -> int:
             return data_list()
         if args.command == "data":
             return data_fetch(args.suite.lower(), args.revision, args.split, args.url, args.to)
+        if args.command == "audit-user":
+            from .protocols.interactive.audit import llm_audit
+
+            return llm_audit(args.model, args.base_url, args.data)
         if args.command == "history":
             return history_page(args.paths, args.output)
         if args.command == "compare":

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_ambigqa.cli import main
 from pytest_ambigqa.protocols.interactive import Episode, OfflineUser, episodes
-from pytest_ambigqa.protocols.interactive.audit import IRRELEVANT, cases, main, measure, written
+from pytest_ambigqa.protocols.interactive.audit import IRRELEVANT, cases, measure, written
 from pytest_ambigqa.protocols.interactive.users import (
     DO_NOT_KNOW,
     REPLY,
@@ -169,9 +170,16 @@ def test_the_llm_user_is_told_to_decline_and_its_audit_runs_against_a_server(cha
         and says_do_not_know(DO_NOT_KNOW)
         and not says_do_not_know("the book")
     )
-    main(["--model", "user-m", "--base-url", chat_server.url])
+    assert main(["audit-user", "--model", "user-m", "--base-url", chat_server.url]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == list(BUNDLED)
     # The scripted server replies with the whole reading every time: it never declines, so
     # its recall is 1 and its precision the share of answer cases. A model's figures need a model.
     assert all('"recall": 1.0' in line for line in lines)
+    # A data file named with a suite that does not exist: one line, exit 2, no traceback.
+    assert (
+        main(["audit-user", "--model", "user-m", "--base-url", chat_server.url, "--data", "nope=x.json"]) == 2
+    )
+    assert capsys.readouterr().err.startswith(
+        "pytest-ambigqa audit-user: --data nope=x.json: write SUITE=PATH"
+    )

@@ -15,13 +15,12 @@ written for the bundled samples in ``user_audit.json`` (the aspect the readings 
 "which film?", and aspects they do not decide, "the lead or a supporting role?"). Only a
 reading that adds something to the question can answer ("answer" else "do not know").
 
-``python -m pytest_ambigqa.protocols.interactive.audit --model M --base-url URL`` measures the
-LLM user against a server (the bundled samples, and any data files given).
+``pytest-ambigqa audit-user --model M --base-url URL`` measures the LLM user against a
+server (the bundled samples, and any data files given).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -116,26 +115,23 @@ def measure(user: User, audit: Sequence[Case]) -> dict[str, float | int]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Measure the LLM user against a server (the bundled samples' audit, and the files'
-    generated cases)."""
+def llm_audit(model: str, base_url: str | None, data: Sequence[str]) -> int:
+    """Measure the LLM user against a server: the bundled samples' audit, and the cases
+    generated from each ``SUITE=PATH`` data file (``pytest-ambigqa audit-user``)."""
+    from ...errors import UsageError
     from ...models.chat import ChatClient, ChatSettings
     from ...suites import SUITES, LoadOptions
     from .users import LLMUser
 
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--base-url", default=None, help="an OpenAI-compatible server ($OPENAI_BASE_URL)")
-    parser.add_argument("--data", nargs="*", default=[], metavar="SUITE=PATH", help="e.g. asqa=dev.jsonl")
-    args = parser.parse_args(argv)
-    user = LLMUser(ChatClient(ChatSettings(args.model, args.base_url, role="user"), None))
-    sources = [(name, None) for name in ("march", "condambigqa", "asqa")]
-    sources += [(spec.partition("=")[0], Path(spec.partition("=")[2])) for spec in args.data]
-    for name, path in sources:
-        items = SUITES[name].load(path, LoadOptions()).items
-        audit = cases(items, written().get(name) if path is None else None)
-        print(name, path or "bundled sample", json.dumps(measure(user, audit)))
-
-
-if __name__ == "__main__":
-    main()
+    sources: list[tuple[str, Path | None]] = [(name, None) for name in ("march", "condambigqa", "asqa")]
+    for spec in data:
+        name, _, path = spec.partition("=")
+        if name.lower() not in SUITES or not path:
+            raise UsageError(f"--data {spec}: write SUITE=PATH, SUITE one of {', '.join(sorted(SUITES))}")
+        sources.append((name.lower(), Path(path)))
+    user = LLMUser(ChatClient(ChatSettings(model, base_url, role="user"), None))
+    for name, file in sources:
+        items = SUITES[name].load(file, LoadOptions()).items
+        audit = cases(items, written().get(name) if file is None else None)
+        print(name, file or "bundled sample", json.dumps(measure(user, audit)))
+    return 0
