@@ -28,7 +28,8 @@ ACTIONS = ("clarify", "answer", "multi-answer")
 # Every structured step's schema, and the check its reply must pass.
 STEPS = {
     "answer": (prompts.ANSWER_FORM, methods.check_answer),
-    "reasoned answer": (prompts.REASONED_FORM, methods.check_reasoned),
+    "text answer": (prompts.TEXT_FORM, methods.check_text),
+    "reasoned answer": (prompts.REASONED_TEXT_FORM, methods.check_reasoned),
     "react act": (prompts.act_form(("search", "answer")), methods.check_act(("search", "answer"))),
     "react forced answer": (prompts.act_form(("answer",)), methods.check_act(("answer",))),
     "diversify": (prompts.DIVERSIFY_FORM, planned.check_readings),

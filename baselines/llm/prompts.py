@@ -118,11 +118,11 @@ REASONING_READER = (
     "each step in the passages, then give your answer, citing the passages you use by their "
     "ids in square brackets. Reply with a JSON object and nothing else."
 )
-TEXT_FORM = _form("text_answer", long_answer=_text("your answer"))
+TEXT_FORM = _form("text_answer", long_answer=_said(_text("your answer")))
 REASONED_TEXT_FORM = _form(
     "reasoned_text_answer",
     reasoning=_text("your step-by-step reasoning, first"),
-    long_answer=_text("your answer"),
+    long_answer=_said(_text("your answer")),
 )
 
 # -- the planned methods' final answer (DIVA, CLARION, TreeRare): it covers their readings ----
