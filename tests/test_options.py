@@ -134,6 +134,25 @@ def test_values_are_read_from_either_spelling_and_relative_to_the_invocation(tmp
     assert cfg.settings["march"] == "oracle-evidence" and cfg.gates.gate == "lower-ci"
 
 
+def test_a_judge_panel_takes_one_url_and_price_each(tmp_path):
+    cfg = run_config(
+        tmp_path,
+        "--ambig-suite=march",
+        "--ambig-judge=a, b",
+        "--ambig-judge-base-url=http://x/v1,http://y/v1",
+        "--ambig-judge-price=1,2;3,4",
+        "--ambig-retriever=Dense",
+        "--ambig-top-k=5",
+    )
+    assert cfg is not None
+    assert [(s.model, s.base_url) for s in cfg.models.judge_settings(0)] == [
+        ("a", "http://x/v1"),
+        ("b", "http://y/v1"),
+    ]
+    assert cfg.models.judge_prices == ((1.0, 2.0), (3.0, 4.0))
+    assert (cfg.retrieval.retriever, cfg.retrieval.top_k) == ("dense", 5)
+
+
 def test_options_without_a_suite_say_so_and_an_idle_run_reads_nothing(tmp_path):
     assert run_config(tmp_path) is None
     assert refusal(run_config, tmp_path, "--ambig-system=oracle", "--ambig-limit=3") == (
@@ -194,6 +213,18 @@ def test_options_without_a_suite_say_so_and_an_idle_run_reads_nothing(tmp_path):
             "--ambig-reader=llm: the LLM reader is the judge model; set --ambig-judge",
         ),
         (["--ambig-judge=m", "--ambig-judge-price=1"], "--ambig-judge-price: expected IN,OUT*"),
+        (["--ambig-judge=a,,b"], "--ambig-judge=a,,b: an empty model name in the list"),
+        (["--ambig-judge=a,a"], "--ambig-judge: a named twice on the same server"),
+        (
+            ["--ambig-judge=a,b", "--ambig-judge-base-url=http://x/v1,http://y/v1,http://z/v1"],
+            "--ambig-judge-base-url: 3 URLs for 2 judges; give one URL for every judge, or one per judge "
+            "in the order of --ambig-judge",
+        ),
+        (["--ambig-judge-panel=mode"], "--ambig-judge-panel: 'mode' is not one of mean, median"),
+        (["--ambig-judge-disagreement=2"], "--ambig-judge-disagreement: 2 must be between 0 and 1"),
+        (["--ambig-llm-temperature=3"], "--ambig-llm-temperature: 3 must be between 0 and 2"),
+        (["--ambig-retriever=tfidf"], "--ambig-retriever: 'tfidf' is not one of bm25, dense, hybrid, none"),
+        (["--ambig-top-k=0"], "--ambig-top-k: 0 must be between 1 and 10000"),
         (
             ["--ambig-condambigqa-setting=closed"],
             "--ambig-condambigqa-setting: 'closed' is not a CondAmbigQA setting (valid: main, *",
