@@ -11,4 +11,5 @@ pytest_plugins = [
     "fixtures.storage",
     "fixtures.ray_cluster",
     "fixtures.hub",
+    "fixtures.tiers",
 ]

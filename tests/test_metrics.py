@@ -197,6 +197,7 @@ def _official_mid(values, seed):
         np.random.set_state(state)
 
 
+@pytest.mark.slow  # each example runs the official aggregator's 1,000 resamples
 @given(st.lists(unit, min_size=1, max_size=60), st.integers(0, 2**31 - 1))
 def test_rouge_bootstrap_mid_is_the_official_aggregators(values, seed):
     """rouge-score's BootstrapAggregator, seeded through the global generator, gives the

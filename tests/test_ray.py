@@ -14,10 +14,13 @@ import pytest
 from fixtures.process import ambig_run
 from fixtures.ray_cluster import comparable
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None,
-    reason="ray is not installed: pip install 'pytest-ambigqa[ray]' (it is in the test extra)",
-)
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.skipif(
+        importlib.util.find_spec("ray") is None,
+        reason="ray is not installed: pip install 'pytest-ambigqa[ray]' (it is in the test extra)",
+    ),
+]
 
 # Each call notes the process, the Ray actor and the Ray node it ran in ("-" outside an actor).
 SYSTEM = """

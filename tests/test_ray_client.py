@@ -28,10 +28,13 @@ from fixtures.process import ambig_run
 from fixtures.ray_cluster import comparable
 from pytest_ambigqa.cluster.pool import LOOPBACK, start_reason
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None,
-    reason="ray is not installed: pip install 'pytest-ambigqa[ray]' (it is in the test extra)",
-)
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.skipif(
+        importlib.util.find_spec("ray") is None,
+        reason="ray is not installed: pip install 'pytest-ambigqa[ray]' (it is in the test extra)",
+    ),
+]
 
 UP_S = 60  # seconds the head may take to accept Ray Client connections on a loaded machine
 DOWN_S = 15  # seconds its processes may take to go once killed

@@ -137,6 +137,7 @@ def test_bm25_tokenization():
     assert tokenize("The Ford F-Series's sales, in 2020!") == ["ford", "f", "series", "s", "sales", "2020"]
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("kind", ["bm25", "dense", "hybrid"])
 def test_retrievers_answer_the_contract(kind, cache, bm25, dense):
     retriever = {"bm25": bm25, "dense": dense}.get(kind) or open_retriever(kind, CORPUS, cache, None)
@@ -150,12 +151,14 @@ def test_retrievers_answer_the_contract(kind, cache, bm25, dense):
     assert [p.id for p in more[:5]] == [p.id for p in hits]  # k monotone: top-5 is a prefix of top-8
 
 
+@pytest.mark.model
 def test_dense_embedder_runs_on_the_device_auto_picks(dense):
     dense.rankings(["warm up"], 1)  # the model loads on first use
     assert dense.embedder.model.device.type == pick_device("auto")  # the CPU on a machine without a GPU
     assert pick_device("auto") in ("cpu", "cuda")
 
 
+@pytest.mark.model
 def test_dense_finds_paraphrases(dense):
     # No word in common with "Everest" or "first ascent" beyond the name itself.
     hits = dense("Who reached the summit of the world's tallest peak before anyone else?", k=5)
@@ -226,6 +229,7 @@ def test_retrieval_baseline(bm25):
     assert answer.metadata["queries"][0] == ITEMS[0].question
 
 
+@pytest.mark.model
 def test_condambigqa_questions_find_their_gold_fragments(shared_data, tmp_path):
     """Real data: each question against the 20 items' fragments pooled (400 passages)."""
     items = (

@@ -150,6 +150,7 @@ def test_a_value_off_the_scale_or_past_the_population_is_refused():
         sequence.update(0.5)
 
 
+@pytest.mark.slow  # 400 simulated runs of 100 items: seconds of CPU
 def test_the_gate_keeps_its_error_rate_where_a_fixed_n_interval_watched_does_not():
     """Over 200 seeds, populations of 100 binary scores just under and just over the bound:
     the sequence ever missing the true mean (which bounds every stopping rule's error), and

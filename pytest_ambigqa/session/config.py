@@ -211,7 +211,10 @@ def _settings(config: pytest.Config, saved: dict[str, Any]) -> dict[str, str]:
         chosen[named] = (setting.lower(), "--ambig-setting")
     for suite in SUITES.values():
         flag = f"--ambig-{suite.name}-setting"
-        own = options.value(config, flag) if flag in options.OPTIONS else None
+        # chosen, not merely valued: the ini's default (the first setting) is no choice to disagree with
+        own = (
+            options.value(config, flag) if flag in options.OPTIONS and options.chosen(config, flag) else None
+        )
         if own is None:
             continue
         if suite.name in chosen and chosen[suite.name][0] != own.lower():
