@@ -450,7 +450,9 @@ def _load_plugins(names: list[str]) -> Callable[[], None]:
         raise UsageError(str(exc)) from None
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command's parser, every subcommand in it (docs/reference.py renders the command line
+    reference from it)."""
     parser = argparse.ArgumentParser(prog="pytest-ambigqa", description="pytest-ambigqa tools")
     commands = parser.add_subparsers(dest="command", required=True)
     merge_parser = commands.add_parser("merge", help="merge the scorecard.json files of shards into one")
@@ -530,7 +532,11 @@ def main(argv: list[str] | None = None) -> int:
             metavar="MODULE",
             help="a plugin module whose pytest_ambigqa_* hooks add suites, metrics or writers (repeatable)",
         )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     unload = lambda: None  # noqa: E731
     try:
         unload = _load_plugins(getattr(args, "plugins", []))
