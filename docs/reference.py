@@ -320,47 +320,44 @@ def metrics_page() -> str:
     lines += [
         "## Every metric",
         "",
-        "*printed* is the scale of a suite value as the reports print it (the item scale times the "
-        "factor); *item* is the scale of one item's value, which `--ambig-item-min` is given on. "
+        "*scale*: the range of a suite value as the reports print it; in brackets, one item's range "
+        "(which `--ambig-item-min` is given on) and the factor between them, where they differ. "
         "*better*: ↑ higher is better, ↓ lower is better, blank: neither (a count, a rate). "
         "*errored as*: what an item that errored counts as (n/a: it is unscored instead).",
         "",
     ]
     rows: list[tuple[str, ...]] = []
+    matches: list[tuple[str, ...]] = []
     for name, metric in METRICS.items():
-        printed = printed_range(name)
-        item = metric.item_range
+        printed, item = printed_range(name), metric.item_range
+        scale = f"{_number(printed[0])} to {_number(printed[1])}" if printed else "none (a count)"
+        if item is not None and metric.factor != 1:
+            scale += f" (items {_number(item[0])} to {_number(item[1])}, ×{_number(metric.factor)})"
+        elif item is None and printed is not None:
+            scale += " (no item value)"
         aggregation = metric.aggregation + (f" of {', '.join(map(code, metric.of))}" if metric.of else "")
-        better = {True: "↑", False: "↓", None: ""}[metric.higher_is_better]
         rows.append(
             (
                 f'<span id="{_metric_anchor(name)}"></span>{code(name)}',
                 cell(metric.label),
-                cell(f"{_number(printed[0])} to {_number(printed[1])}") if printed else "",
-                cell(f"{_number(item[0])} to {_number(item[1])}") if item else "",
-                _number(metric.factor),
-                better,
+                cell(scale),
+                {True: "↑", False: "↓", None: ""}[metric.higher_is_better],
                 metric.needs or "",
                 aggregation,
-                code(metric.scorer.name) if metric.scorer else "",
                 cell(metric.failed_as if metric.correctness else "n/a"),
-                cell(metric.source),
             )
         )
-    header = (
-        "metric",
-        "label",
-        "printed",
-        "item",
-        "factor",
-        "better",
-        "needs",
-        "aggregation",
-        "scorer",
-        "errored as",
-        "matches (source)",
-    )
+        matches.append((code(name), code(metric.scorer.name) if metric.scorer else "", cell(metric.source)))
+    header = ("metric", "label", "scale", "better", "needs", "aggregation", "errored as")
     lines += [table(header, rows), ""]
+    lines += [
+        "## What each matches",
+        "",
+        "Where each metric comes from: the paper, table or official scorer "
+        "it reproduces, and the scorer that computes it here.",
+        "",
+    ]
+    lines += [table(("metric", "scorer", "source"), matches), ""]
     lines += ["## Aggregations", "", "How a suite (or slice) value is made from its items:", ""]
     lines += [f"- `{name}`: {text}" for name, text in _aggregations().items()]
     lines += [
@@ -558,32 +555,30 @@ def _arguments(parser: argparse.ArgumentParser) -> str:
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction | argparse._SubParsersAction):
             continue
+        value = action.metavar or (action.dest.upper() if action.nargs != 0 else "")
         if action.option_strings:
-            name = ", ".join(map(code, action.option_strings))
-            kind = "repeatable" if isinstance(action, argparse._AppendAction) else "option"
+            name = ", ".join(code(f"{flag} {value}".strip()) for flag in action.option_strings)
+            kind = "option, repeatable" if isinstance(action, argparse._AppendAction) else "option"
         else:
-            name = code(action.metavar or action.dest)
+            name = code(value)
             kind = "positional"
         nargs = {"+": "one or more", "*": "any number", "?": "optional"}.get(str(action.nargs), "")
-        value = action.metavar or (action.dest.upper() if action.option_strings and action.nargs != 0 else "")
-        required = (
-            "yes" if action.required or not action.option_strings and action.nargs not in ("?", "*") else ""
-        )
+        required = action.required or not action.option_strings and action.nargs not in ("?", "*")
         default = action.default if action.default not in (None, [], argparse.SUPPRESS) else ""
         help_text = formatter._expand_help(action) if action.help else ""
         rows.append(
             (
                 name,
-                code(value) if value and action.option_strings else "",
-                ", ".join(filter(None, (kind, nargs))),
-                required,
+                ", ".join(filter(None, (kind, nargs, "required" if required else ""))),
                 code(default) if default != "" else "",
                 cell(help_text),
             )
         )
     if not rows:
-        return "No arguments."
-    return table(("argument", "value", "kind", "required", "default", "what it is"), rows)
+        depth = len(parser.prog.split()) + 1
+        below = [f"[{code(p)}](#{_slug(p)})" for p, _, _ in _subcommands(parser) if len(p.split()) == depth]
+        return f"No arguments but its subcommands: {', '.join(below)}." if below else "No arguments."
+    return table(("argument", "kind", "default", "what it is"), rows)
 
 
 def cli_page() -> str:
