@@ -134,14 +134,28 @@ def rewrite_links(markdown: str, source: str, page: str, root: Path = ROOT) -> s
         relative = posixpath.relpath(inside, posixpath.dirname(page) or ".")
         return relative + hash_ + anchor
 
+    spans: list[str] = []  # the code spans of the line: no links inside them, each set aside
+
+    def aside(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    def back(text: str) -> str:
+        return re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], text)
+
     def link(match: re.Match[str]) -> str:
         bang, text, raw, title = match.groups()
+        if "\x00" in raw:  # a target is never a code span: no link
+            return back(match.group(0))
         new = target(raw)
         if new is not None:
             return f"{bang}[{text}]({new}{title})"
         path = raw.partition("#")[0]
         if bang:
             return text
+        text = back(text)
+        if text in (path, code(path)):  # the text is the path itself
+            return code(path)
         return text if path in text else f"{text} ({code(path)})"
 
     out, fenced = [], False
@@ -157,13 +171,8 @@ def rewrite_links(markdown: str, source: str, page: str, root: Path = ROOT) -> s
             head, tail = definition.group(1), definition.group(3)
             out.append(f"{head}{new}{tail}" if new is not None else f"{head}#{tail}")
             continue
-        pieces, last = [], 0
-        for span in _CODE_SPAN.finditer(line):  # no links inside code spans
-            pieces.append(_LINK.sub(link, line[last : span.start()]))
-            pieces.append(span.group(0))
-            last = span.end()
-        pieces.append(_LINK.sub(link, line[last:]))
-        out.append("".join(pieces))
+        spans.clear()
+        out.append(back(_LINK.sub(link, _CODE_SPAN.sub(aside, line))))
     return "\n".join(out) + ("\n" if markdown.endswith("\n") else "")
 
 

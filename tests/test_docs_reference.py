@@ -174,6 +174,7 @@ def test_links_of_included_files_are_made_to_work_on_the_site(tmp_path):
         "[Ray](docs/recipes/ray/), [site](https://example.org/x.md), [here](#top), "
         "`[not](a/link.md)` and ![shot](docs/report.png).\n"
         "```bash\n[kept](docs/how-to/data.md)\n```\n"
+        "[tests/README.md](tests/README.md), [`fixtures/`](fixtures/)\n"
         "[def]: tests/README.md\n"
     )
     out = reference.rewrite_links(text, "CHANGELOG.md", "changelog.md", tmp_path)
@@ -184,6 +185,7 @@ def test_links_of_included_files_are_made_to_work_on_the_site(tmp_path):
     assert "`[not](a/link.md)`" in out
     assert "![shot](report.png)" in out
     assert "[kept](docs/how-to/data.md)" in out  # code is left alone
+    assert "`tests/README.md`, `fixtures/`" in out
     assert "[def]: #" in out
     nested = reference.rewrite_links(
         "[x](../../docs/how-to/data.md)", "suites/asqa/README.md", "reference/suites.md"
