@@ -85,7 +85,7 @@ def my_model(question, history):
     return "2"
 
 
-# README's example policy, as written there: it does not look at what a forced turn allows.
+# The example policy of docs/how-to/interactive.md, as written there: it does not look at what a forced turn allows.
 def readme(question, history, alpha, beta, actions, retriever=None):
     if "clarify" in actions and alpha < 5:
         return {"action": "clarify", "text": "Which one do you mean?"}

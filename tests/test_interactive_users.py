@@ -1,7 +1,7 @@
 """The simulated users answer only what they are asked (Berant, Chen, Fisch et al. 2025,
 "Learning Steerable Clarification Policies with Collaborative Self-play", section 3.1 and
 Appendix E.2): the offline user's rule, its CondAmbigQA replies, and the users' audit, whose
-figures the README gives."""
+figures docs/how-to/interactive.md gives ("The users' audit")."""
 
 from __future__ import annotations
 
@@ -144,12 +144,12 @@ def test_a_question_offering_the_readings_gets_the_users_own_on_the_shared_sampl
     _offering_gets_its_own(_shared(shared_data, suite))
 
 
-def test_the_offline_users_audit_on_the_bundled_samples_holds_the_readmes_figures():
+def test_the_offline_users_audit_on_the_bundled_samples_holds_the_docs_figures():
     audit = [case for suite in BUNDLED for case in cases(_bundled(suite), written()[suite])]
     assert {case.kind for case in audit} >= {"irrelevant", "written: answer", "written: do not know"}
     assert len(audit) == 988 and sum(case.answer for case in audit) == 454
     found = measure(OfflineUser(), audit)
-    assert found["precision"] >= 0.975 and found["recall"] >= 0.958, found  # README, "Users"
+    assert found["precision"] >= 0.975 and found["recall"] >= 0.958, found  # docs/how-to/interactive.md
     written_ids = {suite: set(ids) for suite, ids in written().items()}
     assert all(written_ids[s] == {i.id for i in _bundled(s)} for s in BUNDLED)  # every bundled item
 
@@ -160,7 +160,7 @@ def test_the_offline_users_audit_on_the_shared_samples(shared_data):
         len(i.interpretations) for s in SHARED for i in _shared(shared_data, s) if len(i.interpretations) > 1
     )
     found = measure(OfflineUser(), audit)
-    assert found["precision"] >= 0.963 and found["recall"] == 1.0, found  # README, "Users"
+    assert found["precision"] >= 0.963 and found["recall"] == 1.0, found  # docs/how-to/interactive.md
 
 
 def test_the_llm_user_is_told_to_decline_and_its_audit_runs_against_a_server(chat_server, capsys):

@@ -1,7 +1,8 @@
 """The papers' reference methods (``--ambig-system=llm:<method>``) end to end, against a real
 OpenAI-compatible server on 127.0.0.1 that plays a small scripted model
 (``fixtures.servers.scripted_model``) and records every request: what each method asks, in
-which order, with which decoding and retrieval depth (held to the README's table), how it
+which order, with which decoding and retrieval depth (held to the method table of
+docs/explanation/fidelity.md), how it
 meets servers that answer in prose, take only JSON mode or take a JSON schema, and what its
 answers and the scorecard record."""
 
@@ -24,7 +25,7 @@ from pytest_ambigqa.suites import SUITES, LoadOptions
 SUITE_NAMES = ("march", "condambigqa", "asqa")
 ITEMS = sum(len(SUITES[s].load(None, LoadOptions()).items) for s in SUITE_NAMES)
 MARCH_QUESTIONS = [i.question for i in SUITES["march"].load(None, LoadOptions()).items]
-README = Path(__file__).resolve().parents[1] / "README.md"
+FIDELITY = Path(__file__).resolve().parents[1] / "docs" / "explanation" / "fidelity.md"
 
 
 def run(pytester: pytest.Pytester, server, method: str, *args: str, suites: str = ",".join(SUITE_NAMES)):
@@ -51,24 +52,35 @@ def steps_of(item: dict) -> list[str]:
     return [s["step"] for s in item["answer"]["metadata"]["llm"]["steps"]]
 
 
-# -- the README's table of steps, top-k, budget and decoding -----------------------------------
+# -- the method table of docs/explanation/fidelity.md: steps, top-k, budget and decoding ---------
+
+CELLS = {
+    "steps, each with the paper section it follows": "steps",
+    "top-k per query": "top_k",
+    "budget": "budget",
+    "decoding": "decoding",
+}
 
 
-def readme_table() -> dict[str, dict[str, str]]:
-    """The README's table of the ``llm:`` methods: per method, its steps, top-k, budget and
-    decoding cells."""
-    text = README.read_text(encoding="utf-8")
-    head = "| `--ambig-system=` | steps, each with the paper section it follows |"
-    rows = text[text.index(head) :].split("\n\n", 1)[0].splitlines()[2:]
+def method_table() -> dict[str, dict[str, str]]:
+    """The docs' table of the ``llm:`` methods (a list: one item per method, a sub-item per cell,
+    wrapped): per method, its steps, top-k, budget and decoding cells."""
+    text = FIDELITY.read_text(encoding="utf-8")
+    section = text[text.index("## The methods, step by step") :]
+    section = section[: section.index("\n## ")]
     table = {}
-    for row in rows:
-        names, steps, top_k, budget, decoding = (c.strip() for c in row.strip("|").split(" | "))
+    for entry in section.split("\n- ")[1:]:
+        names, *cells = entry.split("\n    - ")
+        row = {}
+        for cell in cells:
+            label, value = cell.split(": ", 1)
+            row[CELLS[label]] = " ".join(value.split())
         for name in re.findall(r"`llm:([a-z-]+)`", names):
-            table[name] = {"steps": steps, "top_k": top_k, "budget": budget, "decoding": decoding}
+            table[name] = row
     return table
 
 
-TABLE = readme_table()
+TABLE = method_table()
 
 
 def step_patterns(cell: str) -> list[re.Pattern]:
@@ -114,7 +126,7 @@ BUDGETS = {
 }
 
 
-def test_the_readme_table_has_one_row_per_method():
+def test_the_method_table_has_one_row_per_method():
     assert set(TABLE) == set(METHODS)
     for method, row in TABLE.items():
         assert step_patterns(row["steps"]), method
@@ -126,7 +138,7 @@ def test_the_readme_table_has_one_row_per_method():
 
 
 @pytest.mark.parametrize("method", [m for m in METHODS if m not in POLICIES])
-def test_every_method_answers_every_sample_as_the_readme_table_says(pytester, chat_server, method):
+def test_every_method_answers_every_sample_as_the_method_table_says(pytester, chat_server, method):
     result, card = run(pytester, chat_server, method)
     result.assert_outcomes(passed=ITEMS)
     row = TABLE[method]
@@ -139,7 +151,7 @@ def test_every_method_answers_every_sample_as_the_readme_table_says(pytester, ch
         order = []
         for step in steps_of(item):
             matched = [n for n, p in enumerate(patterns) if p.match(step)]
-            assert matched, f"{method}: step {step!r} is not in the README's table"
+            assert matched, f"{method}: step {step!r} is not in the method table"
             order.append(matched[0])
         first_met = list(dict.fromkeys(order))
         assert first_met == sorted(first_met), (method, steps_of(item))

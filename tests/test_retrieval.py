@@ -247,5 +247,5 @@ def test_condambigqa_questions_find_their_gold_fragments(shared_data, tmp_path):
             found += len(gold & {p.id for p in retriever(item.question, 20)})
             total += len(gold)
         recall[kind] = found / total
-    # Measured when written: BM25 92.7%, dense 100% of 96 gold fragments (README).
+    # Measured when written: BM25 92.7%, dense 100% of 96 gold fragments (docs/how-to/retrieval.md).
     assert recall["bm25"] >= 0.85 and recall["dense"] >= 0.9, recall

@@ -3,7 +3,7 @@
 The human evaluation of ALCE (Gao et al. 2023, "Enabling Large Language Models to Generate
 Text with Citations", arXiv 2305.14627) asks annotators to rate the
 utility of an answer for the question on a 1-5 Likert scale; its released ratings of ASQA
-outputs are what ``--ambig-human-labels`` calibrates this judge against (README,
+outputs are what ``--ambig-human-labels`` calibrates this judge against (docs/how-to/judges.md,
 "Calibration against human labels"). The wording below is ours, after that criterion; the
 judge sees the question and the answer only, as the annotators rating utility did.
 """

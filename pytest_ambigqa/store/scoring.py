@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from ..suites import Suite
 
 BATCH = 64  # the most items one round trip to a worker carries
-THRESHOLD = 500  # items ahead below which the pool does not pay its start (README, Measured)
+THRESHOLD = 500  # items ahead below which the pool does not pay its start (docs/how-to/fast-runs.md)
 
 Parts = Mapping[str, "Scored | Failure"]  # a worker's part of one answer's scoring (metrics.scoring.compute)
 _NONE: Parts = {}
