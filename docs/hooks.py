@@ -1,5 +1,6 @@
-"""MkDocs hooks (mkdocs.yml ``hooks:``): the reference pages, the changelog and the
-contributing guide are made at build time by ``docs/reference.py``, never committed as .md."""
+"""MkDocs hooks (mkdocs.yml ``hooks:``): the home page (README.md), the reference pages, the
+changelog and the contributing guide are made at build time by ``docs/reference.py``, never
+committed as .md."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 def on_serve(server, config: MkDocsConfig, builder):  # noqa: ANN001, ANN201 (mkdocs's types)
     """``mkdocs serve`` rebuilds when what the generated pages are made from changes."""
     root = HERE.parent
-    for path in ("pytest_ambigqa", "suites", "CHANGELOG.md", "CONTRIBUTING.md"):
+    for path in ("pytest_ambigqa", "suites", "README.md", "CHANGELOG.md", "CONTRIBUTING.md"):
         if (root / path).exists():
             server.watch(str(root / path))
     return server

@@ -107,6 +107,9 @@ def generated_note(source: str) -> str:
 
 # --- links of files included from outside docs/ ---------------------------------------------
 
+# The root files the site shows as pages: a link to one goes to its page.
+INCLUDED = {"README.md": "index.md", "CHANGELOG.md": "changelog.md", "CONTRIBUTING.md": "contributing.md"}
+
 _LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)((?:\s+\"[^\"]*\")?)\)")
 _REF_DEF = re.compile(r"^( {0,3}\[[^\]]+\]:\s*)(\S+)(.*)$")
 
@@ -123,10 +126,13 @@ def rewrite_links(markdown: str, source: str, page: str, root: Path = ROOT) -> s
             return raw
         path, hash_, anchor = raw.partition("#")
         resolved = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
-        if resolved == "docs" or not resolved.startswith("docs/"):
+        if resolved in INCLUDED:
+            inside = INCLUDED[resolved]
+        elif resolved == "docs" or not resolved.startswith("docs/"):
             return None
-        inside = resolved[len("docs/") :]
-        if (root / resolved).is_dir():
+        else:
+            inside = resolved[len("docs/") :]
+        if resolved not in INCLUDED and (root / resolved).is_dir():
             index = next((n for n in ("index.md", "README.md") if (root / resolved / n).is_file()), None)
             if index is None:
                 return None
@@ -901,6 +907,11 @@ def included_page(name: str, page: str, title: str, root: Path = ROOT) -> str:
     return generated_note(name) + rewrite_links(path.read_text("utf-8"), name, page, root)
 
 
+def home_page(root: Path = ROOT) -> str:
+    """The README is the site's home page: one text, for GitHub and for the site."""
+    return included_page("README.md", "index.md", "pytest-ambigqa", root)
+
+
 def changelog_page(root: Path = ROOT) -> str:
     return included_page("CHANGELOG.md", "changelog.md", "Changelog", root)
 
@@ -911,6 +922,7 @@ def contributing_page(root: Path = ROOT) -> str:
 
 # Every generated page: its path in the site (docs/ relative) and what makes it.
 PAGES: dict[str, Callable[[], str]] = {
+    "index.md": home_page,
     "reference/options.md": options_page,
     "reference/metrics.md": metrics_page,
     "reference/errors.md": errors_page,

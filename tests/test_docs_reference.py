@@ -202,3 +202,33 @@ def test_the_changelog_and_contributing_pages_exist_without_their_files(tmp_path
 
 def test_table_cells_are_escaped():
     assert reference.cell("a|b <c> `x|<y>`") == "a\\|b &lt;c> `x|<y>`"
+
+
+def test_the_readme_is_a_landing_page():
+    """Issue 41: at most 200 lines; the rest is the site's."""
+    lines = (ROOT / "README.md").read_text("utf-8").splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["README.md", "CHANGELOG.md", "CONTRIBUTING.md", "tests/README.md", "baselines/README.md"]
+    + [f"suites/{name}/README.md" for name in SUITES],
+)
+def test_the_links_of_files_read_on_github_resolve(name):
+    """The files read in the repository (GitHub renders them) link only to files that are in
+    it: the generated pages are not, so those are reached through the site."""
+    path = ROOT / name
+    fenced, broken = False, []
+    for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced:
+            continue
+        for match in reference._LINK.finditer(reference._CODE_SPAN.sub("", line)):
+            target = match.group(3).partition("#")[0]
+            if not target or "://" in target or target.startswith(("mailto:", "/")):
+                continue
+            if not (path.parent / target).exists():
+                broken.append(f"{name}:{number}: {target}")
+    assert not broken, "\n".join(broken)

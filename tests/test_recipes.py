@@ -29,6 +29,7 @@ yaml = pytest.importorskip("yaml", reason="PyYAML is not installed (the test ext
 
 RECIPES = Path(__file__).parent.parent / "docs" / "recipes"
 WORKFLOW = RECIPES / "github-actions.yml"
+PR_GATE = RECIPES / "pr-gate.yml"  # shown in docs/tutorials/gating-a-pull-request.md
 MANIFESTS = (RECIPES / "kubernetes" / "indexed-job.yaml", RECIPES / "kubernetes" / "merge-job.yaml")
 SLURM = (RECIPES / "slurm" / "array.sbatch", RECIPES / "slurm" / "submit.sh")
 RAY = (RECIPES / "ray" / "run.sh", RECIPES / "ray" / "README.md")
@@ -159,6 +160,25 @@ def test_the_github_workflow_runs_and_merges_through_s3(s3, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"merged {ITEMS} items from 4 scorecards into {env['RUN']}/merged" in done.stdout
     assert len(merged_run(s3, env["RUN"])["items"]) == ITEMS
+
+
+def test_the_pull_request_gate_evaluates_then_gates_on_the_saved_baseline(tmp_path):
+    """pr-gate.yml's evaluate step, with the lexical baseline for ``mypkg.qa:answer``: the main
+    branch's run (no baseline) writes the scorecard and the comment; a pull request's run,
+    with that scorecard restored as its baseline, gates on it and passes (the same system)."""
+    flow = yaml.safe_load(PR_GATE.read_text())
+    (step,) = [s for s in flow["jobs"]["evaluate"]["steps"] if "pytest " in s.get("run", "")]
+    script = step["run"].replace("mypkg.qa:answer", "lexical")
+    first = run_shell("bash", script, {}, tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (tmp_path / "out" / "comment.md").is_file() and (tmp_path / "out" / "junit.xml").is_file()
+    assert "Compared with the base run" not in (tmp_path / "out" / "comment.md").read_text()
+    (tmp_path / "baseline").mkdir()
+    os.replace(tmp_path / "out" / "scorecard.json", tmp_path / "baseline" / "scorecard.json")
+    second = run_shell("bash", script, {}, tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    comment = (tmp_path / "out" / "comment.md").read_text()
+    assert "gates passed: 2 of 2" in comment and "Compared with the base run" in comment
 
 
 # Kubernetes
@@ -295,7 +315,7 @@ def test_the_slurm_array_runs_and_merges_through_s3(s3, tmp_path):
 def test_every_recipe_is_in_the_guides():
     """Every recipe is named in the site's how-to guides (docs/how-to/shards.md lists them)."""
     guides = "\n".join(page.read_text() for page in sorted((RECIPES.parent / "how-to").glob("*.md")))
-    for path in (WORKFLOW, *MANIFESTS, *SLURM, *RAY):
+    for path in (WORKFLOW, PR_GATE, *MANIFESTS, *SLURM, *RAY):
         assert str(path.relative_to(RECIPES.parent.parent)) in guides, path
 
 
