@@ -169,7 +169,7 @@ class Run:
         pinned = worker.get(HUB_INPUT, {}).get(name)
         if pinned is not None:  # an xdist worker reads the commit the controller resolved, from the cache
             data = parse_hub(pinned)
-        options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields, offline=pinned is not None)
+        options = LoadOptions(self.cfg.loader, offline=pinned is not None)
         try:
             loaded = SUITES[name].load(data, options)
         except DataError as exc:
