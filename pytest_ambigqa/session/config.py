@@ -86,7 +86,7 @@ class RunConfig:
         return {
             "suites": list(self.suites),
             "data": {k: str(v) for k, v in self.data.items()},
-            **self.loader,  # "split", MARCH's "march_fields", a plugin suite's
+            **self.loader,  # the suites' loader options (Suite.loader_options)
             "limit": self.limit,
             "seed": self.seed,
             **({"sample": self.sample} if self.sample is not None else {}),  # only when set: as before
