@@ -85,3 +85,14 @@ def test_a_suite_declares_its_loader_options_and_the_run_reads_them(monkeypatch)
     assert _loader(Given(ambig_shout="yes"), {})["shout"] == "YES"  # its own option, not options.py's
     assert _loader(Given(), {})["shout"] == "NO"
     assert LoadOptions({"shout": "YES"}).get(shout) == "YES" and LoadOptions().get(shout) == "NO"
+
+
+def test_a_suite_says_what_its_setting_gives_from_the_gold():
+    """The run's description of a system lists the gold inputs it reads: what the suites'
+    settings fill from the gold item, as each suite says (no module outside suites/ names one)."""
+    from pytest_ambigqa.metrics.scoring import Scorers
+
+    gold = Scorers(settings={"condambigqa": "gold-conditions"})
+    assert SUITES["condambigqa"].gold_inputs(gold) == ("conditions",)
+    assert SUITES["condambigqa"].gold_inputs(Scorers()) == ()
+    assert SUITES["march"].gold_inputs(gold) == () and SUITES["asqa"].gold_inputs(gold) == ()

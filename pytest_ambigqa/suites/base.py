@@ -273,6 +273,11 @@ class Suite:
         """The item's inputs a system may declare, under this run's protocol."""
         return {"passages": list(item.passages), "conditions": []}
 
+    def gold_inputs(self, scorers: Scorers) -> tuple[str, ...]:
+        """The inputs this run's setting fills from the gold item (CondAmbigQA's gold
+        conditions): a system that reads one is an upper bound, as its description says."""
+        return ()
+
     def outside_setting(self, scorers: Scorers) -> dict[str, str]:
         """Metrics this run's setting does not report, with the reason (never scored, not even 0)."""
         return {}

@@ -49,6 +49,9 @@ class CondAmbigQA(Suite):
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
 
+    def gold_inputs(self, scorers: Scorers) -> tuple[str, ...]:
+        return ("conditions",) if setting_of(scorers).gold_conditions else ()
+
     def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
         setting = setting_of(scorers)
         inputs: dict[str, Any] = {
