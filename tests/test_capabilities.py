@@ -96,3 +96,10 @@ def test_a_suite_says_what_its_setting_gives_from_the_gold():
     assert SUITES["condambigqa"].gold_inputs(gold) == ("conditions",)
     assert SUITES["condambigqa"].gold_inputs(Scorers()) == ()
     assert SUITES["march"].gold_inputs(gold) == () and SUITES["asqa"].gold_inputs(gold) == ()
+
+
+def test_stored_answers_keep_the_keys_their_settings_had():
+    """The fingerprint of stored answers' inputs names each suite's setting by the suite's own
+    key: CondAmbigQA's the one its answers were stored under before settings were any suite's."""
+    keys = {name: suite.stored_setting_key for name, suite in SUITES.items() if suite.settings}
+    assert keys == {"march": "march_setting", "condambigqa": "setting"}

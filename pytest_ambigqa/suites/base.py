@@ -157,6 +157,13 @@ class Suite:
     # every suite's loader reads the split (a Hub release's, or a file's that holds several).
     loader_options: tuple[LoaderOption, ...] = (SPLIT,)
 
+    @property
+    def stored_setting_key(self) -> str:
+        """The key its setting has in the fingerprint of the stored answers' inputs
+        (``evaluate.py``): ``<name>_setting``; a suite whose answers were stored under
+        another key keeps it, so that they are found again."""
+        return f"{self.name}_setting"
+
     def setting(self, scorers: Scorers) -> str | None:
         """The setting this run gives the suite (None: it has none)."""
         return scorers.settings.get(self.name, self.settings[0]) if self.settings else None

@@ -45,6 +45,7 @@ class CondAmbigQA(Suite):
         "--ambig-data=hf://Apocalypse-AGI-DAO/CondAmbigQA (gated: a token and accepted terms)"
     )
     settings = tuple(SETTINGS)
+    stored_setting_key = "setting"  # its answers were stored under it before settings were any suite's
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
