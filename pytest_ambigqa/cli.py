@@ -39,7 +39,7 @@ from . import hookspecs
 from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import for_terminal, write_text
-from .protocols import suite_metrics
+from .protocols import DEFAULT_PROTOCOL, suite_metrics
 from .report import ci, compare, gates, history, pipeline, storage, terminal, view
 from .report.gates import parse_margins, parse_thresholds
 from .report.gold import reload
@@ -195,7 +195,7 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
             )
         )
         protocols[name] = s.protocol  # what each shard said of its part gives way to ``build``'s
-    protocol = config.get("protocol") or "single-shot"
+    protocol = config.get("protocol") or DEFAULT_PROTOCOL
     item_min = parse_thresholds(
         "--ambig-item-min",
         ",".join(config["item_min"]),
@@ -305,7 +305,7 @@ def compare_runs(
             if out.resolve() == path.resolve().parent:
                 raise UsageError(f"-o {out}: it holds {path}; write the comparison into another directory")
     suites = tuple(s.name for s in new.suites)
-    protocol = new.config.get("protocol") or "single-shot"
+    protocol = new.config.get("protocol") or DEFAULT_PROTOCOL
     margins = parse_margins(
         "--fail-if-worse", margins_text, suites, partial(suite_metrics, protocol=protocol)
     )

@@ -282,12 +282,10 @@ class Evaluator:
 
     def _inputs_fingerprint(self, searches: bool) -> str:
         cfg = self.context
-        settings = dict(cfg.settings)  # the built-in suites' two under the keys stored answers have
+        # each suite's setting under the key its stored answers have (Suite.stored_setting_key)
         parts: dict[str, Any] = {
-            "setting": settings.pop("condambigqa"),
-            "march_setting": settings.pop("march"),
+            SUITES[suite].stored_setting_key: name for suite, name in cfg.settings.items()
         }
-        parts |= {f"{suite}_setting": name for suite, name in settings.items()}
         if searches:
             retrieval = cfg.retrieval
             parts |= {

@@ -1,5 +1,5 @@
 """A third-party extension of pytest-ambigqa, written as another package would write it: one
-suite with two settings, one metric (which the built-in MARCH reports too) and one report writer, added
+suite with two settings and a loader option of its own, one metric (which the built-in MARCH reports too) and one report writer, added
 through the plugin hooks (``pytest_ambigqa.hookspecs``) without editing pytest-ambigqa.
 Used by tests/test_layout.py."""
 
@@ -8,11 +8,27 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pytest_ambigqa.errors import DataError
 from pytest_ambigqa.metrics import MetricSpec, Scored, Scorer
 from pytest_ambigqa.metrics.text import normalize_answer
 from pytest_ambigqa.report.writers import Writer
 from pytest_ambigqa.schema import AmbigItem, Interpretation, Passage
-from pytest_ambigqa.suites import Setup, Suite
+from pytest_ambigqa.suites import LoaderOption, Setup, Suite
+
+# The toy suite's own loader option: the key a file's answers are under (the plugin adds the
+# option itself, pytest_addoption below; the run reads it because the suite declares it).
+ANSWERS = LoaderOption(
+    "--ambig-toy-answers",
+    "toy_answers",
+    lambda text: text or "answers",
+    "the toy answers' key (--ambig-toy-answers)",
+)
+
+
+def pytest_addoption(parser):
+    parser.getgroup("ambigqa").addoption(
+        "--ambig-toy-answers", metavar="KEY", help="toy suite: the key its file's answers are under (answers)"
+    )
 
 
 def word_recall(golds: list[str], text: str) -> float:
@@ -28,6 +44,7 @@ class Toy(Suite):
     metrics = ("word_recall", "length")
     sample_file = "ambig_toy_sample.json"
     settings = ("plain", "hinted")  # hinted: the gold answers handed over as a passage
+    loader_options = (*Suite.loader_options, ANSWERS)
 
     def sample_path(self) -> Path:
         return Path(__file__).with_name(self.sample_file)
@@ -44,6 +61,11 @@ class Toy(Suite):
         return Setup("plain", "plain: the question only", evidence="none")
 
     def parse(self, path, text, options):
+        key = options.get(ANSWERS)
+        rows = json.loads(text)
+        for n, row in enumerate(rows, 1):
+            if key not in row:
+                raise DataError(f"{path}: item {n} has no '{key}' (--ambig-toy-answers names the key)")
         return [
             (
                 f"{path}: item {n}",
@@ -51,11 +73,11 @@ class Toy(Suite):
                     suite=self.name,
                     id=row["id"],
                     question=row["question"],
-                    interpretations=tuple(Interpretation(None, (a,)) for a in row["answers"]),
-                    long_answers=(" and ".join(row["answers"]),),
+                    interpretations=tuple(Interpretation(None, (a,)) for a in row[key]),
+                    long_answers=(" and ".join(row[key]),),
                 ),
             )
-            for n, row in enumerate(json.loads(text), 1)
+            for n, row in enumerate(rows, 1)
         ]
 
 

@@ -40,8 +40,8 @@ def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
     )
 
 
-def load(url: str, suite: str = "asqa", **options) -> object:
-    return SUITES[suite].load(parse_hub(url), LoadOptions(**options))
+def load(url: str, suite: str = "asqa", offline: bool = False, **values) -> object:
+    return SUITES[suite].load(parse_hub(url), LoadOptions(values, offline=offline))
 
 
 def card_of(card: dict, name: str) -> dict:

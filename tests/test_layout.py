@@ -294,6 +294,60 @@ def test_a_plugin_suite_declares_settings_that_the_run_offers(toy):
         result.stderr.fnmatch_lines([f"ERROR: {message}*"])
 
 
+def test_a_plugin_suite_declares_a_loader_option_that_the_run_reads(toy):
+    """A suite's loader options are its own, as its settings are: the toy plugin adds
+    --ambig-toy-answers (its own pytest_addoption), the toy suite declares it, the run reads it
+    for the suite's loader, and the scorecard records it under its key."""
+    rows = json.loads((TESTS / "ambig_toy_sample.json").read_text())
+    renamed = [{"id": r["id"], "question": r["question"], "golds": r["answers"]} for r in rows]
+    (toy.path / "golds.json").write_text(json.dumps(renamed))
+    args = [
+        "-p",
+        "ambig_toy_plugin",
+        "--ambig-suite=toy",
+        "--ambig-system=oracle",
+        "--ambig-data=toy=golds.json",
+    ]
+    result = toy.runpytest(*args, "--ambig-toy-answers=golds", "--ambig-report=out")
+    result.assert_outcomes(passed=3)
+    card = json.loads((toy.path / "out" / "scorecard.json").read_text())
+    assert card["config"]["toy_answers"] == "golds" and card["config"]["split"] == "dev"
+    assert card["suites"][0]["metrics"]["word_recall"]["mean"] == 100.0
+    result = toy.runpytest(*args)  # its default, "answers", is not this file's key
+    assert result.ret != pytest.ExitCode.OK
+    assert "item 1 has no 'answers' (--ambig-toy-answers names the key)" in str(result.stdout) + str(
+        result.stderr
+    )
+
+
+def test_every_suite_declares_its_loader_options_and_no_other_module_names_one():
+    """The built-in suites' loader options: the split every suite's loader reads, MARCH's field
+    names its own; the run's config, the comparison's notes and a saved run's reload take them
+    from the declarations (``loader_options``), not from a module that names a suite."""
+    from pytest_ambigqa.suites import loader_options
+
+    assert {o.key: o.flag for o in SUITES["march"].loader_options} == {
+        "split": "--ambig-split",
+        "march_fields": "--ambig-march-fields",
+    }
+    assert [o.key for o in SUITES["asqa"].loader_options] == ["split"]
+    assert set(loader_options()) == {"split", "march_fields"}
+    for option in loader_options().values():
+        assert option.flag in OPTIONS  # a built-in suite's option is defined in options.py
+    for path in ("session/config.py", "session/run.py", "report/gold.py", "report/compare.py"):
+        text = (PACKAGE / path).read_text(encoding="utf-8")
+        assert "march_fields" not in text and "suites.march" not in text and "parse_fields" not in text, path
+
+
+def test_the_protocol_choices_are_the_registry():
+    """options.py imports nothing of the package (an idle plugin loads it alone), so it lists
+    --ambig-protocol's choices: they are the registry's names, in its order, the first the default."""
+    from pytest_ambigqa.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+
+    assert OPTIONS["--ambig-protocol"].choices == tuple(PROTOCOLS)
+    assert OPTIONS["--ambig-protocol"].choices[0] == DEFAULT_PROTOCOL
+
+
 def test_merge_loads_the_plugin_named_with_p(toy, monkeypatch):
     for shard in ("1/2", "2/2"):
         toy.runpytest(

@@ -106,7 +106,8 @@ def test_the_defaults_are_what_an_empty_command_line_reads(tmp_path):
     """Every option's default reaches the run as its help states it."""
     cfg = run_config(tmp_path, "--ambig-suite=march")
     assert cfg is not None
-    assert (cfg.suites, cfg.split, cfg.seed, cfg.repeats, cfg.timeout) == (("march",), "dev", 0, 1, 300.0)
+    assert (cfg.suites, cfg.seed, cfg.repeats, cfg.timeout) == (("march",), 0, 1, 300.0)
+    assert cfg.loader == {"split": "dev", "march_fields": {}}
     assert (cfg.protocol, cfg.profile, cfg.device, cfg.concurrency) == ("single-shot", "alce", "auto", 1)
     assert (cfg.limit, cfg.sample, cfg.shard, cfg.ray, cfg.report_dir) == (None, None, None, None, None)
     assert cfg.settings == {"march": "open-retrieval", "condambigqa": "main"}

@@ -41,7 +41,7 @@ def write(tmp_path: Path, name: str, data, *, lines: bool = False) -> Path:
 
 
 def load(suite: str, path: Path | None, **options):
-    return SUITES[suite].load(path, LoadOptions(**options))
+    return SUITES[suite].load(path, LoadOptions(options))
 
 
 @pytest.mark.parametrize("suite, minimum", [("march", 12), ("condambigqa", 10), ("asqa", 10)])
@@ -198,7 +198,7 @@ def test_march_field_mapping(tmp_path):
         "interpretations.question": "clarified",
         "interpretations.short_answers": "answers",
     }
-    (item,) = load("march", write(tmp_path, "m.json", [raw]), fields=fields).items
+    (item,) = load("march", write(tmp_path, "m.json", [raw]), march_fields=fields).items
     assert item.id == "m1" and item.ambiguity_type == "constraint"  # MIRAGE's "general"
     assert item.interpretations[1].short_answers == ("Paris", "Rome")
 

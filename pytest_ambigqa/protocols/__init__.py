@@ -1,6 +1,8 @@
 """How an item is put to a system, one strategy per protocol (``base.py``): single-shot, the
 published protocol, and interactive clarification (``interactive/``). ``--ambig-protocol``
-names one of :data:`PROTOCOLS`; a new protocol is its package and one line here."""
+names one of :data:`PROTOCOLS` (its choices, listed in ``options.py``, are held equal to them by
+``tests/test_layout.py``); a new protocol is its package and one line here. Callers ask a
+protocol what it can do (its capabilities, ``base.py``), never which one it is."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from .base import Protocol, SingleShot
 from .interactive import Interactive
 
 PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (SingleShot, Interactive)}
+DEFAULT_PROTOCOL = SingleShot.name  # the first choice of --ambig-protocol; a saved run that names none
 
 
 def protocol_of(setup: str | None) -> Protocol:

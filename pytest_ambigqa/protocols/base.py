@@ -5,8 +5,11 @@ says what an item that never got an answer counts, which metrics and slices a su
 reports under it, what section its scorecard carries, how the report shows that section and
 which gates it adds. ``Run``, the evaluator, the scorecard builder and the report ask the
 run's protocol (the report finds it by the name its setup records, :func:`protocol_of`)
-rather than branch on its name; a new protocol is a package here and one line in
-:data:`pytest_ambigqa.protocols.PROTOCOLS`, plus its choice of ``--ambig-protocol``.
+rather than branch on its name: what the run's options may ask of it is a capability it
+declares (``suite_values_are_item_means``, ``repeats_trials``), never a check of its name. A
+new protocol is a package here and one line in :data:`pytest_ambigqa.protocols.PROTOCOLS`, plus
+its choice of ``--ambig-protocol`` (``options.py`` imports nothing of the package, so it lists
+the names; ``tests/test_layout.py`` holds the two equal).
 
 The published setting a run's numbers are compared with is a :class:`~..suites.Setup`.
 """
@@ -55,6 +58,16 @@ class Protocol:
     # a system that reads evidence is refused a run that has none to give (Run.evidence_problem)
     needs_evidence = True
     has_section = False  # a section of its own per suite, under its name in scorecard.json
+
+    suite_values_are_item_means = True
+    """Whether a suite's value of a metric is the mean of its tests' scores, one test per data
+    item: what ``--ambig-sequential`` decides on as items come, and what ``--ambig-sample``'s
+    stratum weights estimate. A protocol that expands an item into several tests and weighs
+    them in groups (interactive: readings and cost pairs) says no, and both are refused."""
+
+    repeats_trials = True
+    """Whether ``--ambig-repeats`` may ask each test K times and score the trials' mean (no:
+    a protocol whose section reads one transcript per test)."""
 
     @classmethod
     def check_options(cls, config: pytest.Config) -> None:

@@ -32,6 +32,7 @@ from ..metrics import METRICS
 from ..protocols import protocol_of
 from ..readback import finite
 from ..schema import ItemResult
+from ..suites import loader_options
 from . import paired
 from .scorecard import Check, Scorecard, SuiteCard
 from .stats import stable_seed
@@ -197,8 +198,9 @@ MOVES = {
     "llm_base_url": "the llm: system's server (--ambig-llm-base-url)",
     "seed": "the seed (--ambig-seed: the --ambig-limit sample, the models' seed)",
     "timeout": "the system's timeout (--ambig-timeout)",
-    "split": "the ASQA split (--ambig-split)",
-    "march_fields": "how MARCH's fields are read (--ambig-march-fields)",
+}
+# Then the suites' loader options, as each names them (``LoaderOption.moves``), and:
+LATER_MOVES = {
     "limit": "the item sample (--ambig-limit)",
     "sample": "the stratified item sample (--ambig-sample)",
     "repeats": "the trials per item (--ambig-repeats)",
@@ -218,7 +220,8 @@ def differences(base: Scorecard, new: Scorecard, compared: Sequence[str]) -> lis
     suites' passages were pooled into its corpus), the package's version. The comparison
     goes on (a difference may be the point of it), and says each."""
     lines = []
-    keys = dict(MOVES)
+    loaders = {key: option.moves for key, option in loader_options().items()}
+    keys = {**MOVES, **loaders, **LATER_MOVES}
     searched = any("retriever" in (card.system.get("inputs") or ()) for card in (base, new))
     if searched:
         keys |= RETRIEVAL_MOVES

@@ -11,7 +11,7 @@ from typing import Any
 from .. import options
 from ..metrics import METRICS, NOT_CONFIGURED, printed_range
 from ..options import number, pairs, refuse
-from ..protocols import protocol_of
+from ..protocols import PROTOCOLS, protocol_of
 from ..readback import finite
 from ..schema import ItemResult
 from .compare import Margin
@@ -366,7 +366,7 @@ def _sequential(config: Any, fail_under: Sequence[Threshold], margins: Sequence[
         refuse(f"{flag}: a shard sees part of the items; decide on one run (it can use -n)")
     if (options.value(config, "--ambig-gate") or "mean").lower() == "lower-ci":
         refuse(f"{flag}: its sequence is the interval already; leave --ambig-gate at mean")
-    if (options.value(config, "--ambig-protocol") or "single-shot").lower() != "single-shot":
+    if not PROTOCOLS[options.choice(config, "--ambig-protocol")].suite_values_are_item_means:
         refuse(f"{flag}: only the single-shot protocol's suite values are means over its items")
     for t in fail_under:
         if t.of_trials:

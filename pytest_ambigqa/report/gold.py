@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import DataError
 from ..protocols import protocol_of
 from ..schema import AmbigItem
-from ..suites import SUITES, LoadOptions
+from ..suites import SUITES, LoadOptions, loader_options
 from ..suites.sources import HubRef, is_hub, parse_hub
 from .scorecard import Scorecard
 
@@ -22,9 +22,9 @@ def reload(card: Scorecard) -> tuple[dict[str, AmbigItem], dict[str, str]]:
     """(items by result key, why a suite's items are absent)."""
     found: dict[str, AmbigItem] = {}
     absent: dict[str, str] = {}
+    saved = {key: card.config.get(key) for key in loader_options()}  # each suite's loader options
     options = LoadOptions(
-        split=card.config.get("split") or "dev",
-        fields=dict(card.config.get("march_fields") or {}),
+        {key: value for key, value in saved.items() if value},  # absent or empty: the default
         offline=True,  # an hf:// source is read again from the cache, never downloaded for a report
     )
     for suite in card.suites:

@@ -1,7 +1,7 @@
 """One run's configuration: every room's options, read and checked by the room that owns
 them (the models in ``models/config.py``, retrieval in ``retrieval/config.py``, gates and
 margins in ``report/gates.py``, a protocol's own options by the protocol, suites' settings
-as each suite declares them, MARCH's fields in ``suites/march.py``, the device in
+and loader options as each suite declares them (``Suite.loader_options``), the device in
 ``models/local.py``), put together here into a frozen :class:`RunConfig`.
 
 Only ``session/`` turns what is refused into pytest's usage error (``session/__init__.py``).
@@ -33,8 +33,7 @@ from ..report.gates import GateConfig
 from ..report.saved import read_scorecard
 from ..retrieval.config import RetrievalConfig
 from ..schedulers import SchedulerShard, detect
-from ..suites import SUITES, saved_settings
-from ..suites.march import parse_fields
+from ..suites import SUITES, loader_options, saved_settings
 from ..suites.sources import HubRef, is_hub, parse_hub
 
 
@@ -45,7 +44,7 @@ class RunConfig:
 
     suites: tuple[str, ...]
     data: dict[str, Path | HubRef]  # a file, or a benchmark on the Hub (hf://OWNER/NAME[@REVISION][/FILE])
-    split: str
+    loader: dict[str, Any]  # every registered suite's loader options' values by key (LoadOptions)
     limit: int | None
     seed: int
     sample: int | float | None  # --ambig-sample: a count of items or a fraction (suites/sample.py)
@@ -55,7 +54,6 @@ class RunConfig:
     report_dir: storage.Location | None  # a path, or an object store's URL (report/storage.py)
     pr_comment: Path | None  # --ambig-pr-comment (report/ci.py)
     metrics: tuple[str, ...] | None  # --ambig-metrics: None is every metric
-    march_fields: dict[str, str]
     cache_dir: Path | None
     reader: str | None
     device: str
@@ -88,7 +86,7 @@ class RunConfig:
         return {
             "suites": list(self.suites),
             "data": {k: str(v) for k, v in self.data.items()},
-            "split": self.split,
+            **self.loader,  # the suites' loader options (Suite.loader_options)
             "limit": self.limit,
             "seed": self.seed,
             **({"sample": self.sample} if self.sample is not None else {}),  # only when set: as before
@@ -96,7 +94,6 @@ class RunConfig:
             "system": redact(self.system) if self.system else None,
             "timeout": self.timeout,
             "metrics": list(self.metrics) if self.metrics is not None else None,
-            "march_fields": dict(self.march_fields),
             "reader": self.reader,
             "device": self.device,
             "settings": dict(self.settings),
@@ -196,6 +193,21 @@ def _protocol(config: pytest.Config, rescore: Path | None, saved: dict[str, Any]
             refuse(f"{', '.join(given)}: only with --ambig-protocol={other.name}")
     PROTOCOLS[name].check_options(config)
     return name
+
+
+def _loader(config: pytest.Config, saved: dict[str, Any]) -> dict[str, Any]:
+    """The value of every registered suite's loader options (``Suite.loader_options``): as
+    given, else the saved run's (``--ambig-rescore``), else its default."""
+    values = {}
+    for key, option in loader_options().items():
+        if option.flag in options.OPTIONS:
+            text = options.value(config, option.flag)
+        else:  # a plugin suite's own option, added by the plugin's pytest_addoption
+            found = config.getoption(option.flag.lstrip("-").replace("-", "_"), None)
+            text = (found.strip() or None) if isinstance(found, str) else None
+        value = option.read(text) if text is not None else None
+        values[key] = value or saved.get(key) or option.read(None)
+    return values
 
 
 def _settings(config: pytest.Config, saved: dict[str, Any]) -> dict[str, str]:
@@ -351,9 +363,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         suites=suites,
         data=_data(options.value(config, "--ambig-data"), suites, base)
         or {k: _location("--ambig-rescore", v, base) for k, v in saved_data.items() if k in suites},
-        split=options.value(config, "--ambig-split")
-        or saved.get("split")
-        or options.text(config, "--ambig-split"),
+        loader=_loader(config, saved),
         limit=options.number("--ambig-limit", limit, kind=int, low=1, high=10**9) if limit else None,
         seed=options.number(
             "--ambig-seed", options.text(config, "--ambig-seed"), kind=int, low=0, high=2**32 - 1
@@ -365,8 +375,6 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         report_dir=_report(report, base),
         pr_comment=pr_comment,
         metrics=metrics,
-        march_fields=parse_fields(options.value(config, "--ambig-march-fields"))
-        or saved.get("march_fields", {}),
         cache_dir=base / Path(cache_dir).expanduser() if cache_dir else None,
         reader=reader if protocol.judges_suites else None,  # an ini's reader reads no episode
         device=parse_device(options.value(config, "--ambig-device")),
@@ -490,16 +498,17 @@ def _concurrency(config: pytest.Config, ray: RayConfig | None) -> int:
 def _check_repeated(
     config: pytest.Config, protocol: str, rescore: Path | None, sample: float | None, repeats: int
 ) -> None:
-    """What ``--ambig-sample`` and ``--ambig-repeats`` cannot go with: a protocol whose
-    section reads one transcript per test, replayed answers (one per item), and, for a
-    sample, the other ways of choosing items (its weights are of the whole data)."""
-    if repeats > 1 and protocol != "single-shot":
+    """What ``--ambig-sample`` and ``--ambig-repeats`` cannot go with: a protocol that does
+    not repeat trials (``Protocol.repeats_trials``) or, for a sample, whose suite values are
+    not means over items (``suite_values_are_item_means``), replayed answers (one per item), and,
+    for a sample, the other ways of choosing items (its weights are of the whole data)."""
+    if repeats > 1 and not PROTOCOLS[protocol].repeats_trials:
         refuse(f"--ambig-repeats: only with the single-shot protocol, not --ambig-protocol={protocol}")
     if repeats > 1 and rescore is not None:
         refuse("--ambig-repeats: --ambig-rescore replays one saved answer per item; run the system again")
     if sample is None:
         return
-    if protocol != "single-shot":
+    if not PROTOCOLS[protocol].suite_values_are_item_means:
         refuse(f"--ambig-sample: only with the single-shot protocol, not --ambig-protocol={protocol}")
     for other in ("--ambig-limit", "--ambig-shard", "--ambig-rescore", "--ambig-sequential"):
         if options.value(config, other):

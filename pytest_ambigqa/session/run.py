@@ -169,7 +169,7 @@ class Run:
         pinned = worker.get(HUB_INPUT, {}).get(name)
         if pinned is not None:  # an xdist worker reads the commit the controller resolved, from the cache
             data = parse_hub(pinned)
-        options = LoadOptions(split=self.cfg.split, fields=self.cfg.march_fields, offline=pinned is not None)
+        options = LoadOptions(self.cfg.loader, offline=pinned is not None)
         try:
             loaded = SUITES[name].load(data, options)
         except DataError as exc:
@@ -571,12 +571,11 @@ class Run:
         return tuple(out)
 
     def describe(self, system: System) -> dict[str, Any]:
-        gold_conditions = self.cfg.settings.get("condambigqa") == "gold-conditions"
+        # what any suite's setting fills from the gold item (every registered suite's, as its setting is)
+        gold = tuple(dict.fromkeys(i for suite in SUITES.values() for i in suite.gold_inputs(self.scorers)))
         if self.rescore is not None and system is self.default_system:  # what the saved run's system read
             system = dataclasses.replace(system, inputs=self.rescore.inputs)
-        return system.describe(gold_conditions) | {
-            "default": self.system_is_default and system is self.default_system
-        }
+        return system.describe(gold) | {"default": self.system_is_default and system is self.default_system}
 
     def setup(self, loaded: LoadedSuite, inputs: list[str]) -> Setup:
         """The suite's protocol for this run, with what the system received, and what makes it

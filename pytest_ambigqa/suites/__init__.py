@@ -5,13 +5,23 @@ from __future__ import annotations
 
 from ..registry import Registry
 from .asqa import Asqa
-from .base import LoadedSuite, LoadOptions, Scorers, Setup, Suite, shard, stratified_sample
+from .base import LoadedSuite, LoaderOption, LoadOptions, Scorers, Setup, Suite, shard, stratified_sample
 from .condambigqa import CondAmbigQA
 from .march import March
 
 SUITES: Registry[Suite] = Registry("suite")
 for _suite in (March(), CondAmbigQA(), Asqa()):
     SUITES.register(_suite.name, _suite)
+
+
+def loader_options() -> dict[str, LoaderOption]:
+    """Every registered suite's loader options (``Suite.loader_options``) by key, each once:
+    what a run reads and its scorecard's config records, as it does every suite's setting."""
+    found: dict[str, LoaderOption] = {}
+    for suite in SUITES.values():
+        for option in suite.loader_options:
+            found.setdefault(option.key, option)
+    return found
 
 
 def saved_settings(config: dict) -> dict[str, str]:
@@ -27,10 +37,12 @@ def saved_settings(config: dict) -> dict[str, str]:
 __all__ = [
     "SUITES",
     "LoadOptions",
+    "LoaderOption",
     "LoadedSuite",
     "Setup",
     "Scorers",
     "Suite",
+    "loader_options",
     "saved_settings",
     "shard",
     "stratified_sample",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -14,6 +14,7 @@ from ..errors import DataError
 from ..metrics import METRICS
 from ..metrics.scoring import Failure, Scorers, offloadable, score
 from ..metrics.spec import Scored
+from ..options import default
 from ..rooms import room
 from ..schema import AmbigItem, Answer, ItemResult, Status
 from .records import file_sha256, member_text, parquet_text, read_text, repair_text
@@ -73,10 +74,47 @@ OPEN_RETRIEVAL = Setup("open-retrieval", "open retrieval: systems get a retrieve
 
 
 @dataclass(frozen=True)
+class LoaderOption:
+    """An option a suite's loader reads (``Suite.loader_options``), declared by the suite as
+    its settings are: the flag (a built-in suite's defined in ``options.py`` with every other
+    option, a plugin's added by its own ``pytest_addoption``), the key its value has in
+    :class:`LoadOptions` and in the scorecard's config, and how the option's text becomes
+    that value: ``read(None)`` is its value when the option is not given. ``session/config.py``
+    reads every registered suite's, ``report/gold.py`` reads them back from a saved run and
+    ``report/compare.py`` names a difference in one as ``moves`` says."""
+
+    flag: str
+    key: str
+    read: Callable[[str | None], Any]
+    moves: str  # what a difference in it is called where two runs are compared (report/compare.py)
+
+
+# What every suite's loader reads: the split of a Hub release it fetches (``hub.py``), and of a
+# file that holds several (ASQA.json); a known release is identified by it (``sources.py``).
+SPLIT = LoaderOption(
+    "--ambig-split",
+    "split",
+    lambda text: text or default("--ambig-split") or "dev",
+    "the ASQA split (--ambig-split)",
+)
+
+
+@dataclass(frozen=True)
 class LoadOptions:
-    split: str = "dev"
-    fields: Mapping[str, str] = field(default_factory=dict)  # MARCH field mapping
+    """What a loader reads besides the data: its suite's loader options' values by their key
+    (an absent one is its default, ``LoaderOption.read(None)``) and whether to stay offline."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
     offline: bool = False  # an hf:// source from the Hub cache alone (xdist workers, reports read back)
+
+    def get(self, option: LoaderOption) -> Any:
+        """A loader option's value: as given, else its default."""
+        return self.values[option.key] if option.key in self.values else option.read(None)
+
+    @property
+    def split(self) -> str:
+        """The split to read (:data:`SPLIT`, every suite's)."""
+        return str(self.get(SPLIT))
 
 
 @dataclass(frozen=True)
@@ -115,6 +153,16 @@ class Suite:
     # The published settings it can run (--ambig-setting=NAME=SETTING), the first its default;
     # what each gives a system, scores and compares with is the suite's own (inputs, protocol).
     settings: tuple[str, ...] = ()
+    # The options its loader reads (:class:`LoaderOption`), the way it declares its settings;
+    # every suite's loader reads the split (a Hub release's, or a file's that holds several).
+    loader_options: tuple[LoaderOption, ...] = (SPLIT,)
+
+    @property
+    def stored_setting_key(self) -> str:
+        """The key its setting has in the fingerprint of the stored answers' inputs
+        (``evaluate.py``): ``<name>_setting``; a suite whose answers were stored under
+        another key keeps it, so that they are found again."""
+        return f"{self.name}_setting"
 
     def setting(self, scorers: Scorers) -> str | None:
         """The setting this run gives the suite (None: it has none)."""
@@ -231,6 +279,11 @@ class Suite:
     def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
         """The item's inputs a system may declare, under this run's protocol."""
         return {"passages": list(item.passages), "conditions": []}
+
+    def gold_inputs(self, scorers: Scorers) -> tuple[str, ...]:
+        """The inputs this run's setting fills from the gold item (CondAmbigQA's gold
+        conditions): a system that reads one is an upper bound, as its description says."""
+        return ()
 
     def outside_setting(self, scorers: Scorers) -> dict[str, str]:
         """Metrics this run's setting does not report, with the reason (never scored, not even 0)."""

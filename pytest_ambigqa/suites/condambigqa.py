@@ -45,9 +45,13 @@ class CondAmbigQA(Suite):
         "--ambig-data=hf://Apocalypse-AGI-DAO/CondAmbigQA (gated: a token and accepted terms)"
     )
     settings = tuple(SETTINGS)
+    stored_setting_key = "setting"  # its answers were stored under it before settings were any suite's
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
         return [(rec.where, _item(rec)) for rec in read_records(path, text)]
+
+    def gold_inputs(self, scorers: Scorers) -> tuple[str, ...]:
+        return ("conditions",) if setting_of(scorers).gold_conditions else ()
 
     def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
         setting = setting_of(scorers)

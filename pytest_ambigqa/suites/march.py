@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import DataError
 from ..options import pairs, refuse
 from ..schema import AMBIGUITY_TYPES, AmbigItem, Interpretation, Passage, normalize_type
-from .base import OPEN_RETRIEVAL, LoadOptions, Scorers, Setup, Suite
+from .base import OPEN_RETRIEVAL, SPLIT, LoaderOption, LoadOptions, Scorers, Setup, Suite
 from .records import Record, read_records
 
 # The protocols: the papers' open retrieval, and the gold passages as an upper bound.
@@ -34,6 +34,15 @@ FIELDS = (
     "passages.id",
     "passages.title",
     "passages.text",
+)
+
+
+# A file that spells our fields its own way: --ambig-march-fields=OURS=THEIRS,... (parse_fields)
+MARCH_FIELDS = LoaderOption(
+    "--ambig-march-fields",
+    "march_fields",
+    lambda text: parse_fields(text),
+    "how MARCH's fields are read (--ambig-march-fields)",
 )
 
 
@@ -62,9 +71,10 @@ class March(Suite):
     gold_evidence_in_corpus = True
     evidence_hint = "MARCH's evidence passages come with its data file (the papers searched Wikipedia)"
     settings = SETTINGS
+    loader_options = (SPLIT, MARCH_FIELDS)
 
     def parse(self, path: Path, text: str, options: LoadOptions) -> list[tuple[str, AmbigItem]]:
-        return [(rec.where, _item(rec)) for rec in read_records(path, text, dict(options.fields))]
+        return [(rec.where, _item(rec)) for rec in read_records(path, text, dict(options.get(MARCH_FIELDS)))]
 
     def inputs(self, item: AmbigItem, scorers: Scorers) -> dict[str, Any]:
         """Open retrieval (the papers' protocol) gives no passages: the gold evidence only in

@@ -10,7 +10,7 @@ import inspect
 import queue
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,8 +80,10 @@ class System:
             message = f"system raised {type(exc).__name__}: {safe_str(exc)}"
             raise SystemFailure(message, trace=_safe_trace(exc)) from None
 
-    def describe(self, gold_conditions: bool = False) -> dict[str, Any]:
-        gold = GOLD_INPUTS + (("conditions",) if gold_conditions else ())
+    def describe(self, gold_inputs: Sequence[str] = ()) -> dict[str, Any]:
+        """What the system is and reads; ``gold_inputs``: what the suites' settings fill from
+        the gold item besides ``item`` (``Suite.gold_inputs``)."""
+        gold = (*GOLD_INPUTS, *gold_inputs)
         return {
             "label": self.label,
             # what the system reads of the item and the run; the trial index is no evidence

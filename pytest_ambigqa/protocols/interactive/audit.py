@@ -123,7 +123,8 @@ def llm_audit(model: str, base_url: str | None, data: Sequence[str]) -> int:
     from ...suites import SUITES, LoadOptions
     from .users import LLMUser
 
-    sources: list[tuple[str, Path | None]] = [(name, None) for name in ("march", "condambigqa", "asqa")]
+    bundled = written()  # the suites whose samples have written audit cases, in the registry's order
+    sources: list[tuple[str, Path | None]] = [(name, None) for name in SUITES if name in bundled]
     for spec in data:
         name, _, path = spec.partition("=")
         if name.lower() not in SUITES or not path:
@@ -132,6 +133,6 @@ def llm_audit(model: str, base_url: str | None, data: Sequence[str]) -> int:
     user = LLMUser(ChatClient(ChatSettings(model, base_url, role="user"), None))
     for name, file in sources:
         items = SUITES[name].load(file, LoadOptions()).items
-        audit = cases(items, written().get(name) if file is None else None)
+        audit = cases(items, bundled.get(name) if file is None else None)
         print(name, file or "bundled sample", json.dumps(measure(user, audit)))
     return 0

@@ -53,6 +53,8 @@ class Interactive(Protocol):
     # not a silent zero
     needs_evidence = False
     has_section = True
+    suite_values_are_item_means = False  # an item's tests weigh as groups (``group``)
+    repeats_trials = False  # its section reads one transcript per test
     single_shot_options = ("--ambig-reader", "--ambig-retrieval-report", "--ambig-judge-samples")
 
     @classmethod
