@@ -330,7 +330,7 @@ def _models() -> dict[str, Any]:
         gates: list[SequentialGate]
 
     class Statistic(Model):
-        """A ``report.agreement.Statistic``: a value with its interval, or n/a and why."""
+        """A ``stats.agreement.Statistic``: a value with its interval, or n/a and why."""
 
         model_config = ConfigDict(strict=True, extra="forbid")  # read back as a Statistic
         value: number | None

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from pytest_ambigqa.metrics.coverage import exact_presence
 from pytest_ambigqa.metrics.text import Normalized, normalize_answer
-from pytest_ambigqa.report import compare, paired, terminal
+from pytest_ambigqa.report import compare, terminal
 from pytest_ambigqa.report.scorecard import Scorecard, build
 from pytest_ambigqa.schema import Answer, ItemResult
+from pytest_ambigqa.stats import paired
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 
 

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ambigqa.report.scorecard import summarize
-from pytest_ambigqa.report.stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
 from pytest_ambigqa.schema import ItemResult
+from pytest_ambigqa.stats.bootstrap import bootstrap_interval, rouge_bootstrap_mid, stable_seed
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 
 unit = st.floats(min_value=0, max_value=1, allow_nan=False)

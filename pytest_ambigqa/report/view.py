@@ -38,7 +38,7 @@ from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text, sig
 from .scorecard import Check, MetricSummary, Scorecard, SuiteCard
 
 if TYPE_CHECKING:  # numpy's agreement.py loads only where a run has labels
-    from .agreement import Statistic
+    from ..stats.agreement import Statistic
     from .calibration import Calibration
 
 # ---- numbers, formatted once
