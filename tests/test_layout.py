@@ -138,6 +138,29 @@ def test_statistics_import_nothing_of_the_package_but_themselves():
     assert {name: found for name, found in outside.items() if found} == {}
 
 
+def test_the_scorecard_model_imports_nothing_of_its_rendering():
+    """Dependencies run one way (issue 42, section 3): rendering (``report/``) reads the
+    scorecard model (``card/``), which computes over ``stats/``; the model imports no module of
+    ``report/``, not even for the type checker."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "_rooms" not in p.parts}
+    known = set(paths)
+
+    def room_of(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    model = sorted(name for name in paths if room_of(name) == "pytest_ambigqa.card")
+    assert "pytest_ambigqa.card.scorecard" in model
+    rendering = {
+        name: sorted(
+            m
+            for m in _imports(paths[name], name, known, typing=True)
+            if room_of(m) == "pytest_ambigqa.report"
+        )
+        for name in model
+    }
+    assert {name: found for name, found in rendering.items() if found} == {}
+
+
 def test_an_idle_plugin_imports_only_its_options(pytester):
     pytester.makepyfile(
         test_idle="""
@@ -199,8 +222,8 @@ def test_the_options_defaults_are_the_rooms_defaults():
     assert int(default("--ambig-judge-retries")) == chat.max_retries
     assert int(default("--ambig-judge-reasks")) == chat.max_reasks
     assert int(default("--ambig-judge-concurrency")) == chat.concurrency
+    from pytest_ambigqa.card.gates import GateConfig
     from pytest_ambigqa.protocols.interactive.config import InteractiveConfig
-    from pytest_ambigqa.report.gates import GateConfig
     from pytest_ambigqa.retrieval.config import RetrievalConfig
 
     searched, gates, interactive = RetrievalConfig(), GateConfig(), InteractiveConfig()

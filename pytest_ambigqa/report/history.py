@@ -13,7 +13,7 @@ formatted here (``view.py``). The items of each run ride along in a block of the
 parsed only when the run is compared: the page opens at once with fifty runs of thousands of
 items.
 
-Comparing two runs on a click needs the paired statistics of ``compare.py``
+Comparing two runs on a click needs the paired statistics of ``card/compare.py``
 (``stats/paired.py``) for whichever two runs are clicked: 1,225 pairs for fifty runs, too many
 to compute here. So ``assets/history/stats.js`` and ``paired.js`` carry the same method (paired
 bootstrap stratified by type, exact McNemar, sign-flip permutation, Holm) over the same item
@@ -33,14 +33,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..card.compare import sign
+from ..card.saved import read_card
+from ..card.scorecard import Scorecard, utc_stamp
 from ..errors import ScorecardError
 from ..metrics import METRICS
 from ..protocols import protocol_of
 from ..stats import bootstrap, paired
 from . import html, view
-from .compare import sign
-from .saved import read_card
-from .scorecard import Scorecard, utc_stamp
 
 FILENAME = "history.html"
 # The page's script: report.html's modules it shares (ids made visible, elements, plots),

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..card.scorecard import Check, Scorecard
 from ..metrics import METRICS
-from ..report.scorecard import Check, Scorecard
 from ..schema import AmbigItem, ItemResult
 from ..stats.sequential import Bounds, ConfidenceSequence, Trend, decide
 from ..suites.sample import seeded_rank

@@ -4,5 +4,5 @@ Bootstrap intervals (``bootstrap``), paired tests of two runs (``paired``), agre
 prediction-powered mean (``agreement``), anytime-valid confidence sequences (``sequential``),
 stratified estimates (``strata``) and pass@k / pass^k (``trials``). This room imports nothing
 of the package but itself (``tests/test_layout.py`` holds it to that): the scorecard model
-calls it, and rendering reads the model.
+(``card/``) calls it, and rendering (``report/``) reads the model.
 """

@@ -7,7 +7,7 @@
   section 3): C(c, k) / C(n, k), the same kind of unbiased estimator.
 
 pass@1 = pass^1 = c / n; pass@k rises with k and pass^k falls; with c in {0, n} (trials that
-always agree) pass@k = pass^k for every k. A suite's section of them is ``report/trials.py``.
+always agree) pass@k = pass^k for every k. A suite's section of them is ``card/trials.py``.
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ class SuiteCard:
 
 @dataclass(frozen=True)
 class Check:
-    """One gate as it was evaluated, passed or not (report/gates.py evaluates them): every
+    """One gate as it was evaluated, passed or not (card/gates.py evaluates them): every
     gate a run sets is listed with what it compared, so a green run shows how close it came."""
 
     gate: str  # the option and its entry: "--ambig-fail-under=march:str_em=30"
@@ -166,11 +166,11 @@ class Scorecard:
     shortfalls: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)  # every gate evaluated, passed or not
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
-    comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
+    comparison: Comparison | None = None  # against --ambig-baseline (card/compare.py)
     sample: dict[str, Any] | None = None  # --ambig-sample: what was drawn from what (suites/sample.py)
     started: str | None = None  # when the run began, ISO 8601 UTC: orders runs in a history
     sequential: dict[str, Any] | None = None  # --ambig-sequential: where its gates were decided
-    calibration: Calibration | None = None  # the judge against --ambig-human-labels (report/calibration.py)
+    calibration: Calibration | None = None  # the judge against --ambig-human-labels (card/calibration.py)
     # The items as the data file has them (question, gold), by key, for report.html's
     # drill-down; not written to scorecard.json, which holds results only.
     gold: Mapping[str, AmbigItem] = field(default_factory=dict, repr=False, compare=False)
@@ -178,7 +178,7 @@ class Scorecard:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Scorecard:
-        """A scorecard as :meth:`to_json` wrote it (``report.saved`` reads the file); the
+        """A scorecard as :meth:`to_json` wrote it (``card.saved`` reads the file); the
         published rows are not read back, they are compared again when written. KeyError,
         TypeError or ValueError: not a scorecard this version wrote."""
         if data.get("schema_version") != SCHEMA_VERSION:
