@@ -3,7 +3,7 @@
 Writes R runs of N MARCH items each (fixtures/runs.py: the sample's items copied, seeded
 answers getting better run by run, two runs a commit), then times, median of --rounds:
   - `pytest-ambigqa history` as the command runs it: reading and checking every scorecard.json
-    (report/saved.py), the page's data, the page; and its size;
+    (card/saved.py), the page's data, the page; and its size;
 and, in headless Chromium (Playwright, as the browser tests drive it), the page's first draw
 (every trend of every run drawn) and comparing the first run with the last (every metric of
 every slice: paired bootstrap, tests, Holm, in the page's script).

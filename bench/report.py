@@ -4,7 +4,7 @@ Builds two scorecards of N MARCH items (the sample's items copied, each copy's q
 readings and answer with its words shuffled by a seed of its own, so that no compression is
 flattered by texts repeated word for word; seeded scores; a base run and a new run that
 differs on a third of them), then times, median of R:
-  - the comparison (report/compare.py: every metric and slice, bootstrap, tests, Holm);
+  - the comparison (card/compare.py: every metric and slice, bootstrap, tests, Holm);
   - writing report.html (payload, JSON, packing) and its size;
 and, in headless Chromium (Playwright, as the browser tests drive it), the page's first draw,
 its details unpacked (from the start), opening the Items tab, a search over every item's answer
@@ -24,8 +24,9 @@ from pathlib import Path
 
 from _common import arguments
 
-from pytest_ambigqa.report import compare, html
-from pytest_ambigqa.report.scorecard import build
+from pytest_ambigqa.card import compare
+from pytest_ambigqa.card.scorecard import build
+from pytest_ambigqa.report import html
 from pytest_ambigqa.schema import AmbigItem, Answer, ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 

@@ -17,7 +17,7 @@ import numpy as np
 from _common import ROOT  # noqa: F401 - puts the repository's fixtures on the path
 
 from fixtures.watching import fixed_n_watched
-from pytest_ambigqa.report.sequential import ConfidenceSequence, decide
+from pytest_ambigqa.stats.sequential import ConfidenceSequence, decide
 
 BOUND = 0.5
 

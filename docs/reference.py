@@ -632,7 +632,7 @@ def cli_page() -> str:
 def written_fields() -> list[str]:
     """The top-level keys ``Scorecard.to_json`` writes, read from its source (some only in
     some runs), in its order."""
-    from pytest_ambigqa.report.scorecard import Scorecard
+    from pytest_ambigqa.card.scorecard import Scorecard
 
     tree = ast.parse(textwrap.dedent(inspect.getsource(Scorecard.to_json)))
     returned = next(node.value for node in ast.walk(tree) if isinstance(node, ast.Return))
@@ -722,7 +722,7 @@ def _fields_table(schema: dict[str, Any]) -> str:
 
 def scorecard_page() -> str:
     from pytest_ambigqa import readback
-    from pytest_ambigqa.report import scorecard
+    from pytest_ambigqa.card import scorecard
 
     schema = scorecard_schema()
     checked = schema["properties"]

@@ -8,11 +8,11 @@ draw the ``history`` of many.
     pytest-ambigqa data list
     pytest-ambigqa data fetch asqa [--revision R] [--split dev] [--from hf://...] [--to DIR]
 
-``merge`` reads and writes local paths or object stores' URLs (report/storage.py; a URL
+``merge`` reads and writes local paths or object stores' URLs (card/storage.py; a URL
 may be a glob); it puts the shards' per-item results back in file order and rebuilds the scorecard,
 intervals and gates exactly as one run over all items would build them: same numbers, same
 exit code (1 when a gate fails or an item errored, failed its --ambig-item-min or is missing).
-``compare`` pairs the two runs item by item (report/compare.py); exit 1 when a
+``compare`` pairs the two runs item by item (card/compare.py); exit 1 when a
 ``--fail-if-worse`` margin is crossed. ``history`` writes ``history.html`` over every
 scorecard.json named or found below a named directory (report/history.py); one it cannot
 read is named and skipped; none readable is exit 2. ``data list`` shows where each suite's
@@ -36,15 +36,16 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from .card import compare, gates, storage
+from .card.gates import parse_margins, parse_thresholds
+from .card.gold import reload
+from .card.saved import read_card, read_scorecard
+from .card.scorecard import Scorecard, build
 from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import for_terminal, write_text
 from .protocols import DEFAULT_PROTOCOL, suite_metrics
-from .report import ci, compare, gates, history, pipeline, storage, terminal, view
-from .report.gates import parse_margins, parse_thresholds
-from .report.gold import reload
-from .report.saved import read_card, read_scorecard
-from .report.scorecard import Scorecard, build
+from .report import ci, history, pipeline, terminal, view
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Scorers, Setup, saved_settings
 

@@ -159,7 +159,7 @@ def _models() -> dict[str, Any]:
         clarified: Summary
 
     class Panel(Model):
-        """A panel's agreement on one metric (``report.scorecard.PanelAgreement``)."""
+        """A panel's agreement on one metric (``card.scorecard.PanelAgreement``)."""
 
         model_config = ConfigDict(strict=True, extra="forbid")  # read back as a PanelAgreement
         metric: str
@@ -174,7 +174,7 @@ def _models() -> dict[str, Any]:
         disputed: list[str]
 
     class TrialMetric(Model):
-        """One metric over repeated trials (``report.trials.TrialMetric``)."""
+        """One metric over repeated trials (``card.trials.TrialMetric``)."""
 
         model_config = ConfigDict(strict=True, extra="forbid")  # read back as a TrialMetric
         metric: str
@@ -330,7 +330,7 @@ def _models() -> dict[str, Any]:
         gates: list[SequentialGate]
 
     class Statistic(Model):
-        """A ``report.agreement.Statistic``: a value with its interval, or n/a and why."""
+        """A ``stats.agreement.Statistic``: a value with its interval, or n/a and why."""
 
         model_config = ConfigDict(strict=True, extra="forbid")  # read back as a Statistic
         value: number | None

@@ -1,4 +1,4 @@
-"""report/agreement.py against textbook examples and the independent implementations
+"""stats/agreement.py against textbook examples and the independent implementations
 (``krippendorff``, ``ppi_py``, scipy, sklearn), with hypothesis properties and a coverage test."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from pytest_ambigqa.report.agreement import LEVELS, cohen_kappa, krippendorff_alpha, ppi_mean, spearman_rho
+from pytest_ambigqa.stats.agreement import LEVELS, cohen_kappa, krippendorff_alpha, ppi_mean, spearman_rho
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: four observers,
 # twelve units, missing values (rows are observers).

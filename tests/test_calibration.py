@@ -19,9 +19,9 @@ from sklearn.metrics import cohen_kappa_score
 from fixtures.network import GUARD
 from fixtures.process import ambig_run
 from fixtures.servers import utility
+from pytest_ambigqa.card.calibration import Calibration, calibrate, read_labels
+from pytest_ambigqa.card.saved import read_card
 from pytest_ambigqa.errors import ScorecardError, UnreadableFile
-from pytest_ambigqa.report.calibration import Calibration, calibrate, read_labels
-from pytest_ambigqa.report.saved import read_card
 from pytest_ambigqa.schema import ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
@@ -169,7 +169,7 @@ def test_figures_equal_the_independent_implementations(pairs, unlabelled):
 
 
 def _row(item_id, score):
-    from pytest_ambigqa.report.calibration import Label
+    from pytest_ambigqa.card.calibration import Label
 
     return Label("line 1", item_id, None, None, {None: float(score)})
 

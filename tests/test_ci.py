@@ -326,7 +326,7 @@ def test_the_header_names_an_executor_that_is_not_the_local_one(pytester):
 
 
 def test_significant_is_said_by_the_gates_interval_and_holm_disagreeing_in_words():
-    from pytest_ambigqa.report.compare import Row
+    from pytest_ambigqa.card.compare import Row
 
     def row(low: float, high: float, holm: float) -> Row:
         diff = (low + high) / 2
@@ -343,7 +343,7 @@ def test_significant_is_said_by_the_gates_interval_and_holm_disagreeing_in_words
 
 
 def test_gate_cases_are_named_uniquely_and_say_their_line():
-    from pytest_ambigqa.report.scorecard import Check, Scorecard
+    from pytest_ambigqa.card.scorecard import Check, Scorecard
 
     checks = [
         Check("--ambig-fail-under=march:str_em=30", "march", "STR-EM mean", "str_em", 40, 30, True, True),

@@ -12,7 +12,7 @@ import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ambigqa.report.stats import RESAMPLES, bootstrap_interval, cluster_interval
+from pytest_ambigqa.stats.bootstrap import RESAMPLES, bootstrap_interval, cluster_interval
 
 CELLS = st.lists(st.tuples(st.integers(0, 6), st.floats(-100, 100)), min_size=1, max_size=40)
 

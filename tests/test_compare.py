@@ -1,4 +1,4 @@
-"""Paired comparison of two runs (report/compare.py): alignment, figures that agree with the
+"""Paired comparison of two runs (card/compare.py): alignment, figures that agree with the
 scorecard's, the tests chosen per metric, regressions and their word diffs, the gate."""
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_ambigqa.card import compare
+from pytest_ambigqa.card.scorecard import Scorecard, build
 from pytest_ambigqa.metrics.coverage import exact_presence
 from pytest_ambigqa.metrics.text import Normalized, normalize_answer
-from pytest_ambigqa.report import compare, paired, terminal
-from pytest_ambigqa.report.scorecard import Scorecard, build
+from pytest_ambigqa.report import terminal
 from pytest_ambigqa.schema import Answer, ItemResult
+from pytest_ambigqa.stats import paired
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 
 

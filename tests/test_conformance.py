@@ -7,11 +7,11 @@ import json
 import pytest
 
 from pytest_ambigqa.baselines import oracle
+from pytest_ambigqa.card.scorecard import summarize
 from pytest_ambigqa.metrics.conditional import SETTINGS, PairScores, item_scores
 from pytest_ambigqa.metrics.coverage import str_em_hits
 from pytest_ambigqa.metrics.profiles import PROFILES
 from pytest_ambigqa.metrics.text import split_sentences
-from pytest_ambigqa.report.scorecard import summarize
 from pytest_ambigqa.schema import Answer, ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 

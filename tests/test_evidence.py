@@ -14,7 +14,7 @@ from pytest_ambigqa.baselines.llm import METHODS
 from fixtures.hub import ASQA as HUB_ASQA
 from fixtures.hub import FIRST as HUB_FIRST
 from fixtures.process import ambig_run
-from pytest_ambigqa.report import published
+from pytest_ambigqa.card import published
 from pytest_ambigqa.suites import SUITES
 
 ASQA_SAMPLE = json.loads(SUITES["asqa"].sample_path().read_text("utf-8"))
@@ -341,7 +341,7 @@ def test_a_setting_that_withholds_the_files_passages_says_so(pytester):
 def test_a_scorecard_from_before_is_judged_when_read(pytester):
     """A card written before the data was judged: its bundled rows read as context, and
     what its system received is not made up."""
-    from pytest_ambigqa.report.scorecard import Scorecard
+    from pytest_ambigqa.card.scorecard import Scorecard
     from pytest_ambigqa.report.view import published_lines, published_rows, received_line
 
     result, card = ambig_run(pytester, "--ambig-suite=march", "--ambig-limit=3")

@@ -177,8 +177,8 @@ def _labels(path: Path, rows: list[dict]) -> Path:
     ],
 )
 def test_labels_for_one_item_twice_are_refused(tmp_path, rows, problem):
+    from pytest_ambigqa.card.calibration import read_labels
     from pytest_ambigqa.errors import UnreadableFile
-    from pytest_ambigqa.report.calibration import read_labels
 
     path = _labels(tmp_path / "labels.jsonl", rows)
     with pytest.raises(UnreadableFile) as caught:
@@ -187,7 +187,7 @@ def test_labels_for_one_item_twice_are_refused(tmp_path, rows, problem):
 
 
 def test_labels_of_other_items_metrics_or_systems_are_not_twice(tmp_path):
-    from pytest_ambigqa.report.calibration import read_labels
+    from pytest_ambigqa.card.calibration import read_labels
 
     rows = [
         {"id": "a", "suite": "asqa", "score": 4},
@@ -222,8 +222,8 @@ def test_labels_of_other_items_metrics_or_systems_are_not_twice(tmp_path):
     ],
 )
 def test_labels_off_the_scale_or_not_finite_are_refused_with_file_line_and_scale(tmp_path, row, problem):
+    from pytest_ambigqa.card.calibration import read_labels
     from pytest_ambigqa.errors import UnreadableFile
-    from pytest_ambigqa.report.calibration import read_labels
 
     path = _labels(tmp_path / "labels.jsonl", [{"id": "b", "score": 3}, row])
     with pytest.raises(UnreadableFile) as caught:

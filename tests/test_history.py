@@ -1,5 +1,5 @@
 """``pytest-ambigqa history`` (report/history.py): which files it reads, skips and orders, and
-the page's own paired comparison against report/compare.py's, run by run, row by row."""
+the page's own paired comparison against card/compare.py's, run by run, row by row."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ambigqa.card import compare
+from pytest_ambigqa.card.scorecard import Scorecard, build
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.output import json_document
-from pytest_ambigqa.report import compare, history
-from pytest_ambigqa.report.scorecard import Scorecard, build
+from pytest_ambigqa.report import history
 from pytest_ambigqa.schema import ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 

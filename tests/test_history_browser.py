@@ -16,9 +16,10 @@ import pytest
 
 from fixtures.process import run_pytest
 from fixtures.runs import write_runs
+from pytest_ambigqa.card import compare
+from pytest_ambigqa.card.saved import read_card
 from pytest_ambigqa.cli import main as cli
-from pytest_ambigqa.report import compare, view
-from pytest_ambigqa.report.saved import read_card
+from pytest_ambigqa.report import view
 
 HOSTILE = "<img src=x onerror=window.__pwned=1>"  # a directory name: shown as text, never markup
 

@@ -62,20 +62,24 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path, name: str, known: set[str]) -> set[str]:
+def _imports(path: Path, name: str, known: set[str], typing: bool = False) -> set[str]:
     """The package modules a module imports, at import time or inside its functions (an
-    import deferred into a function still ties the two modules; only ``if TYPE_CHECKING``
-    is left out); importing ``a.b.c`` imports ``a.b`` first, unless ``a.b`` is the module's
-    own package (being imported already)."""
+    import deferred into a function still ties the two modules; ``if TYPE_CHECKING`` is left
+    out unless ``typing``); importing ``a.b.c`` imports ``a.b`` first, unless ``a.b`` is the
+    module's own package (being imported already)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {
-        id(node)
-        for block in ast.walk(tree)
-        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-        for statement in block.body
-        for node in ast.walk(statement)
-    }
+    typing_only = (
+        set()
+        if typing
+        else {
+            id(node)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for statement in block.body
+            for node in ast.walk(statement)
+        }
+    )
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
@@ -117,6 +121,44 @@ def test_no_import_cycles_even_through_imports_inside_functions():
         if name not in state:
             walk(name, [])
     assert not cycles
+
+
+def test_statistics_import_nothing_of_the_package_but_themselves():
+    """``stats/`` is pure statistics over numbers and arrays (issue 42, section 3): the
+    scorecard model calls it, rendering reads the model, and nothing runs the other way, not
+    even an import for the type checker or one deferred into a function."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "_rooms" not in p.parts}
+    known = set(paths)
+    stats = {name for name in paths if name.split(".")[:2] == ["pytest_ambigqa", "stats"]}
+    assert {"pytest_ambigqa.stats.bootstrap", "pytest_ambigqa.stats.paired"} <= stats
+    outside = {
+        name: sorted(m for m in _imports(paths[name], name, known, typing=True) if m not in stats)
+        for name in sorted(stats)
+    }
+    assert {name: found for name, found in outside.items() if found} == {}
+
+
+def test_the_scorecard_model_imports_nothing_of_its_rendering():
+    """Dependencies run one way (issue 42, section 3): rendering (``report/``) reads the
+    scorecard model (``card/``), which computes over ``stats/``; the model imports no module of
+    ``report/``, not even for the type checker."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "_rooms" not in p.parts}
+    known = set(paths)
+
+    def room_of(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    model = sorted(name for name in paths if room_of(name) == "pytest_ambigqa.card")
+    assert "pytest_ambigqa.card.scorecard" in model
+    rendering = {
+        name: sorted(
+            m
+            for m in _imports(paths[name], name, known, typing=True)
+            if room_of(m) == "pytest_ambigqa.report"
+        )
+        for name in model
+    }
+    assert {name: found for name, found in rendering.items() if found} == {}
 
 
 def test_an_idle_plugin_imports_only_its_options(pytester):
@@ -180,8 +222,8 @@ def test_the_options_defaults_are_the_rooms_defaults():
     assert int(default("--ambig-judge-retries")) == chat.max_retries
     assert int(default("--ambig-judge-reasks")) == chat.max_reasks
     assert int(default("--ambig-judge-concurrency")) == chat.concurrency
+    from pytest_ambigqa.card.gates import GateConfig
     from pytest_ambigqa.protocols.interactive.config import InteractiveConfig
-    from pytest_ambigqa.report.gates import GateConfig
     from pytest_ambigqa.retrieval.config import RetrievalConfig
 
     searched, gates, interactive = RetrievalConfig(), GateConfig(), InteractiveConfig()

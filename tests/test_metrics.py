@@ -31,7 +31,7 @@ from pytest_ambigqa.metrics.text import (
     treerare_normalize,
     word_count,
 )
-from pytest_ambigqa.report.stats import rouge_bootstrap_mid
+from pytest_ambigqa.stats.bootstrap import rouge_bootstrap_mid
 
 words = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=8)
 phrases = st.lists(words, min_size=1, max_size=5).map(" ".join)

@@ -12,8 +12,8 @@ import pytest
 
 from fixtures.process import ambig_run
 from fixtures.storage import KEY_ID, SECRET
+from pytest_ambigqa.card.storage import EXTRA
 from pytest_ambigqa.cli import main as cli
-from pytest_ambigqa.report.storage import EXTRA
 from pytest_ambigqa.schedulers import INDEX_VARIABLES
 
 FILES = ("report.html", "scorecard.json", "scorecard.md")
@@ -199,8 +199,8 @@ def test_a_password_in_a_url_never_shows(system, s3, capsys):
 
 
 def test_a_file_url_naming_another_host_shows_no_password():
+    from pytest_ambigqa.card.storage import location
     from pytest_ambigqa.errors import UsageError
-    from pytest_ambigqa.report.storage import location
 
     with pytest.raises(UsageError) as refused:
         location("file://alice:s3cretpass@host/tmp/x")

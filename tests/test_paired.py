@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ambigqa.report.paired import (
+from pytest_ambigqa.stats.paired import (
     EXACT_UP_TO,
     PERMUTATIONS,
     discordant,

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from fixtures.network import GUARD
 from fixtures.process import ambig_run
 from fixtures.servers import SECRET, ChatServer
+from pytest_ambigqa.card.scorecard import Scorecard, _per_item_panels
 from pytest_ambigqa.evaluate import combine_trials
 from pytest_ambigqa.judge.judgement import Judgement
 from pytest_ambigqa.judge.panel import combine
 from pytest_ambigqa.readback import Invalid, check_scorecard
 from pytest_ambigqa.report import html
-from pytest_ambigqa.report.scorecard import Scorecard, _per_item_panels
 from pytest_ambigqa.schema import ItemResult
 
 CRITERIA = ("judge_relevance", "judge_faithfulness", "judge_informativeness", "judge_correctness")

@@ -22,13 +22,13 @@ from hypothesis import strategies as st
 
 from fixtures.network import GUARD
 from fixtures.process import ambig_run, run_pytest
+from pytest_ambigqa.card import gates
+from pytest_ambigqa.card.compare import Comparison, Margin, Row, worse
+from pytest_ambigqa.card.saved import read_card
+from pytest_ambigqa.card.scorecard import MetricSummary, SuiteCard
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.errors import ScorecardError
 from pytest_ambigqa.output import scrub, sent_url
-from pytest_ambigqa.report import gates
-from pytest_ambigqa.report.compare import Comparison, Margin, Row, worse
-from pytest_ambigqa.report.saved import read_card
-from pytest_ambigqa.report.scorecard import MetricSummary, SuiteCard
 from pytest_ambigqa.suites import SUITES
 
 MARCH = SUITES["march"].sample_path()

@@ -15,7 +15,7 @@ from fixtures.process import ambig_run, run_pytest
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.errors import Invalid
 from pytest_ambigqa.readback import check_scorecard
-from pytest_ambigqa.report.trials import pass_at_k, pass_hat_k, variance
+from pytest_ambigqa.stats.trials import pass_at_k, pass_hat_k, variance
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 MARCH = SUITES["march"].load(None, LoadOptions()).items

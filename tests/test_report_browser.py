@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.pages import shown
+from pytest_ambigqa.card.scorecard import Scorecard, build
 from pytest_ambigqa.report import html, view
-from pytest_ambigqa.report.scorecard import Scorecard, build
 from pytest_ambigqa.schema import Answer, ItemResult
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 
@@ -502,7 +502,7 @@ def test_an_llm_items_trace_shows_each_step_and_what_the_method_made(open_page, 
 
 def test_the_judge_against_human_labels_is_a_section_of_the_overview(open_page, tmp_path):
     """--ambig-human-labels: the overview shows the notes and both tables as scorecard.md has them."""
-    from pytest_ambigqa.report.calibration import Label, calibrate
+    from pytest_ambigqa.card.calibration import Label, calibrate
 
     loaded = SUITES["march"].load(None, LoadOptions())
     results = {

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from fixtures.process import ambig_run, run_pytest
 from pytest_ambigqa.errors import Invalid
 from pytest_ambigqa.readback import check_scorecard
-from pytest_ambigqa.report.strata import interval, stratified_bootstrap, stratified_mean, weighted_columns
 from pytest_ambigqa.schema import AmbigItem
+from pytest_ambigqa.stats.strata import interval, stratified_bootstrap, stratified_mean, weighted_columns
 from pytest_ambigqa.suites.sample import allocate, draw
 
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ambigqa.report.scorecard import summarize
-from pytest_ambigqa.report.stats import bootstrap_interval, rouge_bootstrap_mid, stable_seed
+from pytest_ambigqa.card.scorecard import summarize
 from pytest_ambigqa.schema import ItemResult
+from pytest_ambigqa.stats.bootstrap import bootstrap_interval, rouge_bootstrap_mid, stable_seed
 from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
 
 unit = st.floats(min_value=0, max_value=1, allow_nan=False)
@@ -114,7 +114,7 @@ def test_a_scorecard_reads_back_as_it_was_written(pytester):
     evidence line, protocol, item and gate (what merge, compare and reports start from)."""
     import json
 
-    from pytest_ambigqa.report.scorecard import Scorecard
+    from pytest_ambigqa.card.scorecard import Scorecard
 
     pytester.runpytest(
         "--ambig-suite=march,condambigqa,asqa",
@@ -162,7 +162,7 @@ def test_a_scorecard_reads_back_as_it_was_written(pytester):
 def test_model_calls_read_only_what_reference_systems_recorded(metadatas):
     """Per item means over the answers that carry a reference system's record; anything
     else a system put in its metadata (or no answer at all) is passed over, never an error."""
-    from pytest_ambigqa.report.scorecard import model_calls
+    from pytest_ambigqa.card.scorecard import model_calls
     from pytest_ambigqa.schema import Answer
 
     results = [
@@ -191,7 +191,7 @@ def test_model_calls_read_only_what_reference_systems_recorded(metadatas):
 def test_a_slice_of_failed_items_says_n_a_where_its_suite_does():
     """A metric the system does not report (is_ambiguous) is n/a for the suite; a slice whose
     items all errored must not print the errors' zeros as 0.0 there (issue 26, item 6)."""
-    from pytest_ambigqa.report.scorecard import build
+    from pytest_ambigqa.card.scorecard import build
 
     loaded = SUITES["march"].load(None, LoadOptions())
     scorers = Scorers(metrics=frozenset({"str_em", "ambiguity_detected"}))

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from fixtures.process import ambig_run
 from fixtures.watching import fixed_n_watched
 from pytest_ambigqa.readback import Invalid, check_scorecard
-from pytest_ambigqa.report.sequential import ConfidenceSequence, Trend, decide
 from pytest_ambigqa.session.sequential import seeded_order
+from pytest_ambigqa.stats.sequential import ConfidenceSequence, Trend, decide
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 ALPHA = 0.05

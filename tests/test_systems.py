@@ -9,8 +9,8 @@ import pytest
 from pytest_ambigqa.baselines import lexical, oracle
 from pytest_ambigqa.errors import SystemFailure, UsageError
 from pytest_ambigqa.output import redact
-from pytest_ambigqa.report.stats import bootstrap_interval, stable_seed
 from pytest_ambigqa.schema import Answer, GeneratedInterpretation, Passage
+from pytest_ambigqa.stats.bootstrap import bootstrap_interval, stable_seed
 from pytest_ambigqa.suites import SUITES, LoadOptions
 from pytest_ambigqa.systems import from_object, load_system, to_answer
 

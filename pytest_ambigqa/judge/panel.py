@@ -7,7 +7,7 @@ Here each judge's item score is its mean over the seeds (``--ambig-judge-samples
 score is the ``mean`` of the judges' or their ``median`` (a majority vote for a binary
 criterion with an odd panel). The judges' own scores are kept (``Judgement.panel``) for the
 scorecard's agreement, Krippendorff's alpha, and the items flagged as disputed
-(``report/scorecard.py``).
+(``card/scorecard.py``).
 """
 
 from __future__ import annotations

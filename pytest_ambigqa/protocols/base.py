@@ -24,11 +24,11 @@ from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult, Status
 if TYPE_CHECKING:
     import pytest
 
+    from ..card.scorecard import SuiteCard
     from ..evaluate import Evaluator
     from ..judge import Judge
     from ..metrics.scoring import Scorers
     from ..report.blocks import Block, Table
-    from ..report.scorecard import SuiteCard
     from ..store.pool import Scoring
     from ..suites import Setup, Suite
     from ..systems import System
@@ -160,7 +160,7 @@ class Protocol:
         return []
 
     def shortfalls(self, card: SuiteCard, max_unscored_rate: float | None) -> list[str]:
-        """The gates it adds to a suite's (``report/gates.py``), one line per failed one."""
+        """The gates it adds to a suite's (``card/gates.py``), one line per failed one."""
         return []
 
     def gold_item(self, result: ItemResult, items: Mapping[str, AmbigItem]) -> AmbigItem | None:

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..card.compare import Comparison, Row
+from ..card.scorecard import Scorecard
 from ..metrics import METRICS
 from ..output import safe_output, write_text
 from ..protocols import protocol_of
 from . import markdown, view
-from .compare import Comparison, Row
-from .scorecard import Scorecard
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 STEP_SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub shows of one step's summary; beyond, it shows none

@@ -13,14 +13,15 @@ formatted here (``view.py``). The items of each run ride along in a block of the
 parsed only when the run is compared: the page opens at once with fifty runs of thousands of
 items.
 
-Comparing two runs on a click needs the paired statistics of ``compare.py`` (``paired.py``)
-for whichever two runs are clicked: 1,225 pairs for fifty runs, too many to compute here. So
-``assets/history/stats.js`` and ``paired.js`` carry the same method (paired bootstrap
-stratified by type, exact McNemar, sign-flip permutation, Holm) over the same item columns,
-its constants read from ``paired.py`` and ``stats.py``. The changes, W/T/L counts, exact tests
-(McNemar; sign flips up to 16 differing items) and the reasons a metric is not compared are
-those ``pytest-ambigqa compare`` gives; the bootstrap bounds and Monte Carlo p values are the
-page's own seeded draws, within Monte Carlo error of the command's (tests/test_history.py).
+Comparing two runs on a click needs the paired statistics of ``card/compare.py``
+(``stats/paired.py``) for whichever two runs are clicked: 1,225 pairs for fifty runs, too many
+to compute here. So ``assets/history/stats.js`` and ``paired.js`` carry the same method (paired
+bootstrap stratified by type, exact McNemar, sign-flip permutation, Holm) over the same item
+columns, its constants read from ``stats/paired.py`` and ``stats/bootstrap.py``. The changes,
+W/T/L counts, exact tests (McNemar; sign flips up to 16 differing items) and the reasons a
+metric is not compared are those ``pytest-ambigqa compare`` gives; the bootstrap bounds and
+Monte Carlo p values are the page's own seeded draws, within Monte Carlo error of the
+command's (tests/test_history.py).
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..card.compare import sign
+from ..card.saved import read_card
+from ..card.scorecard import Scorecard, utc_stamp
 from ..errors import ScorecardError
 from ..metrics import METRICS
 from ..protocols import protocol_of
-from . import html, paired, stats, view
-from .compare import sign
-from .saved import read_card
-from .scorecard import Scorecard, utc_stamp
+from ..stats import bootstrap, paired
+from . import html, view
 
 FILENAME = "history.html"
 # The page's script: report.html's modules it shares (ids made visible, elements, plots),
@@ -146,8 +148,8 @@ def payload(runs: Sequence[Run], skipped: Sequence[Skipped] = ()) -> dict[str, A
             "written " + time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         ],
         "constants": {
-            "resamples": stats.RESAMPLES,
-            "level": stats.LEVEL,
+            "resamples": bootstrap.RESAMPLES,
+            "level": bootstrap.LEVEL,
             "permutations": paired.PERMUTATIONS,
             "exact_up_to": paired.EXACT_UP_TO,
             "tie": paired._TIE,

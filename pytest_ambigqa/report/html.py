@@ -33,6 +33,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ..card import published
+from ..card.compare import Comparison, sign
+from ..card.scorecard import MetricSummary, Scorecard, SuiteCard
 from ..metrics import METRICS, printed_range
 from ..metrics.coverage import found
 from ..metrics.profiles import PROFILES, ScorerProfile
@@ -41,9 +44,7 @@ from ..output import excerpt, json_text, safe_output
 from ..protocols import Protocol, protocol_of
 from ..retrieval.corpus import content_key
 from ..schema import AmbigItem, ItemResult
-from . import published, view
-from .compare import Comparison, sign
-from .scorecard import MetricSummary, Scorecard, SuiteCard
+from . import view
 
 # Inside a script element JSON must not close it ("</script>") nor open a comment ("<!--"):
 # these characters, written as JSON escapes, keep their meaning and lose that power.
@@ -174,7 +175,7 @@ def _scale(metric: str) -> tuple[float, float] | None:
 def _papers(card: SuiteCard, setting: str) -> dict[str, Any]:
     """Per metric: the range of the published rows of this run's protocol and ``setting`` (a
     headline setting, or an ambiguity type), and whether they are comparable
-    (report/published.py decides), as the scorecard's "papers" column."""
+    (card/published.py decides), as the scorecard's "papers" column."""
     if not protocol_of(card.protocol.name).papers_column:
         return {}
     rows = [

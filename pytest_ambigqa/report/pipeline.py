@@ -7,9 +7,9 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..card import compare, gates, storage
+from ..card.scorecard import Check, Scorecard
 from ..output import excerpt
-from . import compare, gates, storage
-from .scorecard import Check, Scorecard
 from .writers import WRITERS
 
 
@@ -47,7 +47,7 @@ def gated(
 
 def write_reports(card: Scorecard, directory: storage.Location, duration: float | None = None) -> list[str]:
     """Every registered writer's file in ``directory`` (a path, or an object store's URL:
-    ``storage.py``); one line per file not written.
+    ``card/storage.py``); one line per file not written.
 
     A writer that fails leaves its own file unwritten and every other file as it would be.
     """

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..card.compare import Comparison
+from ..card.scorecard import Scorecard
 from ..output import for_terminal
 from . import view
 from .blocks import Block, Caption, Gap, Notes, Para, Table
-from .compare import Comparison
-from .scorecard import Scorecard
 
 
 def lines(blocks: Iterable[Block]) -> list[str]:

@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..card import published
+from ..card.compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text, sign
+from ..card.scorecard import Check, MetricSummary, Scorecard, SuiteCard
 from ..metrics import METRICS, printed_range
 from ..protocols import protocol_of
 from ..schema import EVIDENCE_SHORT, ItemResult
 from ..suites import SUITES, Setup
-from . import published
 from .blocks import (
     NOT_COMPARABLE,
     Block,
@@ -34,12 +36,10 @@ from .blocks import (
     note_lines,
     row_label,
 )
-from .compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text, sign
-from .scorecard import Check, MetricSummary, Scorecard, SuiteCard
 
 if TYPE_CHECKING:  # numpy's agreement.py loads only where a run has labels
-    from .agreement import Statistic
-    from .calibration import Calibration
+    from ..card.calibration import Calibration
+    from ..stats.agreement import Statistic
 
 # ---- numbers, formatted once
 
@@ -776,7 +776,7 @@ def _gates(card: Scorecard, only: Literal["terminal", "markdown"]) -> list[Block
     return [note_lines(lines, only=only), *table]  # what failed first, then every gate evaluated
 
 
-# ---- the judge against human labels (report/calibration.py)
+# ---- the judge against human labels (card/calibration.py)
 
 
 def statistic(s: Statistic, digits: int = 3) -> str:
@@ -853,7 +853,7 @@ def calibration(c: Calibration, titles: dict[str, str]) -> list[Block]:
     ]
 
 
-# ---- the comparison with a base run (report/compare.py)
+# ---- the comparison with a base run (card/compare.py)
 
 
 def compared_items(base: dict[str, Any]) -> str:

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import chain
 
+from ..card.scorecard import Scorecard
 from ..output import json_chunks
 from ..registry import Registry
 from . import html, markdown
-from .scorecard import Scorecard
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from ..assertions import explain
+from ..card import gates
 from ..output import escape_controls, for_terminal
-from ..report import gates
 from ..schema import AmbigItem, ItemResult
 from ..suites.sources import HubRef
 from .run import RUN_KEY, Run

@@ -1,6 +1,6 @@
 """One run's configuration: every room's options, read and checked by the room that owns
 them (the models in ``models/config.py``, retrieval in ``retrieval/config.py``, gates and
-margins in ``report/gates.py``, a protocol's own options by the protocol, suites' settings
+margins in ``card/gates.py``, a protocol's own options by the protocol, suites' settings
 and loader options as each suite declares them (``Suite.loader_options``), the device in
 ``models/local.py``), put together here into a frozen :class:`RunConfig`.
 
@@ -21,6 +21,9 @@ from typing import Any
 import pytest
 
 from .. import options
+from ..card import storage
+from ..card.gates import GateConfig
+from ..card.saved import read_scorecard
 from ..cluster.pool import RAY_MODELS, RayConfig
 from ..errors import ScorecardError, UnreadableFile, UsageError
 from ..models.config import ModelConfig
@@ -28,9 +31,6 @@ from ..models.local import parse_device
 from ..options import refuse
 from ..output import redact, sent_url, split_url
 from ..protocols import PROTOCOLS, suite_metrics
-from ..report import storage
-from ..report.gates import GateConfig
-from ..report.saved import read_scorecard
 from ..retrieval.config import RetrievalConfig
 from ..schedulers import SchedulerShard, detect
 from ..suites import SUITES, loader_options, saved_settings
@@ -51,7 +51,7 @@ class RunConfig:
     repeats: int  # --ambig-repeats: trials per item
     system: str | None
     timeout: float | None
-    report_dir: storage.Location | None  # a path, or an object store's URL (report/storage.py)
+    report_dir: storage.Location | None  # a path, or an object store's URL (card/storage.py)
     pr_comment: Path | None  # --ambig-pr-comment (report/ci.py)
     metrics: tuple[str, ...] | None  # --ambig-metrics: None is every metric
     cache_dir: Path | None
@@ -73,7 +73,7 @@ class RunConfig:
     models: ModelConfig
     retrieval: RetrievalConfig
     gates: GateConfig
-    human_labels: Path | None = None  # --ambig-human-labels (report/calibration.py), read by the controller
+    human_labels: Path | None = None  # --ambig-human-labels (card/calibration.py), read by the controller
     human_labels_system: str | None = (
         None  # --ambig-human-labels-system: the labels' name of the run's system
     )

@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
+from ..card.compare import running_row
+from ..card.scorecard import MetricSummary, SuiteCard, model_calls, summarize
 from ..metrics import METRICS
 from ..models.usage import Usage
 from ..options import choice
 from ..report import view
-from ..report.compare import running_row
-from ..report.scorecard import MetricSummary, SuiteCard, model_calls, summarize
 from ..schema import ItemResult
 from ..suites import LoadedSuite
 from .collection import key_of

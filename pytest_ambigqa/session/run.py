@@ -449,7 +449,7 @@ class Run:
 
     def corpus_used(self) -> dict[str, Any]:
         """What a retriever searched, by fingerprint, so that a comparison can tell two
-        corpora apart (report/compare.py); nothing when no retriever was offered."""
+        corpora apart (card/compare.py); nothing when no retriever was offered."""
         if not self.searchable:
             return {}
         corpus = self.corpus

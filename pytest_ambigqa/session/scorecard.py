@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..card import storage
+from ..card.saved import read_card
+from ..card.scorecard import Scorecard, build, utc_stamp
 from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
 from ..output import for_terminal
-from ..report import ci, pipeline, storage, terminal
-from ..report.saved import read_card
-from ..report.scorecard import Scorecard, build, utc_stamp
+from ..report import ci, pipeline, terminal
 from ..schema import ItemResult
 from ..store import FILE as STORE_FILE
 from . import selection
@@ -33,7 +34,7 @@ from .sequential import SKIPPED, SequentialGate
 from .spool import Spool
 
 if TYPE_CHECKING:
-    from ..report.calibration import Label
+    from ..card.calibration import Label
 
 # Told of each builtin item's result as it arrives: (result, its test report, the report's payload).
 Listener = Callable[[ItemResult, pytest.TestReport, dict[str, Any]], None]
@@ -64,7 +65,7 @@ class ScorecardPlugin:
                 raise pytest.UsageError(f"--ambig-baseline: {exc}") from None
         self.labels: list[Label] = []
         if run.cfg.human_labels is not None:  # read before any item runs, as the baseline is
-            from ..report.calibration import read_labels
+            from ..card.calibration import read_labels
 
             try:
                 suites_of: dict[str, list[str]] = {}
@@ -197,7 +198,7 @@ class ScorecardPlugin:
         )
         card = dataclasses.replace(card, started=self._began)
         if cfg.human_labels is not None:
-            from ..report.calibration import calibrate
+            from ..card.calibration import calibrate
 
             metrics = {suite.name: list(suite.metrics) for suite in card.suites}
             calibration = calibrate(

@@ -3,7 +3,7 @@ left skipped once every gate is decided (issue 29).
 
 The items run in an order drawn from the seed (:func:`seeded_order`), the same in every
 process. On the controller, :class:`SequentialGate` feeds each gated statistic's confidence
-sequence (``report/sequential.py``) with the items' values *in that order*: a result that
+sequence (``stats/sequential.py``) with the items' values *in that order*: a result that
 arrives early (another xdist worker, a faster call) waits until those before it are in, so the
 values the sequence sees are a uniformly random draw without replacement whatever the timing,
 which is what makes it valid. When every gate is decided it writes a :class:`StopSignal`,
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..card.scorecard import Check, Scorecard
 from ..metrics import METRICS
-from ..report.scorecard import Check, Scorecard
-from ..report.sequential import Bounds, ConfidenceSequence, Trend, decide
 from ..schema import AmbigItem, ItemResult
+from ..stats.sequential import Bounds, ConfidenceSequence, Trend, decide
 from ..suites.sample import seeded_rank
 
 SKIPPED = "ambigqa: gate decided after"  # how a skipped item's reason begins

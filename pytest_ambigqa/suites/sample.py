@@ -1,6 +1,6 @@
 """``--ambig-sample=N`` (or a fraction): a seeded sample of the selected suites' items,
 stratified by suite and ambiguity type, whose scores the scorecard weighs back to every item
-(``report/strata.py``).
+(``stats/strata.py``).
 
 Allocation is proportional (Cochran 1977, "Sampling Techniques", section 5.5): stratum h of
 N_h items among N gets n·N_h/N of the n, rounded by largest remainder, and at least one item

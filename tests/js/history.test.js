@@ -1,5 +1,5 @@
 // history.html's script without a browser: the paired statistics against the values
-// report/paired.py gives (worked out by it, written here), the pairing of two runs, the axis
+// stats/paired.py gives (worked out by it, written here), the pairing of two runs, the axis
 // slots, the selection. tests/test_history.py checks whole comparisons against compare.py.
 const test = require("node:test");
 const assert = require("node:assert");

@@ -27,10 +27,10 @@ from .users import LLMUser, OfflineUser, User
 if TYPE_CHECKING:
     import pytest
 
+    from ...card.scorecard import SuiteCard
     from ...evaluate import Evaluator
     from ...judge import Judge
     from ...report.blocks import Block, Table
-    from ...report.scorecard import SuiteCard
     from ...store.pool import Scoring
     from ...systems import System
 

@@ -156,6 +156,6 @@ def group_of(result: ItemResult) -> str:
 def query_of(result: ItemResult) -> str:
     """The query an episode belongs to, at every cost pair: its readings and cost pairs are
     one draw of the data (the same question, the same system), so an interval resamples
-    queries whole (``report.stats.cluster_interval``)."""
+    queries whole (``stats.bootstrap.cluster_interval``)."""
     episode = result.details.get("episode")
     return episode["query"] if episode else result.key

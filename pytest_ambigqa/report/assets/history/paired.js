@@ -1,4 +1,4 @@
-// history.html, paired: two runs compared item by item, as report/compare.py compares them
+// history.html, paired: two runs compared item by item, as card/compare.py compares them
 // (its compare, _suite_rows, _unavailable, _columns and _row): items aligned by key, every
 // metric of every slice of each suite both runs put under the same protocol, Holm's
 // correction across every test; and the cells as report/view.py's change() prints them.

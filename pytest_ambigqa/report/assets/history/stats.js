@@ -1,9 +1,10 @@
-// history.html, stats: the paired statistics of report/paired.py, for two runs the reader
+// history.html, stats: the paired statistics of stats/paired.py, for two runs the reader
 // clicks (every pair of fifty runs is too many to compute ahead). Same methods, same
-// constants (the page's data carries paired.py's and stats.py's); the random draws are the
-// page's own, seeded as stats.stable_seed seeds the command's, so the bootstrap bounds and
-// Monte Carlo p values agree with `pytest-ambigqa compare` within Monte Carlo error, and
-// every exact figure (McNemar, sign flips of at most EXACT_UP_TO items, Holm) is the same.
+// constants (the page's data carries stats/paired.py's and stats/bootstrap.py's); the random
+// draws are the page's own, seeded as stats/bootstrap.py's stable_seed seeds the command's, so
+// the bootstrap bounds and Monte Carlo p values agree with `pytest-ambigqa compare` within
+// Monte Carlo error, and every exact figure (McNemar, sign flips of at most EXACT_UP_TO
+// items, Holm) is the same.
 (function (ns) {
   "use strict";
 

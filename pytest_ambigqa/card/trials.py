@@ -4,16 +4,9 @@ how much an item's trials vary, and which items are flaky.
 A suite's metrics are already the mean over items of each item's trial mean, with intervals
 that resample items (each item's trials are one cluster): ``evaluate.combine_trials`` makes an
 item's scores its trials' mean. This module adds what only the trials show. For a 0/1 metric
-(``MetricSpec.binary``: STR-Hit, Disambig-Hit), with c passing of an item's n trials:
-
-- pass@k, the chance that at least one of k trials passes, by the unbiased estimator of Chen
-  et al. 2021 ("Evaluating Large Language Models Trained on Code", arXiv 2107.03374, section
-  2.1): 1 - C(n - c, k) / C(n, k), averaged over items;
-- pass^k, the chance that all k trials pass (tau-bench, Yao et al. 2024, arXiv 2406.12045,
-  section 3): C(c, k) / C(n, k), averaged over items, the same kind of unbiased estimator.
-
-pass@1 = pass^1 = the trial mean; pass@k rises with k and pass^k falls; a system that always
-answers alike has c in {0, n} and pass@k = pass^k for every k.
+(``MetricSpec.binary``: STR-Hit, Disambig-Hit), it gives pass@k (Chen et al. 2021) and pass^k
+(tau-bench, Yao et al. 2024) for k = 1..K, each averaged over items of the unbiased estimator
+from an item's c passing of its K trials (``stats/trials.py`` says what they are).
 """
 
 from __future__ import annotations
@@ -24,34 +17,8 @@ from dataclasses import dataclass
 
 from ..metrics import METRICS
 from ..schema import ItemResult
-from .stats import bootstrap_interval, stable_seed
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Chen et al. 2021's unbiased estimator of pass@k from n trials of which c passed."""
-    _check(n, c, k)
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
-def pass_hat_k(n: int, c: int, k: int) -> float:
-    """pass^k (tau-bench): the chance that k trials drawn from the n all pass, C(c, k) / C(n, k)."""
-    _check(n, c, k)
-    return math.comb(c, k) / math.comb(n, k)
-
-
-def _check(n: int, c: int, k: int) -> None:
-    if not 0 <= c <= n or not 1 <= k <= n:
-        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
-
-
-def variance(values: Sequence[float]) -> float:
-    """The sample variance of one item's trial scores (n - 1 in the denominator; 0 for one)."""
-    if len(values) < 2:
-        return 0.0
-    mean = math.fsum(values) / len(values)
-    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+from ..stats.bootstrap import bootstrap_interval, stable_seed
+from ..stats.trials import pass_at_k, pass_hat_k, variance
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
-from .stats import _CHUNK_CELLS, LEVEL, RESAMPLES
+from .bootstrap import _CHUNK_CELLS, LEVEL, RESAMPLES
 
 H = TypeVar("H", bound=Hashable)  # a stratum
 Z = 1.959963984540054  # the standard normal's 97.5% quantile: a 95% two-sided interval

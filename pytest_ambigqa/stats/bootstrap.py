@@ -1,4 +1,11 @@
-"""Means and seeded percentile-bootstrap intervals for suite scores."""
+"""Means and seeded percentile-bootstrap intervals for suite scores.
+
+The percentile bootstrap of the mean (Efron and Tibshirani 1993, "An Introduction to the
+Bootstrap", chapter 13), the cluster bootstrap (Davison and Hinkley 1997, section 3.8: see
+:func:`cluster_interval`), and rouge-score's bootstrap "mid" as ASQA and ALCE report ROUGE-Lsum.
+The constants here (resamples, level, the memory bound) are those of every resampling
+statistic in this room.
+"""
 
 from __future__ import annotations
 

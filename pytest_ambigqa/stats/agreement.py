@@ -26,7 +26,7 @@ from typing import Literal
 
 import numpy as np
 
-from pytest_ambigqa.report.stats import _CHUNK_CELLS, LEVEL, RESAMPLES
+from .bootstrap import _CHUNK_CELLS, LEVEL, RESAMPLES
 
 Level = Literal["nominal", "ordinal", "interval"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval")

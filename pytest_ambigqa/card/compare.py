@@ -32,10 +32,10 @@ from ..metrics import METRICS
 from ..protocols import protocol_of
 from ..readback import finite
 from ..schema import ItemResult
+from ..stats import paired
+from ..stats.bootstrap import stable_seed
 from ..suites import loader_options
-from . import paired
 from .scorecard import Check, Scorecard, SuiteCard
-from .stats import stable_seed
 
 REGRESSIONS_SHOWN = 10  # in the terminal and scorecard.md; scorecard.json and report.html hold all
 
@@ -411,7 +411,7 @@ def _row(
         whole = cluster or group
         if len(sizes) < len(both) or len({whole(r) for *_, r in both}) < len(sizes):
             # each item weighs one over its group's items, (w x, w), summed over its cluster:
-            # the pair is then one query, resampled and sign-flipped whole (stats.cluster_interval)
+            # the pair is then one query, resampled and sign-flipped whole (stats.bootstrap.cluster_interval)
             summed: dict[str, list] = {}
             for old, now, label, result in both:
                 w = 1 / sizes[group(result)]

@@ -4,6 +4,13 @@ Two runs scored on the same items are compared item by item: a paired bootstrap 
 difference, a sign-flip permutation p-value, McNemar's exact test on 0/1 items, and Holm's
 adjustment when several metrics are compared at once. Pairing removes the between-item variance
 that two independent intervals would count twice.
+
+References: the paired (sign-flip) permutation test of Fisher 1935, "The Design of
+Experiments" (Darwin's paired plants), with the Monte Carlo p-value (1 + count) / (1 + draws)
+of Phipson and Smyth 2010, "Permutation p-values should never be zero" (SAGMB 9); McNemar
+1947, "Note on the sampling error of the difference between correlated proportions or
+percentages" (Psychometrika 12); Holm 1979, "A simple sequentially rejective multiple test
+procedure" (Scand. J. Statist. 6).
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from .stats import _CHUNK_CELLS, LEVEL, RESAMPLES
+from .bootstrap import _CHUNK_CELLS, LEVEL, RESAMPLES
 
 PERMUTATIONS = 4999  # Monte Carlo sign flips when exact enumeration is too big
 EXACT_UP_TO = 16  # enumerate all 2**m flips when m items differ, m <= this

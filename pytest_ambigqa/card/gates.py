@@ -28,7 +28,7 @@ class Threshold:
     suite: str | None  # None: every selected suite that has the metric
     metric: str
     value: float
-    of_trials: bool = False  # pass^k of the repeated trials (report/trials.py), not the mean
+    of_trials: bool = False  # pass^k of the repeated trials (stats/trials.py), not the mean
 
     def __str__(self) -> str:
         scope = f"{self.suite}:" if self.suite else ""

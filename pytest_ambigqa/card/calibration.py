@@ -21,7 +21,7 @@ the system (``--ambig-human-labels-system`` names the one a run replays), ``util
 On the items of a suite that have a label and a judge score from an answer, the report
 gives Spearman's rho, Krippendorff's alpha (ordinal when both sides are integers, a Likert
 scale; else interval) and, when both sides are 0/1, Cohen's kappa, each with its interval
-(``agreement.py``). Over the suite's items answered and judged, it gives the judge's raw
+(``stats/agreement.py``). Over the suite's items answered and judged, it gives the judge's raw
 mean and the prediction-powered estimate of the mean a human would give (PPI++; the
 labelled items correct the judge on the unlabelled ones). An item without an answer
 (errored, missing) or that the judge could not score has no judge score: it is left out of
@@ -41,7 +41,7 @@ from typing import Any
 from ..errors import UnreadableFile
 from ..metrics import METRICS
 from ..schema import ItemResult
-from .agreement import (
+from ..stats.agreement import (
     PredictionPowered,
     Statistic,
     cohen_kappa,
@@ -50,7 +50,7 @@ from .agreement import (
     ppi_mean,
     spearman_rho,
 )
-from .stats import stable_seed
+from ..stats.bootstrap import stable_seed
 
 SHOWN_IDS = 10  # ids not in the run, listed in the report
 

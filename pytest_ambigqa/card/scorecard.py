@@ -22,13 +22,13 @@ from ..metrics.coverage import vacuous_answers
 from ..models.usage import Usage
 from ..protocols import PROTOCOLS, protocol_of
 from ..schema import EVIDENCE_SHORT, AmbigItem, ItemResult
+from ..stats.bootstrap import bootstrap_interval, cluster_interval, rouge_bootstrap_mid, stable_seed
+from ..stats.strata import interval as stratified_interval
+from ..stats.strata import stratified_bootstrap, stratified_mean, weighted_columns
 from ..suites import LoadedSuite, Scorers, Setup, Suite
 from ..suites.base import OPEN_RETRIEVAL
 from ..suites.sample import Sample
 from . import published
-from .stats import bootstrap_interval, cluster_interval, rouge_bootstrap_mid, stable_seed
-from .strata import interval as stratified_interval
-from .strata import stratified_bootstrap, stratified_mean, weighted_columns
 from .trials import Repeats, TrialMetric
 from .trials import repeats as trial_section
 
@@ -87,7 +87,7 @@ class PanelAgreement:
 
     Krippendorff's alpha across the judges, at the ordinal level when every judge's score is
     a whole number (MARCH's 0-5 criteria with one sample), else at the interval level, with
-    a percentile-bootstrap interval over the items (``report/agreement.py``); n/a, with the
+    a percentile-bootstrap interval over the items (``stats/agreement.py``); n/a, with the
     reason, where it is undefined. ``disputed``: the items whose judges differ by at least
     ``threshold`` on the item scale (``--ambig-judge-disagreement`` times its range)."""
 
@@ -133,7 +133,7 @@ class SuiteCard:
 
 @dataclass(frozen=True)
 class Check:
-    """One gate as it was evaluated, passed or not (report/gates.py evaluates them): every
+    """One gate as it was evaluated, passed or not (card/gates.py evaluates them): every
     gate a run sets is listed with what it compared, so a green run shows how close it came."""
 
     gate: str  # the option and its entry: "--ambig-fail-under=march:str_em=30"
@@ -166,11 +166,11 @@ class Scorecard:
     shortfalls: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)  # every gate evaluated, passed or not
     gates_deferred: str | None = None  # a shard's suite gates wait for the merge
-    comparison: Comparison | None = None  # against --ambig-baseline (report/compare.py)
+    comparison: Comparison | None = None  # against --ambig-baseline (card/compare.py)
     sample: dict[str, Any] | None = None  # --ambig-sample: what was drawn from what (suites/sample.py)
     started: str | None = None  # when the run began, ISO 8601 UTC: orders runs in a history
     sequential: dict[str, Any] | None = None  # --ambig-sequential: where its gates were decided
-    calibration: Calibration | None = None  # the judge against --ambig-human-labels (report/calibration.py)
+    calibration: Calibration | None = None  # the judge against --ambig-human-labels (card/calibration.py)
     # The items as the data file has them (question, gold), by key, for report.html's
     # drill-down; not written to scorecard.json, which holds results only.
     gold: Mapping[str, AmbigItem] = field(default_factory=dict, repr=False, compare=False)
@@ -178,7 +178,7 @@ class Scorecard:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Scorecard:
-        """A scorecard as :meth:`to_json` wrote it (``report.saved`` reads the file); the
+        """A scorecard as :meth:`to_json` wrote it (``card.saved`` reads the file); the
         published rows are not read back, they are compared again when written. KeyError,
         TypeError or ValueError: not a scorecard this version wrote."""
         if data.get("schema_version") != SCHEMA_VERSION:
@@ -445,7 +445,7 @@ def stratum(result: ItemResult) -> tuple[str, str | None]:
 def _weighted(
     metric: str, scored: Sequence[ItemResult], population: Mapping[tuple[str, str | None], int], seed: int
 ) -> MetricSummary:
-    """The whole data's value of ``metric`` estimated from a stratified sample (report/strata.py):
+    """The whole data's value of ``metric`` estimated from a stratified sample (stats/strata.py):
     a mean (the official bootstrap mid's too) by the stratified mean with Cochran's interval; a
     total by Σ N_h ȳ_h; a pooled mean by the ratio of weighted unit sums and counts, with a
     stratified bootstrap interval."""
@@ -791,7 +791,7 @@ def _panel(
     """Each panel-judged metric's agreement over the suite's items (:class:`PanelAgreement`)."""
     if not panel:
         return {}
-    from .agreement import krippendorff_alpha, level_of
+    from ..stats.agreement import krippendorff_alpha, level_of
 
     judges = [j["model"] for j in panel["judges"]]
     out = {}
