@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from pytest_ambigqa.card.gates import _sequential
 from pytest_ambigqa.errors import UsageError
 from pytest_ambigqa.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from pytest_ambigqa.protocols.base import Protocol
-from pytest_ambigqa.report.gates import _sequential
 from pytest_ambigqa.session.config import _check_repeated, _loader
 from pytest_ambigqa.suites import SUITES, LoaderOption, LoadOptions, loader_options
 from pytest_ambigqa.suites.base import SPLIT

@@ -376,7 +376,7 @@ def test_every_suite_declares_its_loader_options_and_no_other_module_names_one()
     assert set(loader_options()) == {"split", "march_fields"}
     for option in loader_options().values():
         assert option.flag in OPTIONS  # a built-in suite's option is defined in options.py
-    for path in ("session/config.py", "session/run.py", "report/gold.py", "report/compare.py"):
+    for path in ("session/config.py", "session/run.py", "card/gold.py", "card/compare.py"):
         text = (PACKAGE / path).read_text(encoding="utf-8")
         assert "march_fields" not in text and "suites.march" not in text and "parse_fields" not in text, path
 

@@ -80,13 +80,13 @@ class LoaderOption:
     option, a plugin's added by its own ``pytest_addoption``), the key its value has in
     :class:`LoadOptions` and in the scorecard's config, and how the option's text becomes
     that value: ``read(None)`` is its value when the option is not given. ``session/config.py``
-    reads every registered suite's, ``report/gold.py`` reads them back from a saved run and
-    ``report/compare.py`` names a difference in one as ``moves`` says."""
+    reads every registered suite's, ``card/gold.py`` reads them back from a saved run and
+    ``card/compare.py`` names a difference in one as ``moves`` says."""
 
     flag: str
     key: str
     read: Callable[[str | None], Any]
-    moves: str  # what a difference in it is called where two runs are compared (report/compare.py)
+    moves: str  # what a difference in it is called where two runs are compared (card/compare.py)
 
 
 # What every suite's loader reads: the split of a Hub release it fetches (``hub.py``), and of a
