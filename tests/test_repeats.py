@@ -265,3 +265,26 @@ def test_a_metric_one_trial_could_not_score_is_unscored_for_the_item():
     item = combine_trials(trials)
     assert item.scores["str_em"] == pytest.approx(2 / 3) and "judge" not in item.scores
     assert item.unscored["judge"] == "trial 2 of 3: judge unavailable"
+
+
+def test_a_suites_trials_section_from_results():
+    """card/trials.py over results made here (no run): pass@k and pass^k per k from each item's
+    passes, the flaky items, the variance of trial scores, and an item that never reached its
+    system counted as K trials alike."""
+    from pytest_ambigqa.card.trials import repeats
+    from pytest_ambigqa.schema import ItemResult
+
+    def item(name, *scores):
+        trials = tuple(ItemResult("march", name, "ok", scores={"str_hit": s}) for s in scores)
+        return ItemResult("march", name, "ok", scores={"str_hit": sum(scores) / 3}, trials=trials)
+
+    missing = ItemResult("march", "m", "missing", unscored={"str_hit": "never reported"})
+    section = repeats(
+        [item("a", 1, 1, 1), item("b", 1, 0, 0), item("c", 0, 0, 0), missing], ["str_hit"], 3, 0, "march"
+    )
+    assert (section.k, section.trials, section.errored) == (3, 12, 3)
+    hit = section.metrics["str_hit"]
+    assert hit.items == 3 and hit.flaky == ["march-b"]
+    assert hit.pass_at == pytest.approx([100 * (1 + 1 / 3) / 3, 100 * (1 + 2 / 3) / 3, 100 * 2 / 3])
+    assert hit.pass_all == pytest.approx([100 * (1 + 1 / 3) / 3, 100 / 3, 100 / 3])
+    assert hit.variance == pytest.approx(variance([1, 0, 0]) / 3) and hit.max_variance == variance([1, 0, 0])
