@@ -488,7 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR_OR_FILE",
         help="scorecard.json files, or directories to search",
     )
-    history_parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    history_parser.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="DIR", help="where history.html is written"
+    )
     history_parser.add_argument(
         "-p",
         dest="plugins",
@@ -503,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     fetch_parser = data_commands.add_parser(
         "fetch", help="download a suite's benchmark into the Hub cache, for a runner without network"
     )
-    fetch_parser.add_argument("suite", metavar="SUITE")
+    fetch_parser.add_argument("suite", metavar="SUITE", help="a suite with a known source (`data list`)")
     fetch_parser.add_argument("--revision", metavar="R", help="a branch, tag or commit (default: main)")
     fetch_parser.add_argument("--split", default="dev", help="the split to fetch (default: dev)")
     fetch_parser.add_argument("--from", dest="url", metavar="hf://OWNER/NAME", help="another source")

@@ -48,7 +48,12 @@ _OPTIONS = (
         "data file per suite (default: the bundled sample), or hf://OWNER/NAME[@REVISION][/FILE] "
         "on the Hugging Face Hub",
     ),
-    Option("--ambig-split", "NAME", "split of the official ASQA.json to use", "dev"),
+    Option(
+        "--ambig-split",
+        "NAME",
+        "the split to load: of the official ASQA.json, or of a Hub dataset (hf://)",
+        "dev",
+    ),
     Option("--ambig-limit", "N", "stratified sample of N items per suite (by ambiguity type)"),
     Option(
         "--ambig-sample",

@@ -285,6 +285,8 @@ def generated_pairs(answer: Answer) -> tuple[GeneratedInterpretation, ...]:
 
 
 def _counts(item, answer, scorers, usage) -> Scored:
+    """The condition-answer pairs the answer gives, and how many more (or fewer) than the
+    item's conditions: CondAmbigQA's "Diff. of Ans. Count"."""
     pairs = len(generated_pairs(answer))
     return Scored(
         {

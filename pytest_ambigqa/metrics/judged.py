@@ -13,6 +13,7 @@ from .spec import Scored, Scorer, judged
 
 
 def _judge(item, answer, scorers, usage) -> Scored:
+    """MARCH's four criteria and their mean, one judge call per seed (``judge/march.py``)."""
     return scorers.judge.march(item, answer.text, usage).scored()
 
 
@@ -20,6 +21,7 @@ MARCH_JUDGE = Scorer("march-judge", _judge, needs="judge")
 
 
 def _utility(item, answer, scorers, usage) -> Scored:
+    """ASQA's utility, 1-5, as ALCE's human evaluation rates it (``judge/asqa.py``)."""
     return scorers.judge.asqa(item, answer.text, usage).scored()
 
 

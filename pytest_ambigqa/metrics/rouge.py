@@ -53,6 +53,8 @@ def rouge_lsum(prediction: str, references: Sequence[str]) -> float:
 
 
 def _rouge(item, answer, scorers, usage) -> Scored:
+    """ROUGE-Lsum of the long answer (:func:`rouge_lsum`); unscored, with the reason, for an
+    item that has no reference long answer."""
     if not item.long_answers:
         return Scored(unscored={"rouge_lsum": "item has no reference long answer"})
     return Scored({"rouge_lsum": rouge_lsum(scorers.text(answer), item.long_answers)})

@@ -154,8 +154,11 @@ def split_sentences(text: str) -> list[str]:
 
 
 # The metrics of this module, by the names options and reports use.
-LENGTH = Scorer(
-    "length", lambda item, answer, scorers, usage: Scored({"length": float(word_count(scorers.text(answer)))})
-)
+def _length(item, answer, scorers, usage) -> Scored:
+    """The long answer's length in words (:func:`word_count`), as ALCE reports it."""
+    return Scored({"length": float(word_count(scorers.text(answer)))})
+
+
+LENGTH = Scorer("length", _length)
 
 SPECS = (count("length", "Length", "words in the long answer", LENGTH),)
