@@ -64,7 +64,8 @@ def sub_phrases(question: str) -> list[str]:
     """The question cut at prepositions and relative words, in the spirit of TreeRare's
     sub-phrase retrieval (TreeRare, arXiv 2506.00331, section 5.1) without a parser: "the manufacturer of the
     Mustang" also searches "manufacturer" and "mustang" on their own."""
-    phrases, current = [], []
+    phrases: list[list[str]] = []
+    current: list[str] = []
     for word in normalize_answer(question).split():
         if word in _SPLIT_WORDS:
             phrases.append(current)

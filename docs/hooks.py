@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.livereload import LiveReloadServer
 from mkdocs.structure.files import File, Files
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +41,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     return files
 
 
-def on_serve(server, config: MkDocsConfig, builder):  # noqa: ANN001, ANN201 (mkdocs's types)
+def on_serve(server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]) -> LiveReloadServer:
     """``mkdocs serve`` rebuilds when what the generated pages are made from changes."""
     root = HERE.parent
     for path in ("pytest_ambigqa", "suites", "README.md", "CHANGELOG.md", "CONTRIBUTING.md"):

@@ -114,31 +114,32 @@ _LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)((?:\s+\"[^\"]*
 _REF_DEF = re.compile(r"^( {0,3}\[[^\]]+\]:\s*)(\S+)(.*)$")
 
 
+def _site_target(raw: str, source: str, page: str, root: Path) -> str | None:
+    """``raw``, a link of ``source``, as a target from ``page``; None for a file the site does not hold."""
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", raw) or raw.startswith(("#", "/")):
+        return raw
+    path, hash_, anchor = raw.partition("#")
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
+    if resolved in INCLUDED:
+        inside = INCLUDED[resolved]
+    elif resolved == "docs" or not resolved.startswith("docs/"):
+        return None
+    else:
+        inside = resolved[len("docs/") :]
+    if resolved not in INCLUDED and (root / resolved).is_dir():
+        index = next((n for n in ("index.md", "README.md") if (root / resolved / n).is_file()), None)
+        if index is None:
+            return None
+        inside = posixpath.join(inside, index)
+    relative = posixpath.relpath(inside, posixpath.dirname(page) or ".")
+    return relative + hash_ + anchor
+
+
 def rewrite_links(markdown: str, source: str, page: str, root: Path = ROOT) -> str:
     """The links of ``source`` (a file's path in the repository, such as ``CHANGELOG.md``)
     made to work from ``page`` (its path on the site, inside docs/): a link into docs/
     becomes relative to the page; one to a file outside docs/ becomes its text and path
     (the site does not hold it). URLs, anchors and code are left as they are."""
-
-    def target(raw: str) -> str | None:
-        """The new target, or None for a file the site does not hold."""
-        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", raw) or raw.startswith(("#", "/")):
-            return raw
-        path, hash_, anchor = raw.partition("#")
-        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
-        if resolved in INCLUDED:
-            inside = INCLUDED[resolved]
-        elif resolved == "docs" or not resolved.startswith("docs/"):
-            return None
-        else:
-            inside = resolved[len("docs/") :]
-        if resolved not in INCLUDED and (root / resolved).is_dir():
-            index = next((n for n in ("index.md", "README.md") if (root / resolved / n).is_file()), None)
-            if index is None:
-                return None
-            inside = posixpath.join(inside, index)
-        relative = posixpath.relpath(inside, posixpath.dirname(page) or ".")
-        return relative + hash_ + anchor
 
     spans: list[str] = []  # the code spans of the line: no links inside them, each set aside
 
@@ -153,7 +154,7 @@ def rewrite_links(markdown: str, source: str, page: str, root: Path = ROOT) -> s
         bang, text, raw, title = match.groups()
         if "\x00" in raw:  # a target is never a code span: no link
             return back(match.group(0))
-        new = target(raw)
+        new = _site_target(raw, source, page, root)
         if new is not None:
             return f"{bang}[{text}]({new}{title})"
         path = raw.partition("#")[0]
@@ -173,7 +174,7 @@ def rewrite_links(markdown: str, source: str, page: str, root: Path = ROOT) -> s
             continue
         definition = _REF_DEF.match(line)
         if definition is not None:
-            new = target(definition.group(2))
+            new = _site_target(definition.group(2), source, page, root)
             head, tail = definition.group(1), definition.group(3)
             out.append(f"{head}{new}{tail}" if new is not None else f"{head}#{tail}")
             continue

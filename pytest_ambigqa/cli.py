@@ -68,7 +68,12 @@ def _read(path: storage.Location) -> dict[str, Any]:
         raise UsageError(f"{storage.shown(path)}: not a readable scorecard.json ({exc.reason})") from None
 
 
-def _same(cards: list[dict[str, Any]], paths: list[storage.Location], what: str, get) -> None:
+def _same(
+    cards: list[dict[str, Any]],
+    paths: list[storage.Location],
+    what: str,
+    get: Callable[[dict[str, Any]], Any],
+) -> None:
     first = get(cards[0])
     for card, path in zip(cards[1:], paths[1:], strict=True):
         if get(card) != first:

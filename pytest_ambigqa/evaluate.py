@@ -110,8 +110,9 @@ class Evaluator:
             if "retriever" in system.inputs and "retriever" not in extras and run.searchable:
                 extras["retriever"] = run.retriever()
             evidence = None
-            if run.retrieval.report:
-                evidence = evidence_recall(item, run.corpus, run.retriever(), run.retrieval.top_k)
+            searched = run.retriever() if run.retrieval.report else None
+            if searched is not None:
+                evidence = evidence_recall(item, run.corpus, searched, run.retrieval.top_k)
         except RetrieverUnavailable as exc:
             return failed(str(exc))
         if system.requires_retriever and extras.get("retriever", True) is None:
@@ -406,7 +407,7 @@ def _with_action(action: str, answer: Answer) -> Answer:
     return dataclasses.replace(answer, metadata={**answer.metadata, ACTION_KEY: action})
 
 
-def _outcome(call) -> Asked:
+def _outcome(call: Callable[[], Answer]) -> Asked:
     try:
         return Asked(call(), "", None, False)
     except SystemFailure as exc:

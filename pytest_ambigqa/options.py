@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, overload
 
 import pytest
 
@@ -479,7 +479,22 @@ def pairs(option: str, raw: str) -> list[tuple[str, str]]:
     return out
 
 
-def number(option: str, text: str, *, kind=float, low: float | None = None, high: float | None = None):
+@overload
+def number(
+    option: str, text: str, *, kind: type[int], low: float | None = None, high: float | None = None
+) -> int: ...
+@overload
+def number(
+    option: str, text: str, *, kind: type[float] = float, low: float | None = None, high: float | None = None
+) -> float: ...
+def number(
+    option: str,
+    text: str,
+    *,
+    kind: type[float] | type[int] = float,
+    low: float | None = None,
+    high: float | None = None,
+) -> float:
     try:
         value = kind(text)
     except ValueError:

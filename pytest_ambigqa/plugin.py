@@ -17,6 +17,8 @@ import pytest_ambigqa_gate
 from . import hookspecs, options
 
 if TYPE_CHECKING:
+    from .retrieval import Retriever
+    from .retrieval.corpus import Corpus
     from .schema import AmbigItem, ItemResult
     from .session.run import Run
 
@@ -118,13 +120,13 @@ def ambig_system(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture(scope="session")
-def ambig_corpus(request: pytest.FixtureRequest):
+def ambig_corpus(request: pytest.FixtureRequest) -> Corpus:
     """The retrieval corpus: the selected suites' passages, or ``--ambig-corpus``."""
     return _run(request).corpus
 
 
 @pytest.fixture(scope="session")
-def ambig_retriever(request: pytest.FixtureRequest):
+def ambig_retriever(request: pytest.FixtureRequest) -> Retriever:
     """The ``--ambig-retriever`` over the corpus: ``retriever(query, k)``, ``retriever.batch(...)``."""
     run = _run(request)
     if not run.cfg.retrieval.searches:
@@ -134,7 +136,9 @@ def ambig_retriever(request: pytest.FixtureRequest):
 
     try:
         run.check_retriever_for(None)
-        return run.retriever()
+        retriever = run.retriever()
+        assert retriever is not None  # the run searches: checked above
+        return retriever
     except (pytest.UsageError, RetrieverUnavailable) as exc:
         pytest.fail(for_terminal(f"ambigqa: {exc}"), pytrace=False)
 

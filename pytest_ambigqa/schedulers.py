@@ -29,6 +29,9 @@ from typing import Any
 
 from .options import refuse
 
+# A scheduler: the shard its environment names (given --ambig-shard-count, if any), or None.
+ReadShard = Callable[[Mapping[str, str], int | None], "SchedulerShard | None"]
+
 COUNT_VARIABLE = "AMBIG_SHARD_COUNT"
 MAX_SHARDS = 1_000_000  # a larger count is a typo: no scheduler runs arrays that wide
 _LARGEST = 10**9  # of any variable read (a Slurm task id may exceed the count)
@@ -120,7 +123,7 @@ def _slurm(env: Mapping[str, str], count: int | None) -> SchedulerShard | None:
     return SchedulerShard("slurm", task, shard.shard)
 
 
-def _fixed(scheduler: str, index_name: str, count_name: str, base: int):
+def _fixed(scheduler: str, index_name: str, count_name: str, base: int) -> ReadShard:
     """A CI runner that numbers its parallel jobs from ``base`` and says how many there are."""
 
     def read(env: Mapping[str, str], count: int | None) -> SchedulerShard | None:
@@ -133,7 +136,7 @@ def _fixed(scheduler: str, index_name: str, count_name: str, base: int):
     return read
 
 
-SCHEDULERS: dict[str, Callable[[Mapping[str, str], int | None], SchedulerShard | None]] = {
+SCHEDULERS: dict[str, ReadShard] = {
     "kubernetes": _kubernetes,
     "slurm": _slurm,
     "gitlab": _fixed("gitlab", "CI_NODE_INDEX", "CI_NODE_TOTAL", 1),

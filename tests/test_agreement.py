@@ -61,7 +61,7 @@ def test_alpha_na_reasons():
     same = krippendorff_alpha([[3, 3], [3, 3, None]], "interval")
     assert same.value is None and same.reason.startswith("no variation")
     with pytest.raises(ValueError, match="level must be one of"):
-        krippendorff_alpha([[1, 2]], "ratio")  # type: ignore[arg-type]
+        krippendorff_alpha([[1, 2]], "ratio")
 
 
 def test_alpha_interval_na_when_resamples_lack_variation():

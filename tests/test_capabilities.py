@@ -40,10 +40,10 @@ def test_the_refusals_ask_the_capability_not_the_name(monkeypatch):
     """A protocol that declares otherwise is refused, or let through, whatever its name; the
     messages are the ones users have always read."""
 
-    class Repeating(PROTOCOLS["interactive"]):  # type: ignore[misc,valid-type]
+    class Repeating(PROTOCOLS["interactive"]):
         repeats_trials = True
 
-    class Unrepeatable(PROTOCOLS["single-shot"]):  # type: ignore[misc,valid-type]
+    class Unrepeatable(PROTOCOLS["single-shot"]):
         repeats_trials = False
         suite_values_are_item_means = False
 
@@ -56,7 +56,7 @@ def test_the_refusals_ask_the_capability_not_the_name(monkeypatch):
     with pytest.raises(UsageError, match=r"--ambig-sample: only with the single-shot protocol"):
         _check_repeated(config, "single-shot", None, 0.5, 1)
     with pytest.raises(UsageError, match=r"only the single-shot protocol's suite values are means"):
-        _sequential(Given(ambig_sequential="0.05"), [object()], [])  # type: ignore[list-item]
+        _sequential(Given(ambig_sequential="0.05"), [object()], [])
 
 
 def test_a_suite_declares_its_loader_options_and_the_run_reads_them(monkeypatch):
@@ -76,7 +76,7 @@ def test_a_suite_declares_its_loader_options_and_the_run_reads_them(monkeypatch)
 
     shout = LoaderOption("--ambig-shout", "shout", lambda text: (text or "no").upper(), "the shout")
 
-    class Loud(type(SUITES["asqa"])):  # type: ignore[misc]
+    class Loud(type(SUITES["asqa"])):
         name = "loud"
         loader_options = (*SUITES["asqa"].loader_options, shout)
 

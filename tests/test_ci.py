@@ -162,7 +162,9 @@ def _suite_cases(path: Path) -> dict[str, dict[str, str]]:
     cases = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         if case.get("name", "").startswith("scorecard["):
-            cases[case.get("name")] = {p.get("name"): p.get("value") for p in case.iter("property")}
+            cases[case.get("name", "")] = {
+                p.get("name", ""): p.get("value", "") for p in case.iter("property")
+            }
     return cases
 
 

@@ -5,12 +5,13 @@ runs under ``-n 2`` themselves are in test_plugin_runs.py and test_plugin.py."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from pytest_ambigqa.session.deal import DealScheduling, share
 
-CONFIG = SimpleNamespace(hook=None)  # what a scheduler keeps of the controller's config
+CONFIG: Any = SimpleNamespace(hook=None)  # what a scheduler keeps of the controller's config
 
 
 class Worker:

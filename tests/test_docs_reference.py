@@ -51,7 +51,7 @@ def _nav(node: object, section: str | None = None) -> list[tuple[str | None, str
     return []
 
 
-def _nav_pages() -> list[tuple[str, str]]:
+def _nav_pages() -> list[tuple[str | None, str]]:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))
     return _nav(config["nav"])
 

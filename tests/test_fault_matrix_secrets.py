@@ -148,7 +148,7 @@ def test_the_status_line_shows_no_escape_sequence_of_its_text():
             self._file = io.StringIO()
 
     writer = Writer()
-    line = StatusLine(writer)  # type: ignore[arg-type]
+    line = StatusLine(writer)
     line.draw(f"ambigqa 3/10 {ESCAPES} done")
     drawn = writer._file.getvalue()
     ours = ("\x1b[J", "\x1b[A")

@@ -6,6 +6,7 @@ one line a user reads after ``ERROR:``."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 from _pytest.config.argparsing import Parser
@@ -40,7 +41,7 @@ def refusal(call, *args) -> str:
 
 
 def run_config(tmp_path: Path, *args: str):
-    return read_run_config(CommandLine(*args, base=tmp_path))
+    return read_run_config(cast(pytest.Config, CommandLine(*args, base=tmp_path)))
 
 
 @pytest.mark.parametrize(

@@ -130,7 +130,7 @@ def calls(pytester) -> list[tuple[str, str, str]]:
     path = pytester.path / "calls.txt"
     lines = path.read_text().split("\n") if path.exists() else []
     path.unlink(missing_ok=True)
-    return [tuple(line.split()) for line in lines if line]  # type: ignore[misc]
+    return [tuple(line.split()) for line in lines if line]
 
 
 def separate_run(pytester, *args: str, report: str):

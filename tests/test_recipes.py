@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -76,7 +77,9 @@ def run_together(
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             out, err = process.communicate()
-            pytest.fail(f"{process.args[-1]!r} ran past {timeout:g} s:\n{out[-3000:]}{err[-3000:]}")
+            pytest.fail(
+                f"{cast(list[str], process.args)[-1]!r} ran past {timeout:g} s:\n{out[-3000:]}{err[-3000:]}"
+            )
         finished.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
     return finished
 

@@ -270,7 +270,7 @@ def many(tmp_path_factory) -> tuple[Path, list[str], int]:
     )
     path = tmp_path_factory.mktemp("big") / "report.html"
     path.write_text(html.render(card))
-    no_idea = sum(r.answer.text == "no idea" for r in results.values())
+    no_idea = sum(r.answer is not None and r.answer.text == "no idea" for r in results.values())
     return path, [i.key for i in items], no_idea
 
 

@@ -78,7 +78,8 @@ def _pairwise(suite: str, items, scorers: Scorers) -> list[tuple]:
         jobs = [(item, answer) for item in items for answer in answers(item)]
         pairs = []
         for start in range(0, len(jobs), 40):  # batches of distinct items in flight at once
-            batch, seen = [], set()
+            batch: list[tuple[AmbigItem, Answer]] = []
+            seen: set[str] = set()
             for item, answer in jobs[start : start + 40]:
                 if item.key in seen:
                     pairs += _taken(pool, chosen, batch, scorers)
@@ -113,7 +114,7 @@ def test_a_scorer_that_raises_in_a_worker_fails_its_item_as_in_process():
         pool.close()
     raised = []
     for parts in (done, {}):
-        with pytest.raises(Exception) as caught:  # noqa: PT011 - the type is the scorer's own
+        with pytest.raises(Exception) as caught:
             suite.score(item, answer, scorers, parts)
         raised.append(f"{type(caught.value).__name__}: {caught.value}")
     assert raised[0] == raised[1] == "ValueError: STR-EM needs at least one gold interpretation"

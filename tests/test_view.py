@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ambigqa.report import blocks, markdown, terminal, view
+from pytest_ambigqa import blocks
+from pytest_ambigqa.report import markdown, terminal, view
 
 BLOCKS = [
     blocks.Heading("Suite_1", 2),

@@ -379,7 +379,7 @@ def treerare(question: str, passages: list, retriever: Any, *, model: Model) -> 
             check_summary,
             schema=prompts.SUMMARY_FORM,
         )
-        marks = summary.get("citations") if isinstance(summary.get("citations"), list) else []
+        marks = summary["citations"] if isinstance(summary.get("citations"), list) else []
         cited = "".join(f" [{c}]" for c in dict.fromkeys(str(m).strip("[] ") for m in marks) if c in found)
         notes[index] = [f"{phrase['text']}: {summary['evidence']}{cited}"]
         groups.append((phrase["text"], list(found.values())))

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..metrics import METRICS
 from ..protocols import protocol_of
@@ -36,6 +36,9 @@ from ..stats import paired
 from ..stats.bootstrap import stable_seed
 from ..suites import loader_options
 from .scorecard import Check, Scorecard, SuiteCard
+
+if TYPE_CHECKING:
+    import numpy as np
 
 REGRESSIONS_SHOWN = 10  # in the terminal and scorecard.md; scorecard.json and report.html hold all
 
@@ -457,7 +460,7 @@ def running_row(suite: str, metric: str, pairs: list, strata: list, seed: int) -
     return _row(scope, pairs, strata, stable_seed(seed, "paired", *scope))
 
 
-def _unit_means(columns):
+def _unit_means(columns: np.ndarray) -> np.ndarray:
     import numpy as np
 
     return np.divide(columns[:, 0], columns[:, 1], out=np.zeros(len(columns)), where=columns[:, 1] > 0)

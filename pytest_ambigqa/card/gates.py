@@ -56,7 +56,10 @@ def evaluate(
             lines.append(c.failure)
 
     for card in cards:
-        lines += _scored_nothing(card) + protocol_of(card.protocol.name).shortfalls(card, max_unscored_rate)
+        answered = card.items - card.errors - card.missing
+        lines += _scored_nothing(card) + protocol_of(card.protocol.name).shortfalls(
+            card.name, card.items, answered, card.section, max_unscored_rate
+        )
         for t in fail_under:
             if (t.suite and t.suite != card.name) or t.metric not in card.metrics:
                 continue

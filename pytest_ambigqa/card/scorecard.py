@@ -33,6 +33,8 @@ from .trials import Repeats, TrialMetric
 from .trials import repeats as trial_section
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .calibration import Calibration
     from .compare import Comparison
 
@@ -463,7 +465,7 @@ def _weighted(
         data = [(math.fsum(u), len(u)) for u in (r.units.get(metric, [r.scores[metric]]) for r in scored)]
         factor = spec.factor
 
-        def ratio(means):
+        def ratio(means: np.ndarray) -> np.ndarray:
             import numpy as np
 
             counts = means[..., 1]

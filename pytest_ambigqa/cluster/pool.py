@@ -69,7 +69,9 @@ class RayConfig:
     def to_dict(self) -> dict[str, Any]:
         said: dict[str, Any] = {
             "executor": self.address or "ray",
-            **{"ray_actors": self.actors, "ray_cpus": self.cpus, "ray_gpus": self.gpus},
+            "ray_actors": self.actors,
+            "ray_cpus": self.cpus,
+            "ray_gpus": self.gpus,
         }
         if self.models:  # else a run as before this option
             said |= {"ray_models": list(self.models), "ray_model_gpus": self.model_gpus}
@@ -367,7 +369,7 @@ def _kill(actor: Any) -> None:
 
     try:
         ray.kill(actor, no_restart=True)
-    except Exception:  # noqa: BLE001, S110 - gone already
+    except Exception:  # noqa: BLE001 - gone already
         pass
 
 

@@ -5,6 +5,7 @@ by G-Eval scores (Li et al. 2025, arXiv 2502.01523, section 4; the released
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..metrics.conditional import PairScores, Setting, citation_precision, greedy_match, item_scores
@@ -91,7 +92,9 @@ def judgement(
             )
             return PairScores(condition, answer, citation_precision(pair.citations, prop.passage_ids))
 
-        def matched_all(score=score, row: Deferrals = row):
+        def matched_all(
+            score: Callable[[int, int], PairScores] = score, row: Deferrals = row
+        ) -> list[tuple[int | None, PairScores | None]]:
             found = greedy_match(setting, len(pairs), len(gold), score)
             row.close()
             return found

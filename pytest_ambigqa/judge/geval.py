@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest_ambigqa_gate
 
@@ -23,6 +24,11 @@ from ..errors import ModelUnavailable
 from ..models.chat import ChatClient
 from ..models.usage import Usage
 from ..output import excerpt
+
+if TYPE_CHECKING:
+    from deepeval.models import DeepEvalBaseLLM
+    from openai.types.chat import ChatCompletion
+    from pydantic import BaseModel
 
 pytest_ambigqa_gate.quiet()  # before deepeval is imported, also where the plugin is not loaded
 
@@ -94,7 +100,7 @@ def _check_reason_score(data: Any) -> str | None:
 
 
 @lru_cache(maxsize=1)
-def _model_class():
+def _model_class() -> Callable[[ChatClient, int, Usage], DeepEvalBaseLLM]:
     from deepeval.models import DeepEvalBaseLLM
 
     class JudgeModel(DeepEvalBaseLLM):
@@ -104,7 +110,7 @@ def _model_class():
             self.client, self.seed, self.usage = client, seed, usage
             super().__init__(model=client.settings.model)
 
-        def load_model(self):
+        def load_model(self) -> JudgeModel:
             return self
 
         def get_model_name(self) -> str:
@@ -113,7 +119,7 @@ def _model_class():
         def supports_log_probs(self) -> bool:
             return True
 
-        def generate(self, prompt: str, schema=None):
+        def generate(self, prompt: str, schema: type[BaseModel] | None = None) -> Any:
             """deepeval's reply as its pydantic ``schema`` asks, that schema sent and checked."""
             data, _ = self.client.chat_json(
                 [{"role": "user", "content": prompt}],
@@ -124,10 +130,12 @@ def _model_class():
             )
             return schema(**data) if schema is not None else data
 
-        async def a_generate(self, prompt: str, schema=None):
+        async def a_generate(self, prompt: str, schema: type[BaseModel] | None = None) -> Any:
             return self.generate(prompt, schema)
 
-        def generate_raw_response(self, prompt: str, top_logprobs: int = 20, **_: Any):
+        def generate_raw_response(
+            self, prompt: str, top_logprobs: int = 20, **_: Any
+        ) -> tuple[ChatCompletion, float]:
             from openai.types.chat import ChatCompletion
 
             _, raw = self.client.chat_json(
@@ -143,7 +151,9 @@ def _model_class():
             defaults = {"id": "", "object": "chat.completion", "created": 0, "model": self.get_model_name()}
             return ChatCompletion.model_validate({**defaults, **raw}), 0.0
 
-        async def a_generate_raw_response(self, prompt: str, top_logprobs: int = 20, **kwargs: Any):
+        async def a_generate_raw_response(
+            self, prompt: str, top_logprobs: int = 20, **kwargs: Any
+        ) -> tuple[ChatCompletion, float]:
             return self.generate_raw_response(prompt, top_logprobs, **kwargs)
 
     return JudgeModel
@@ -153,7 +163,7 @@ def _check_any(data: Any) -> str | None:
     return None if isinstance(data, dict) else "it is not a JSON object"
 
 
-def _validates(schema):
+def _validates(schema: type[BaseModel]) -> Callable[[Any], str | None]:
     """The check of a reply deepeval reads as the pydantic ``schema``."""
     from pydantic import ValidationError
 
@@ -168,7 +178,7 @@ def _validates(schema):
 
 
 @lru_cache(maxsize=1)
-def load_geval():
+def load_geval() -> tuple[Any, Any, Any]:
     """deepeval's G-Eval pieces: (GEval, LLMTestCase, the test-case parameters)."""
     from deepeval.metrics import GEval
     from deepeval.test_case import LLMTestCase
@@ -176,7 +186,7 @@ def load_geval():
     try:
         from deepeval.test_case import SingleTurnParams as Params
     except ImportError:  # deepeval < 4
-        from deepeval.test_case import LLMTestCaseParams as Params
+        from deepeval.test_case import LLMTestCaseParams as Params  # type: ignore[no-redef]
     _model_class()
     return GEval, LLMTestCase, Params
 

@@ -15,10 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..schema import Answer, GeneratedInterpretation
 from .spec import MetricSpec, Scored, Scorer, count, judged
+
+if TYPE_CHECKING:
+    from ..models.usage import Usage
+    from ..schema import AmbigItem
+    from .scoring import Scorers
 
 _GOLD_TITLE = re.compile(r"(\d+)\.")  # the digits are kept as written: "02." is "F02", as there
 _FRAGMENT = re.compile(r"Fragment\s+(\d+)")
@@ -284,7 +289,7 @@ def generated_pairs(answer: Answer) -> tuple[GeneratedInterpretation, ...]:
     return (GeneratedInterpretation(answer=answer.text, citations=answer.citations),)
 
 
-def _counts(item, answer, scorers, usage) -> Scored:
+def _counts(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """The condition-answer pairs the answer gives, and how many more (or fewer) than the
     item's conditions: CondAmbigQA's "Diff. of Ans. Count"."""
     pairs = len(generated_pairs(answer))
@@ -301,7 +306,7 @@ def setting_of(scorers: Any) -> Setting:
     return SETTINGS[scorers.settings.get("condambigqa", next(iter(SETTINGS)))]
 
 
-def _citations(item, answer, scorers, usage) -> Scored:
+def _citations(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """The no-judge citation score pools every cited fragment against every gold one (the
     paper's Citation Score is ``citation_matched``: matching needs the judge). A setting
     without fragments has no citations to score."""
@@ -319,7 +324,7 @@ def _citations(item, answer, scorers, usage) -> Scored:
     )
 
 
-def _judge(item, answer, scorers, usage) -> Scored:
+def _judge(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """The pairs matched to the gold properties by the judge's G-Eval scores; only the
     metrics of the run's setting."""
     setting = setting_of(scorers)

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .spec import MetricSpec, Scored, Scorer, percent
 from .text import Normalized, normalize_answer, treerare_normalize
+
+if TYPE_CHECKING:
+    from ..models.usage import Usage
+    from ..schema import AmbigItem, Answer
+    from .scoring import Scorers
 
 
 def exact_presence(short_answers: Sequence[str], long_answer: str) -> bool:
@@ -65,7 +71,7 @@ def cover_em(pairs: Sequence[Sequence[str]], long_answer: str) -> float:
     return sum(any(treerare_normalize(a) in context for a in aliases) for aliases in pairs) / len(pairs)
 
 
-def _long_form(item, answer, scorers, usage) -> Scored:
+def _long_form(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """STR-EM and STR-Hit on the text the profile's scorer reads; COVER-EM on the answer as
     TreeRare reads it (whole, citations and all)."""
     aliases = [i.short_answers for i in item.interpretations]

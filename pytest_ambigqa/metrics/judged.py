@@ -9,10 +9,17 @@ as every judged metric counts it (in the denominator, never dropped)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .spec import Scored, Scorer, judged
 
+if TYPE_CHECKING:
+    from ..models.usage import Usage
+    from ..schema import AmbigItem, Answer
+    from .scoring import Scorers
 
-def _judge(item, answer, scorers, usage) -> Scored:
+
+def _judge(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """MARCH's four criteria and their mean, one judge call per seed (``judge/march.py``)."""
     return scorers.judge.march(item, answer.text, usage).scored()
 
@@ -20,7 +27,7 @@ def _judge(item, answer, scorers, usage) -> Scored:
 MARCH_JUDGE = Scorer("march-judge", _judge, needs="judge")
 
 
-def _utility(item, answer, scorers, usage) -> Scored:
+def _utility(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """ASQA's utility, 1-5, as ALCE's human evaluation rates it (``judge/asqa.py``)."""
     return scorers.judge.asqa(item, answer.text, usage).scored()
 

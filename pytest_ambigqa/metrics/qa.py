@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .spec import MetricSpec, Scored, Scorer, percent
 from .text import normalize_answer
+
+if TYPE_CHECKING:
+    from ..models.usage import Usage
+    from ..schema import AmbigItem, Answer
+    from .scoring import Scorers
 
 
 def token_f1(prediction: str, gold: str) -> float:
@@ -43,7 +49,7 @@ def disambig_scores(predictions: Sequence[str], aliases: Sequence[Sequence[str]]
     return {"disambig_f1": f1, "disambig_em": em, "disambig_hit": float(all(e == 1.0 for _, e in pairs))}
 
 
-def _read(item, answer, scorers, usage) -> Scored:
+def _read(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """Disambig-F1/EM/Hit: the reader answers each clarified question from the long answer
     (the text the profile's scorer reads)."""
     questions = [i.question or i.condition or item.question for i in item.interpretations]

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .spec import MetricSpec, Scored, Scorer, percent
 from .text import split_sentences
+
+if TYPE_CHECKING:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    from ..models.usage import Usage
+    from ..schema import AmbigItem, Answer
+    from .scoring import Scorers
 
 MEMO_SENTENCES = 1024  # far more sentences than one item scores; an item's own are what repeat
 
@@ -27,7 +35,7 @@ class _MemoTokenizer:
 
 
 @lru_cache(maxsize=1)
-def _scorer():
+def _scorer() -> RougeScorer:
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rougeLsum"], use_stemmer=True, tokenizer=_MemoTokenizer())
@@ -52,7 +60,7 @@ def rouge_lsum(prediction: str, references: Sequence[str]) -> float:
     return max(_scorer().score(sentence_lines(ref), hypothesis)["rougeLsum"].fmeasure for ref in references)
 
 
-def _rouge(item, answer, scorers, usage) -> Scored:
+def _rouge(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """ROUGE-Lsum of the long answer (:func:`rouge_lsum`); unscored, with the reason, for an
     item that has no reference long answer."""
     if not item.long_answers:

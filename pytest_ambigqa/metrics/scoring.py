@@ -142,8 +142,8 @@ def score(
     item: AmbigItem,
     answer: Answer,
     scorers: Scorers,
-    outside: Mapping[str, str] = {},  # noqa: B006 - read only
-    done: Mapping[str, Scored | Failure] = {},  # noqa: B006 - read only
+    outside: Mapping[str, str] = {},
+    done: Mapping[str, Scored | Failure] = {},
 ) -> Scored:
     """``metrics`` of one answer: each scorer they name run once, a scorer whose model the
     run lacks skipped (its metrics n/a), one that fails leaving only its own metrics

@@ -3,11 +3,18 @@ of which type (MARCH section 4 and Table 1; CLARION's planning stage)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..schema import normalize_type
 from .spec import Scored, Scorer, percent
 
+if TYPE_CHECKING:
+    from ..models.usage import Usage
+    from ..schema import AmbigItem, Answer
+    from .scoring import Scorers
 
-def _self_report(item, answer, scorers, usage) -> Scored:
+
+def _self_report(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """Ambiguity detection (every benchmark item is ambiguous) and, where the item has a
     gold type, type accuracy."""
     scored = Scored()

@@ -9,9 +9,8 @@ scorers do not all take a plain mean of items.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..models.usage import Usage
@@ -40,7 +39,12 @@ class Scored:
     panel: dict[str, list[float]] = field(default_factory=dict)  # judge metrics: one value per panel judge
 
 
-Compute = Callable[["AmbigItem", "Answer", "Scorers", "Usage"], Scored]
+class Compute(Protocol):
+    """What a scorer's ``compute`` is: a pure function of the item and the answer, with the
+    run's models in ``scorers`` and its calls' cost added to ``usage`` (mypy checks every
+    scorer, built-in or a plugin's, against this signature)."""
+
+    def __call__(self, item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage, /) -> Scored: ...
 
 
 @dataclass(frozen=True, eq=False)

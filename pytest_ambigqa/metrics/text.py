@@ -7,8 +7,16 @@ import math
 import re
 import string
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .spec import Scored, Scorer, count
+
+if TYPE_CHECKING:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    from ..models.usage import Usage
+    from ..schema import AmbigItem, Answer
+    from .scoring import Scorers
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -129,7 +137,7 @@ def word_count(text: str) -> int:
 
 
 @lru_cache(maxsize=1)
-def _punkt():
+def _punkt() -> PunktSentenceTokenizer:
     """NLTK's Punkt tokenizer with its trained English parameters: ``nltk.sent_tokenize``.
 
     The official scorers (ASQA ``scoring.py``, ALCE ``eval.py``) split with
@@ -154,7 +162,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 # The metrics of this module, by the names options and reports use.
-def _length(item, answer, scorers, usage) -> Scored:
+def _length(item: AmbigItem, answer: Answer, scorers: Scorers, usage: Usage) -> Scored:
     """The long answer's length in words (:func:`word_count`), as ALCE reports it."""
     return Scored({"length": float(word_count(scorers.text(answer)))})
 

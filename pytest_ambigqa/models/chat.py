@@ -33,6 +33,8 @@ from .structured import REFUSED, Ladder, parse_json, response_format, without_th
 from .usage import Usage
 
 if TYPE_CHECKING:
+    from openai import OpenAI
+
     from .batch import BatchState
 
 REASK = (
@@ -120,7 +122,7 @@ class ChatClient:
         sent_url(self.base_url)  # what the client sends (the URL's credentials, the key) is scrubbed
         sent(os.environ.get("OPENAI_API_KEY") or "")
         self._slots = threading.BoundedSemaphore(settings.concurrency)
-        self._client = None
+        self._client: OpenAI | None = None
         self._lock = threading.Lock()
         self._dead: str | None = None  # why the model cannot answer at all (auth, dead server)
         self._failing = 0  # calls in a row that found no server or no model
@@ -128,7 +130,7 @@ class ChatClient:
         self.batch: BatchState | None = None  # batch judging (``batch.py``), or batches to collect
 
     @property
-    def client(self):
+    def client(self) -> OpenAI:
         with self._lock:
             if self._client is None:
                 from openai import OpenAI
@@ -208,7 +210,9 @@ class ChatClient:
                 sent["max_tokens"] = self.settings.max_tokens
         return sent
 
-    def _request(self, messages: list[dict[str, str]], seed: int | None, params: dict[str, Any]):
+    def _request(
+        self, messages: list[dict[str, str]], seed: int | None, params: dict[str, Any]
+    ) -> dict[str, Any]:
         return {
             "model": self.settings.model,
             "messages": messages,
@@ -217,7 +221,13 @@ class ChatClient:
             **self.decoding(params),
         }
 
-    def _batched(self, messages, seed: int | None, schema: dict[str, Any] | None, params: dict[str, Any]):
+    def _batched(
+        self,
+        messages: list[dict[str, str]],
+        seed: int | None,
+        schema: dict[str, Any] | None,
+        params: dict[str, Any],
+    ) -> dict[str, Any]:
         """A request as a batch sends it: on the rung a synchronous call found, else with the
         prompt alone (a batch's refused line cannot step down a rung)."""
         shape = response_format(self.structured.mode, schema) if schema and self.structured.mode else None
@@ -234,7 +244,7 @@ class ChatClient:
         seed: int | None = None,
         schema: dict[str, Any] | None = None,
         **params: Any,
-    ):
+    ) -> dict[str, Any]:
         """One chat completion from the server, as a checked plain dict; with ``schema``, asked
         on the run's rung of structured output, a rung lower when the server refuses it."""
         if self._dead is not None:
@@ -247,7 +257,14 @@ class ChatClient:
         self._account(raw, usage)
         return raw
 
-    def _structured(self, messages, usage: Usage, seed: int | None, schema: dict[str, Any], params):
+    def _structured(
+        self,
+        messages: list[dict[str, str]],
+        usage: Usage,
+        seed: int | None,
+        schema: dict[str, Any],
+        params: dict[str, Any],
+    ) -> dict[str, Any]:
         """The completion on the highest rung the server takes, from the run's rung down; the
         last rung, the prompt alone, sends no ``response_format`` and so is never refused for it."""
         with self.structured.detecting():

@@ -20,7 +20,7 @@ def find_local_model(spec: str) -> Path | None:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(spec, local_files_only=True))
-    except Exception:  # not installed, not cached, not a valid name: all mean "not here"
+    except Exception:  # noqa: BLE001 - not installed, not cached, not a valid name: all mean "not here"
         return None
 
 

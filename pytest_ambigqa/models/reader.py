@@ -20,7 +20,7 @@ only when first used.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # numpy is imported where a reader decodes: a run without one
     import numpy as np
 
     # start logits, end logits, and per token its character span in the context (None outside it).
+    # stacked window inputs -> (start logits, end logits), one row per window
+    Forward = Callable[[dict[str, Any]], tuple[np.ndarray, np.ndarray]]
     Window = tuple[np.ndarray, np.ndarray, Sequence[tuple[int, int] | None]]
 
 MAX_LENGTH, STRIDE, N_BEST, NULL_THRESHOLD = 384, 128, 20, 0.0
@@ -187,7 +189,7 @@ class Batcher:
     64-row passes, ``bench/reader.py``), so :class:`HFReader` batches on CUDA devices only.
     """
 
-    def __init__(self, forward, max_rows: int = 1) -> None:
+    def __init__(self, forward: Forward, max_rows: int = 1) -> None:
         self.forward = forward  # stacked inputs -> (start logits, end logits), numpy, one row per window
         self.max_rows = max_rows
         self.passes = 0

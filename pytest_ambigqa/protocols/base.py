@@ -24,11 +24,10 @@ from ..schema import AMBIGUITY_TYPES, AmbigItem, ItemResult, Status
 if TYPE_CHECKING:
     import pytest
 
-    from ..card.scorecard import SuiteCard
+    from ..blocks import Block, Table
     from ..evaluate import Evaluator
     from ..judge import Judge
     from ..metrics.scoring import Scorers
-    from ..report.blocks import Block, Table
     from ..store.pool import Scoring
     from ..suites import Setup, Suite
     from ..systems import System
@@ -159,8 +158,17 @@ class Protocol:
         """Its section's tables with their captions, as report.html draws them."""
         return []
 
-    def shortfalls(self, card: SuiteCard, max_unscored_rate: float | None) -> list[str]:
-        """The gates it adds to a suite's (``card/gates.py``), one line per failed one."""
+    def shortfalls(
+        self,
+        suite: str,
+        items: int,
+        answered: int,
+        section: Mapping[str, Any] | None,
+        max_unscored_rate: float | None,
+    ) -> list[str]:
+        """The gates it adds to a suite's (``card/gates.py``), one line per failed one, given
+        the suite's counts of items and of answered ones and its section (so that protocols/
+        imports nothing of the scorecard model, which asks it)."""
         return []
 
     def gold_item(self, result: ItemResult, items: Mapping[str, AmbigItem]) -> AmbigItem | None:

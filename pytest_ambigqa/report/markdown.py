@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..blocks import Block, Caption, Heading, Notes, Para, Table
 from ..card.scorecard import Scorecard
 from ..output import safe_output
 from . import view
-from .blocks import Block, Caption, Heading, Notes, Para, Table
 
 
 def render(card: Scorecard, duration: float | None = None) -> str:

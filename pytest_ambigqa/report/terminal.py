@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..blocks import Block, Caption, Gap, Notes, Para, Table
 from ..card.compare import Comparison
 from ..card.scorecard import Scorecard
 from ..output import for_terminal
 from . import view
-from .blocks import Block, Caption, Gap, Notes, Para, Table
 
 
 def lines(blocks: Iterable[Block]) -> list[str]:

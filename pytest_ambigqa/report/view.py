@@ -16,14 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..card import published
-from ..card.compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text, sign
-from ..card.scorecard import Check, MetricSummary, Scorecard, SuiteCard
-from ..metrics import METRICS, printed_range
-from ..protocols import protocol_of
-from ..schema import EVIDENCE_SHORT, ItemResult
-from ..suites import SUITES, Setup
-from .blocks import (
+from ..blocks import (
     NOT_COMPARABLE,
     Block,
     Caption,
@@ -36,6 +29,13 @@ from .blocks import (
     note_lines,
     row_label,
 )
+from ..card import published
+from ..card.compare import REGRESSIONS_SHOWN, Comparison, Regression, Row, p_text, sign
+from ..card.scorecard import Check, MetricSummary, Scorecard, SuiteCard
+from ..metrics import METRICS, printed_range
+from ..protocols import protocol_of
+from ..schema import EVIDENCE_SHORT, ItemResult
+from ..suites import SUITES, Setup
 
 if TYPE_CHECKING:  # numpy's agreement.py loads only where a run has labels
     from ..card.calibration import Calibration

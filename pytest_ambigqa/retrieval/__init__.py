@@ -10,7 +10,7 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ModelNotFound
 from ..registry import Registry
@@ -18,6 +18,10 @@ from ..schema import Passage
 from .cache import IndexCache, fingerprint
 from .corpus import Corpus
 from .ranking import RRF_K, reciprocal_rank_fusion, to_passages
+
+if TYPE_CHECKING:
+    from .bm25 import BM25Retriever
+    from .dense import DenseRetriever
 
 FUSION_DEPTH = 100  # how deep each list goes into the fusion
 
@@ -40,7 +44,7 @@ class HybridRetriever:
 
     name = "hybrid"
 
-    def __init__(self, bm25, dense) -> None:
+    def __init__(self, bm25: BM25Retriever, dense: DenseRetriever) -> None:
         self.bm25, self.dense, self.corpus = bm25, dense, bm25.corpus
 
     def batch(self, queries: Sequence[str], k: int = 10) -> list[list[Passage]]:
@@ -56,7 +60,9 @@ class HybridRetriever:
         return self.batch([query], k)[0]
 
 
-def _bm25(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str, embed: Embed) -> Retriever:
+def _bm25(
+    corpus: Corpus, cache: IndexCache, embedder: str | None, device: str, embed: Embed
+) -> BM25Retriever:
     from . import bm25 as bm25_module
 
     key = fingerprint("bm25", corpus.sha256, bm25_module.K1, bm25_module.B, sorted(bm25_module.STOPWORDS))
@@ -68,7 +74,9 @@ def _bm25(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str, 
     )
 
 
-def _dense(corpus: Corpus, cache: IndexCache, embedder: str | None, device: str, embed: Embed) -> Retriever:
+def _dense(
+    corpus: Corpus, cache: IndexCache, embedder: str | None, device: str, embed: Embed
+) -> DenseRetriever:
     from . import dense as dense_module
 
     path = dense_module.resolve_model(embedder)

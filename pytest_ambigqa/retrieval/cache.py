@@ -59,7 +59,7 @@ class IndexCache:
             if problem is None:
                 try:
                     return load(directory)
-                except Exception as exc:  # an unreadable index is rebuilt, never fatal
+                except Exception as exc:  # noqa: BLE001 - an unreadable index is rebuilt, never fatal
                     problem = f"could not be loaded ({type(exc).__name__}: {exc})"
             if problem != "missing":
                 warnings.warn(AmbigQAWarning(f"index {directory} {problem}; rebuilding it"), stacklevel=2)

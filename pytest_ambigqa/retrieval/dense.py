@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from ..suites.records import file_sha256
 from .cache import fingerprint
 from .corpus import Corpus
 from .ranking import to_passages
+
+if TYPE_CHECKING:
+    import faiss
+    from sentence_transformers import SentenceTransformer
 
 FLAT_LIMIT = 200_000
 PROBE_FRACTION = 4
@@ -75,7 +79,7 @@ class Embedder:
         return {k: v for k, v in self.__dict__.items() if k != "model"}
 
     @cached_property
-    def model(self):
+    def model(self) -> SentenceTransformer:
         offline_transformers()
         from sentence_transformers import SentenceTransformer
 
@@ -92,7 +96,7 @@ class Embedder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def make_index(vectors: np.ndarray, exact: bool | None = None):
+def make_index(vectors: np.ndarray, exact: bool | None = None) -> faiss.Index:
     """Exact search up to ``FLAT_LIMIT`` vectors (unless ``exact`` says otherwise), IVF above."""
     import faiss
 

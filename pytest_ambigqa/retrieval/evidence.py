@@ -10,8 +10,13 @@ interpretation's clarified question (CondAmbigQA: the question with its conditio
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..schema import AmbigItem, Interpretation
 from .corpus import Corpus
+
+if TYPE_CHECKING:
+    from . import Retriever
 
 
 def clarified_query(item: AmbigItem, interpretation: Interpretation) -> str:
@@ -27,7 +32,7 @@ def gold_ids(item: AmbigItem, interpretation: Interpretation, corpus: Corpus) ->
     return {cid for cid in found if cid is not None}
 
 
-def evidence_recall(item: AmbigItem, corpus: Corpus, retriever, k: int) -> dict[str, float] | None:
+def evidence_recall(item: AmbigItem, corpus: Corpus, retriever: Retriever, k: int) -> dict[str, float] | None:
     """Mean recall@k over the item's interpretations, from the original and clarified questions.
 
     None when no interpretation has gold passages in the corpus (nothing to measure).

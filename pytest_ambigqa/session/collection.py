@@ -3,7 +3,7 @@ pytest collects, and ``ambig_item`` parametrizing a user's own tests."""
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ def key_of(nodeid: str) -> str:
 class AmbigItems(pytest.Collector):
     """The benchmark items of the selected suites, as ``test_ambig[<suite>-<id>]`` tests."""
 
-    def collect(self):
+    def collect(self) -> Iterator[AmbigFunction]:
         run = self.config.stash[RUN_KEY]
         fixtureinfo = None  # the same for every item: resolve fixtures once, not 10,000 times
         for item in run.items:
@@ -61,7 +61,7 @@ class AmbigFunction(pytest.Function):
         if node_id is not None and hasattr(type(node_id), "parse"):
             self._id = type(node_id).parse(self.nodeid)
 
-    def reportinfo(self):
+    def reportinfo(self) -> tuple[Path, None, str]:
         return self.path, None, self.name
 
 

@@ -36,7 +36,7 @@ from ..metrics.profiles import PROFILES
 from ..models.cache import CallCache
 from ..models.chat import ChatClient
 from ..models.local import find_local_model, pick_device
-from ..models.reader import HFReader, LLMReader
+from ..models.reader import HFReader, LLMReader, Reader
 from ..models.remote import RemoteEmbedder, RemoteReader
 from ..protocols import PROTOCOLS
 from ..retrieval import Retriever
@@ -306,7 +306,7 @@ class Run:
             return None
         return ChatClient(settings, CallCache(self.cache_dir / LLM_CACHE_FILE, "model"))
 
-    def _reader(self):
+    def _reader(self) -> Reader | None:
         spec = self.cfg.reader
         reads = {METRICS[m].needs for name in self.cfg.suites for m in SUITES[name].reported()}
         if spec is None or "reader" not in reads:
@@ -439,7 +439,7 @@ class Run:
                             self.cfg.device,
                             self._remote_embedder if self._embeds_remotely else None,
                         )
-                    except Exception as exc:  # a model or index that will not load: say so, once per item
+                    except Exception as exc:  # noqa: BLE001 - a model or index that will not load: say so, once per item
                         self._retriever_error = f"{type(exc).__name__}: {exc}"
                 if self._retriever is None:
                     raise RetrieverUnavailable(

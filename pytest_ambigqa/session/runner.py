@@ -229,7 +229,7 @@ class Runner:
                 run.judge.warm(geval=any("deepeval" in s.suite.judge_packages for s in run.loaded))
             if isinstance(scorers.reader, HFReader | RemoteReader) and "reader" in needs:
                 scorers.reader.load()
-        except Exception:  # noqa: BLE001, S110 - reported per item by the scorer that needs it
+        except Exception:  # noqa: BLE001 - reported per item by the scorer that needs it
             pass
         finally:
             ready.set()

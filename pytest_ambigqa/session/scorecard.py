@@ -34,6 +34,8 @@ from .sequential import SKIPPED, SequentialGate
 from .spool import Spool
 
 if TYPE_CHECKING:
+    from _pytest.terminal import TerminalReporter
+
     from ..card.calibration import Label
 
 # Told of each builtin item's result as it arrives: (result, its test report, the report's payload).
@@ -248,7 +250,7 @@ class ScorecardPlugin:
         if self.run.stop is not None:
             self.run.stop.clear()
 
-    def pytest_terminal_summary(self, terminalreporter) -> None:
+    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
         """The scorecard, then what went wrong after it (a report not written, a gate with no
         item to meet): the last lines before pytest's short summary. Each failed gate and each
         report not written is counted on pytest's last line ("13 passed, 1 gate failed")."""

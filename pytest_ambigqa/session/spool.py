@@ -58,7 +58,7 @@ class Spool:
     """The run's results, one JSON line each, in a temporary file (removed at :meth:`close`)."""
 
     def __init__(self) -> None:
-        self._file = tempfile.NamedTemporaryFile(prefix="ambigqa-results-", suffix=".jsonl")  # noqa: SIM115
+        self._file = tempfile.NamedTemporaryFile(prefix="ambigqa-results-", suffix=".jsonl")
         self.path = Path(self._file.name)
         self._end = 0
         self._last: tuple[int, dict[str, Any]] | None = None  # the line read last: its fields

@@ -53,7 +53,7 @@ def _na(reason: str, n: int = 0) -> Statistic:
     return Statistic(None, n=n, reason=reason)
 
 
-def _missing(value) -> bool:
+def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 

@@ -12,6 +12,13 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    # column means of resamples (..., k) -> the reported number per resample (...)
+    Statistic = Callable[[np.ndarray], np.ndarray]
 
 RESAMPLES = 1000
 LEVEL = 0.95
@@ -23,7 +30,9 @@ def stable_seed(seed: int, *parts: str) -> int:
     return zlib.crc32("\x1f".join((str(seed), *parts)).encode("utf-8"))
 
 
-def bootstrap_interval(values, seed: int, statistic: Callable | None = None) -> tuple[float, float]:
+def bootstrap_interval(
+    values: Sequence[Any] | np.ndarray, seed: int, statistic: Statistic | None = None
+) -> tuple[float, float]:
     """The 95% percentile-bootstrap interval of the mean (1000 resamples).
 
     ``values`` may have a column per quantity, with ``statistic`` mapping resampled column
@@ -74,13 +83,13 @@ def cluster_interval(values: Sequence[float], clusters: Sequence[Hashable], seed
     if len(set(map(float, values))) <= 1:
         return bootstrap_interval(values, seed)  # every resample has the one value: no numpy to load
 
-    def ratio(means):
+    def ratio(means: np.ndarray) -> np.ndarray:
         return means[..., 0] / means[..., 1]
 
     return bootstrap_interval(data, seed, ratio)
 
 
-def rouge_bootstrap_mid(values, seed: int, samples: int = RESAMPLES) -> float:
+def rouge_bootstrap_mid(values: Sequence[float], seed: int, samples: int = RESAMPLES) -> float:
     """The "mid" of rouge-score's ``BootstrapAggregator``, as ASQA and ALCE report ROUGE-Lsum.
 
     The median of ``samples`` resampled means, drawn exactly as the aggregator draws them

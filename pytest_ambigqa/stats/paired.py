@@ -16,9 +16,16 @@ procedure" (Scand. J. Statist. 6).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .bootstrap import _CHUNK_CELLS, LEVEL, RESAMPLES
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+
+    from .bootstrap import Statistic
 
 PERMUTATIONS = 4999  # Monte Carlo sign flips when exact enumeration is too big
 EXACT_UP_TO = 16  # enumerate all 2**m flips when m items differ, m <= this
@@ -26,7 +33,7 @@ _TIE = 1e-9  # |T*| within this share of the largest |T| is a tie: such values d
 _TAIL_BITS = 64  # McNemar's tail sum stops once what is left is below 2**-64 of it
 
 
-def _pair(base, new, statistic: Callable | None):
+def _pair(base: ArrayLike, new: ArrayLike, statistic: Statistic | None) -> tuple[np.ndarray, np.ndarray]:
     """Both runs as float arrays of one shape, (n,) or (n, k); columns need a statistic."""
     import numpy as np
 
@@ -42,7 +49,7 @@ def _pair(base, new, statistic: Callable | None):
 
 
 def paired_bootstrap(
-    base, new, strata: Sequence | None, seed: int, statistic: Callable | None = None
+    base: ArrayLike, new: ArrayLike, strata: Sequence | None, seed: int, statistic: Statistic | None = None
 ) -> tuple[float, float]:
     """The 95% percentile interval of statistic(mean new) - statistic(mean base).
 
@@ -86,7 +93,7 @@ def paired_bootstrap(
     return float(low), float(high)
 
 
-def _means(data, idx):
+def _means(data: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Column means of each resample: one column at a time, as a 3-D gather reduces slowly."""
     import numpy as np
 
@@ -95,7 +102,7 @@ def _means(data, idx):
     return np.stack([column[idx].mean(axis=1) for column in data.T], axis=-1)
 
 
-def sign_flip_p(base, new, seed: int, statistic: Callable | None = None) -> float:
+def sign_flip_p(base: ArrayLike, new: ArrayLike, seed: int, statistic: Statistic | None = None) -> float:
     """Two-sided paired permutation p-value of T = statistic(mean new) - statistic(mean base).
 
     Under H0 the two runs are exchangeable within each item, so each item's pair may be swapped.
@@ -118,7 +125,7 @@ def sign_flip_p(base, new, seed: int, statistic: Callable | None = None) -> floa
         return 1.0
     base_means, new_means, total_delta = base.mean(axis=0), new.mean(axis=0), delta.sum(axis=0)
 
-    def swapped(masks):
+    def swapped(masks: np.ndarray) -> np.ndarray:
         """T for each row of 0/1 swap masks (1 = swap that item)."""
         if statistic is None:  # the sum of +-d, exact for integer scores
             return (total_delta - 2 * (masks @ delta)) / n
@@ -188,7 +195,7 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     return adjusted
 
 
-def discordant(base, new) -> tuple[int, int]:
+def discordant(base: ArrayLike, new: ArrayLike) -> tuple[int, int]:
     """(b, c) of two 0/1 item vectors: b = base 1 and new 0, c = base 0 and new 1."""
     import numpy as np
 

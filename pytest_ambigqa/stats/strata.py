@@ -21,10 +21,16 @@ finite-population correction there, so that interval errs wide too).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from .bootstrap import _CHUNK_CELLS, LEVEL, RESAMPLES
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+
+    from .bootstrap import Statistic
 
 H = TypeVar("H", bound=Hashable)  # a stratum
 Z = 1.959963984540054  # the standard normal's 97.5% quantile: a 95% two-sided interval
@@ -84,7 +90,7 @@ def interval(mean: float, var: float | None, span: tuple[float, float] | None) -
     return low, high
 
 
-def weighted_columns(data, strata: Sequence[H], population: Mapping[H, int]):
+def weighted_columns(data: ArrayLike, strata: Sequence[H], population: Mapping[H, int]) -> np.ndarray:
     """Σ W_h (column means of stratum h), for an (n,) or (n, k) array of the sampled items."""
     import numpy as np
 
@@ -95,7 +101,7 @@ def weighted_columns(data, strata: Sequence[H], population: Mapping[H, int]):
 
 
 def stratified_bootstrap(
-    data, strata: Sequence[H], population: Mapping[H, int], seed: int, statistic: Callable
+    data: ArrayLike, strata: Sequence[H], population: Mapping[H, int], seed: int, statistic: Statistic
 ) -> tuple[float, float]:
     """The 95% percentile interval of ``statistic`` of the weighted column means, items
     resampled with replacement within each stratum (RESAMPLES resamples, seeded)."""

@@ -112,7 +112,7 @@ class Prefetcher:
                 self._started += 1
             try:
                 scoring = self._call(item)
-            except BaseException as exc:  # handed to the test that waits for this item
+            except BaseException as exc:  # noqa: BLE001 - handed to the test that waits for this item
                 future.set_exception(exc)
                 continue
             if isinstance(scoring, ItemResult):
@@ -137,7 +137,7 @@ class Prefetcher:
                 continue
             try:
                 future.set_result(scoring())
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - handed to the test that waits for this item, as above
                 future.set_exception(exc)
 
     def started(self, item: AmbigItem) -> bool:

@@ -299,7 +299,7 @@ class Suite:
         item: AmbigItem,
         answer: Answer,
         scorers: Scorers,
-        done: Mapping[str, Scored | Failure] = {},  # noqa: B006 - read only
+        done: Mapping[str, Scored | Failure] = {},
     ) -> Scored:
         """The suite's metrics of one answer; the long-answer ones read the text its scorer
         profile reads (ALCE: the first line, ``[n]`` marks removed; else the whole answer).

@@ -252,19 +252,29 @@ def _explained(ref: HubRef, settings: Settings, offline: bool) -> Iterator[None]
             ) from None
         raise DataError(f"{ref}: the Hub answered HTTP {status}") from None
     except OSError as exc:
-        if "Consistency check failed" in str(exc):
-            raise DataError(
-                f"{ref}: the download was cut short (fewer bytes than the Hub announced); run again"
-            ) from None
-        raise DataError(scrub(f"{ref}: {exc.strerror or type(exc).__name__}")) from None
+        raise _os_error(ref, exc) from None
     except Exception as exc:  # httpx's: a connection refused, a body cut short, a timeout
-        import httpx
+        problem = _transport_error(ref, settings, exc)
+        if problem is None:
+            raise
+        raise problem from None
 
-        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-            raise DataError(f"{ref}: the download was cut short ({type(exc).__name__}); run again") from None
-        if isinstance(exc, httpx.TransportError):
-            raise _unreachable(ref, settings) from None
-        raise
+
+def _os_error(ref: HubRef, exc: OSError) -> DataError:
+    if "Consistency check failed" in str(exc):
+        return DataError(f"{ref}: the download was cut short (fewer bytes than the Hub announced); run again")
+    return DataError(scrub(f"{ref}: {exc.strerror or type(exc).__name__}"))
+
+
+def _transport_error(ref: HubRef, settings: Settings, exc: Exception) -> DataError | None:
+    """httpx's errors as one line; None for any other exception (raised as it is)."""
+    import httpx
+
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        return DataError(f"{ref}: the download was cut short ({type(exc).__name__}); run again")
+    if isinstance(exc, httpx.TransportError):
+        return _unreachable(ref, settings)
+    return None
 
 
 def _unreachable(ref: HubRef, settings: Settings) -> DataError:

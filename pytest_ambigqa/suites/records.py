@@ -310,7 +310,7 @@ def parquet_text(path: Path) -> str:
         raise DataError(f"{path}: reading parquet needs pyarrow: pip install 'pytest-ambigqa[hub]'") from None
     try:
         rows = pq.read_table(path).to_pylist()
-    except Exception as exc:  # pyarrow's ArrowInvalid and kin: not a parquet file
+    except Exception as exc:  # noqa: BLE001 - pyarrow's ArrowInvalid and kin: not a parquet file
         raise DataError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
     return "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
 

@@ -76,7 +76,7 @@ class System:
             return self.call(item, timeout, extras or {})
         except (SystemFailure, KeyboardInterrupt):
             raise  # a real Ctrl-C stops the run
-        except BaseException as exc:  # the user's code, sys.exit() included: this item's error
+        except BaseException as exc:  # noqa: BLE001 - the user's code, sys.exit() included: this item's error
             message = f"system raised {type(exc).__name__}: {safe_str(exc)}"
             raise SystemFailure(message, trace=_safe_trace(exc)) from None
 
@@ -259,7 +259,7 @@ class _Caller:
             thunk, box, done = self._jobs.get()
             try:
                 box["result"] = thunk()
-            except BaseException as exc:  # re-raised in the caller's thread
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
                 box["error"] = exc
             done.set()
 
@@ -295,7 +295,7 @@ class _Loop:
 def _await(awaitable: Any, timeout: float | None) -> Any:
     import asyncio
 
-    async def wrap():
+    async def wrap() -> Any:
         return await awaitable
 
     future = asyncio.run_coroutine_threadsafe(wrap(), _Loop.get())

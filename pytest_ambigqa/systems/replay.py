@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SystemFailure
-from ..schema import Answer, ItemResult
+from ..schema import AmbigItem, Answer, ItemResult
 from .call import System
 
 
@@ -22,7 +22,7 @@ class Saved:
     inputs: tuple[str, ...] = ()  # what the saved run's system read: its protocol and gold inputs
 
     def system(self, path: Path) -> System:
-        def replay(item, timeout: float | None, extras: Any) -> Answer:
+        def replay(item: AmbigItem, timeout: float | None, extras: Any) -> Answer:
             saved = self.answers[item.key]
             if saved.status != "ok" or saved.answer is None:
                 raise SystemFailure(

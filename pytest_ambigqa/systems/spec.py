@@ -12,6 +12,7 @@ import pkgutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..errors import UsageError
@@ -76,19 +77,19 @@ def _llm_system(spec: str, llm: Callable[[], Any] | None) -> System:
     return llm_system(method, client)
 
 
-def _import(module_name: str, search_dir: Path):
+def _import(module_name: str, search_dir: Path) -> ModuleType:
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name != module_name.split(".")[0] or str(search_dir) in sys.path:
             raise _import_error(module_name, exc, search_dir) from None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the user's module failed to import: one line saying why
         raise _import_error(module_name, exc) from None
     # Like `python -m pytest`, also look in the directory pytest was started from.
     sys.path.insert(0, str(search_dir))
     try:
         return importlib.import_module(module_name)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the user's module failed to import: one line saying why
         raise _import_error(module_name, exc, search_dir) from None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ... import options
@@ -19,7 +19,7 @@ from ..base import Protocol
 from . import view
 from .config import InteractiveConfig
 from .episodes import COST_GRID, SPLITS, Episode, episodes
-from .play import PLANS, play, summed
+from .play import PLANS, Outcome, play, summed
 from .scoring import failed_result, group_of, query_of, scored_result, settled, split_of, unscored_result
 from .section import section
 from .users import LLMUser, OfflineUser, User
@@ -27,10 +27,9 @@ from .users import LLMUser, OfflineUser, User
 if TYPE_CHECKING:
     import pytest
 
-    from ...card.scorecard import SuiteCard
+    from ...blocks import Block, Table
     from ...evaluate import Evaluator
     from ...judge import Judge
-    from ...report.blocks import Block, Table
     from ...store.pool import Scoring
     from ...systems import System
 
@@ -158,7 +157,13 @@ class Interactive(Protocol):
         assert self.user is not None  # a run's protocol has its user
         user = self.user.bind(usage)
 
-        def policy(question, history, alpha, beta, allowed):
+        def policy(
+            question: str,
+            history: tuple[tuple[str, str], ...],
+            alpha: float,
+            beta: float,
+            allowed: tuple[str, ...],
+        ) -> tuple[str, str]:
             turn = extras | {
                 "id": base.id,
                 "history": [{"question": q, "answer": a} for q, a in history],
@@ -180,7 +185,9 @@ class Interactive(Protocol):
                 calls.append(answer.metadata["llm"])
             return action, answer.text
 
-        def played(plan: tuple[str, ...] | None, transcript: list[dict]):
+        def played(
+            plan: tuple[str, ...] | None, transcript: list[dict]
+        ) -> tuple[Outcome | None, str | None, str | None, str | None]:
             try:
                 outcome, why, _ = play(base, episode, policy, user, plan, transcript)
                 return outcome, why, None, None
@@ -192,16 +199,7 @@ class Interactive(Protocol):
         transcript: list[dict] = []
         outcome, why, error, trace = played(None, transcript)
         final = finals[-1] if finals and outcome is not None else None
-        forced: dict[str, dict[str, Any]] = {}
-        if self.steerability:
-            for name, plan in PLANS.items():
-                o, w, e, _ = played(plan, [])
-                if o is not None:
-                    forced[name] = {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
-                    if o.ignores:
-                        forced[name]["ignores"] = True
-                else:
-                    forced[name] = {"unscored": w} if w is not None else {"error": e}
+        forced = _forced(played) if self.steerability else {}
         duration = time.perf_counter() - started
         details: dict[str, Any] = {"episode": episode.describe(), "transcript": transcript}
         if outcome is not None:
@@ -255,21 +253,27 @@ class Interactive(Protocol):
     def tables(self, section: dict[str, Any]) -> list[tuple[str, Table]]:
         return view.tables(section)
 
-    def shortfalls(self, card: SuiteCard, max_unscored_rate: float | None) -> list[str]:
+    def shortfalls(
+        self,
+        suite: str,
+        items: int,
+        answered: int,
+        section: Mapping[str, Any] | None,
+        max_unscored_rate: float | None,
+    ) -> list[str]:
         """Episodes the user spoiled or could not finish: a user model that finished none
         fails the run, as a dead judge does; ``--ambig-max-unscored-rate`` bounds the rest."""
-        if card.section is None or not card.items:
+        if section is None or not items:
             return []
-        reasons = card.section["unscored"]
+        reasons = section["unscored"]
         unscored = sum(reasons.values())
-        answered = card.items - card.errors - card.missing
         failed = {r: n for r, n in reasons.items() if r.startswith("the simulated user failed")}
         if answered and sum(failed.values()) == answered:
-            return [f"{card.name}: the simulated user finished no episode: {next(iter(failed))}"]
-        if max_unscored_rate is not None and unscored / card.items > max_unscored_rate:
+            return [f"{suite}: the simulated user finished no episode: {next(iter(failed))}"]
+        if max_unscored_rate is not None and unscored / items > max_unscored_rate:
             top = next(iter(reasons))
             return [
-                f"{card.name}: {unscored} of {card.items} episodes unscored ({unscored / card.items:.0%}) "
+                f"{suite}: {unscored} of {items} episodes unscored ({unscored / items:.0%}) "
                 f"> {max_unscored_rate:g}: {top}"
             ]
         return []
@@ -294,3 +298,22 @@ class Interactive(Protocol):
         )
         actions = f" · actions {result.details['sequence']}" if result.details.get("sequence") else ""
         return f"episode: {query} · alpha {episode['alpha']:g} · beta {episode['beta']:g}{actions}"
+
+
+Played = Callable[
+    [tuple[str, ...] | None, list[dict]], tuple[Outcome | None, str | None, str | None, str | None]
+]
+
+
+def _forced(played: Played) -> dict[str, dict[str, Any]]:
+    """Each forced-action policy's play of the episode (``--ambig-steerability``)."""
+    forced: dict[str, dict[str, Any]] = {}
+    for name, plan in PLANS.items():
+        o, w, e, _ = played(plan, [])
+        if o is not None:
+            forced[name] = {"sequence": o.sequence, "reward": o.reward, "f1": o.f1}
+            if o.ignores:
+                forced[name]["ignores"] = True
+        else:
+            forced[name] = {"unscored": w} if w is not None else {"error": e}
+    return forced

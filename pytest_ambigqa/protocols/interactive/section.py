@@ -267,7 +267,14 @@ def _reference(results: Sequence[ItemResult]) -> dict[str, Any]:
     }
 
 
-def _no_pair(optimal, predicted, change: str, low: float, high: float, other: str) -> str:
+def _no_pair(
+    optimal: Mapping[tuple[str, float, float], str],
+    predicted: Mapping[tuple[str, float, float], str],
+    change: str,
+    low: float,
+    high: float,
+    other: str,
+) -> str:
     """Why no query gives a change of ``change``: the values of the other cost each end was
     played at (by the forced policies and the system's scored plays both)."""
     position, moving = (2, 1) if change == "alpha" else (1, 2)

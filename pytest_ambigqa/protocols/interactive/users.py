@@ -16,7 +16,7 @@ import json
 import re
 import string
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...errors import ScorerUnavailable, UserFailure
@@ -260,7 +260,7 @@ meaning; if none fits, write what it said that comes closest. Never add facts of
 Reply with JSON: {"answer": "<the answer, in the assistant's words>"}"""
 
 
-def _text_of(key: str):
+def _text_of(key: str) -> Callable[[Any], str | None]:
     def check(data: Any) -> str | None:
         if not isinstance(data, dict) or not isinstance(data.get(key), str):
             return f'expected a JSON object with a string "{key}"'

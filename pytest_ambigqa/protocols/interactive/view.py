@@ -4,11 +4,12 @@ and the papers' rows as context (in scorecard.md; the terminal names them)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ...blocks import NOT_COMPARABLE, Block, Caption, Gap, Only, Table, fixed, row_label
 from ...metrics import METRICS
-from ...report.blocks import NOT_COMPARABLE, Block, Caption, Gap, Only, Table, fixed, row_label
 
 
 def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block]:
@@ -47,47 +48,7 @@ def blocks(section: dict[str, Any], context: list[dict[str, Any]]) -> list[Block
     if "reason" in reference:
         add(f"reference policies, oracle and steerability: n/a ({reference['reason']})")
     else:
-        policies = []
-        for plan, splits in reference["policies"].items():
-            cells = []
-            for split in ("ambiguous", "unambiguous"):
-                got = splits.get(split, {})
-                cells += [str(got.get("episodes", 0)), str(got.get("errors", 0))]
-                cells += [fixed(got.get("reward")), fixed(got.get("f1"))]
-            policies.append((plan, *cells))
-        columns = ("n", "errors", "reward", "F1")
-        head = ("policy", *(f"{s} {c}" for s in ("ambig.", "unambig.") for c in columns))
-        add(
-            "the system, its forced-action policies and the hindsight-best oracle (the same "
-            "episodes in every row, those no play of which the user spoiled; an error counts F1 0 "
-            "and the worst reward its row scored at its cost pair)",
-            Table(head, tuple(policies), "l" + "r" * (len(head) - 1), 2),
-        )
-        for reason, n in reference.get("left_out", {}).items():
-            add(f"left out of the table (the headline keeps them): {n} episode(s): {reason}")
-        failed = {"system": section.get("failed", 0)} | {
-            plan: sum(got.get("errors", 0) for got in splits.values())
-            for plan, splits in reference["policies"].items()
-            if plan not in ("SYSTEM", "ORACLE")
-        }
-        floors = {"system": section["error_rewards"], **reference.get("error_rewards", {})}
-        for row, n in failed.items():
-            if n:
-                at = "; ".join(
-                    f"alpha {f['alpha']:g}, beta {f['beta']:g}: {f['reward']:.1f}" for f in floors[row]
-                )
-                add(f"a failed play of {row} counts F1 0 and reward {at}")
-        for change_, got in reference["steerability"].items():
-            if "reason" in got:
-                add(f"steerability ({change_}): n/a ({got['reason']})")
-            else:
-                other = "beta" if change_ == "alpha" else "alpha"
-                over = ", ".join(f"{v:g}" for v in got.get("over", ()))
-                add(
-                    f"prompt-level steerability, {change_} {got['from']:g} → {got['to']:g}: recall "
-                    f"{got['recall']:.2f}, precision {got['precision']:.2f}, F1 {got['f1']:.2f} "
-                    f"(averaged over {other} {over}; {reference['queries']} query-cost pairs)"
-                )
+        _reference(section, reference, add)
     shown = [r for r in context if r["setting"] in ("ambiguous", "unambiguous")]
     if shown:
         sources = ", ".join(dict.fromkeys(f"{r['source']} ({r['dataset']})" for r in shown))
@@ -133,3 +94,48 @@ def tables(section: dict[str, Any]) -> list[tuple[str, Table]]:
         for caption, table in zip(shown[::2], shown[1::2], strict=True)
         if isinstance(caption, Caption) and isinstance(table, Table)
     ]
+
+
+def _reference(section: dict[str, Any], reference: dict[str, Any], add: Callable[..., None]) -> None:
+    """The reference policies' table, what failed plays count, and steerability."""
+    policies = []
+    for plan, splits in reference["policies"].items():
+        cells = []
+        for split in ("ambiguous", "unambiguous"):
+            got = splits.get(split, {})
+            cells += [str(got.get("episodes", 0)), str(got.get("errors", 0))]
+            cells += [fixed(got.get("reward")), fixed(got.get("f1"))]
+        policies.append((plan, *cells))
+    columns = ("n", "errors", "reward", "F1")
+    head = ("policy", *(f"{s} {c}" for s in ("ambig.", "unambig.") for c in columns))
+    add(
+        "the system, its forced-action policies and the hindsight-best oracle (the same "
+        "episodes in every row, those no play of which the user spoiled; an error counts F1 0 "
+        "and the worst reward its row scored at its cost pair)",
+        Table(head, tuple(policies), "l" + "r" * (len(head) - 1), 2),
+    )
+    for reason, n in reference.get("left_out", {}).items():
+        add(f"left out of the table (the headline keeps them): {n} episode(s): {reason}")
+    failed = {"system": section.get("failed", 0)} | {
+        plan: sum(got.get("errors", 0) for got in splits.values())
+        for plan, splits in reference["policies"].items()
+        if plan not in ("SYSTEM", "ORACLE")
+    }
+    floors = {"system": section["error_rewards"], **reference.get("error_rewards", {})}
+    for row, n in failed.items():
+        if n:
+            at = "; ".join(
+                f"alpha {f['alpha']:g}, beta {f['beta']:g}: {f['reward']:.1f}" for f in floors[row]
+            )
+            add(f"a failed play of {row} counts F1 0 and reward {at}")
+    for change_, got in reference["steerability"].items():
+        if "reason" in got:
+            add(f"steerability ({change_}): n/a ({got['reason']})")
+        else:
+            other = "beta" if change_ == "alpha" else "alpha"
+            over = ", ".join(f"{v:g}" for v in got.get("over", ()))
+            add(
+                f"prompt-level steerability, {change_} {got['from']:g} → {got['to']:g}: recall "
+                f"{got['recall']:.2f}, precision {got['precision']:.2f}, F1 {got['f1']:.2f} "
+                f"(averaged over {other} {over}; {reference['queries']} query-cost pairs)"
+            )

@@ -1,9 +1,10 @@
 """The words the report view is written in: blocks of already-formatted text (headings,
-paragraphs, notes, tables) and the few formats that both the view (``view.py``) and a
+paragraphs, notes, tables) and the few formats that both the view (``report/view.py``) and a
 protocol's section (``Protocol.blocks``, e.g. ``protocols/interactive/view.py``) use.
 
-It imports nothing of the package, so that a protocol can speak it while the report asks
-the protocols (``PROTOCOLS``) for their sections.
+It imports nothing of the package and lives in neither room, so that a protocol speaks it
+without importing the report, while the report asks the protocols (``PROTOCOLS``) for their
+sections: the dependency runs one way.
 """
 
 from __future__ import annotations
