@@ -34,12 +34,12 @@ def main() -> None:
     words = " ".join(q for qs, c in cases for q in qs) + " ".join(c for _, c in cases)
     with tempfile.TemporaryDirectory() as tmp:
         path = build_qa_model(Path(tmp), words, shape="roberta-large", layers=args.layers)
-        lone = HFReader(path, PROFILES["asqa"], args.device)
+        lone = HFReader(path, PROFILES["asqa"].reader, args.device)
         lone.read(*cases[0])  # load and warm up
         started = time.perf_counter()
         alone = [lone.read(q, c) for q, c in cases]
         serial = time.perf_counter() - started
-        together = HFReader(path, PROFILES["asqa"], args.device)
+        together = HFReader(path, PROFILES["asqa"].reader, args.device)
         together.read(*cases[0])
         together.batcher.max_rows = 64  # as on a GPU, whatever the device
         passes = together.batcher.passes

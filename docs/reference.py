@@ -400,7 +400,7 @@ def metrics_page() -> str:
         lines.append(f"- computed elsewhere (suite-level or by the protocol): {elsewhere}.")
     lines += ["", "## Scorer profiles (`--ambig-scorer-profile`)", "", rst(profile_module.__doc__), ""]
     profiles = [
-        (code(p.name), cell(p.title), code(p.reader_decoding), str(p.max_answer_tokens))
+        (code(p.name), cell(p.title), code(p.reader.kind), str(p.reader.max_answer_tokens))
         for p in profile_module.PROFILES.values()
     ]
     lines += [table(("profile", "official scorer", "reader decoding", "answer tokens at most"), profiles), ""]

@@ -161,7 +161,7 @@ def test_pipeline_decode_matches_the_rule_written_out(rows, max_answer_tokens):
 
 @pytest.mark.parametrize("profile", ["alce", "asqa"])
 def test_hf_reader_end_to_end(tiny_qa_model, profile):
-    reader = HFReader(tiny_qa_model, PROFILES[profile])
+    reader = HFReader(tiny_qa_model, PROFILES[profile].reader)
     item = ITEMS[0]
     context = " ".join(p.text for p in item.passages) * 3  # long enough for several 384-token windows
     questions = [i.question for i in item.interpretations]
@@ -176,7 +176,7 @@ def test_hf_reader_end_to_end(tiny_qa_model, profile):
 def test_hf_reader_sits_on_the_device_auto_picks(tiny_qa_model):
     import torch
 
-    auto = HFReader(tiny_qa_model, PROFILES["alce"])
+    auto = HFReader(tiny_qa_model, PROFILES["alce"].reader)
     assert auto.device == ("cuda" if torch.cuda.is_available() else "cpu")
     context = " ".join(p.text for p in ITEMS[0].passages)
     questions = [i.question for i in ITEMS[0].interpretations]
@@ -184,7 +184,7 @@ def test_hf_reader_sits_on_the_device_auto_picks(tiny_qa_model):
     _, model = auto._parts
     assert next(model.parameters()).device.type == auto.device
     if auto.device == "cpu":  # on a GPU the logits may differ in the last bits
-        assert HFReader(tiny_qa_model, PROFILES["alce"], "cpu").read(questions, context) == answers
+        assert HFReader(tiny_qa_model, PROFILES["alce"].reader, "cpu").read(questions, context) == answers
 
 
 def test_an_accelerator_that_is_not_there_is_refused_not_replaced():
@@ -236,14 +236,14 @@ def _held(batcher: Batcher, reads: list, queued: int) -> list:
 
 
 def test_items_read_together_share_a_pass_and_read_as_they_do_alone(tiny_qa_model):
-    reader = HFReader(tiny_qa_model, PROFILES["alce"], "cpu")
+    reader = HFReader(tiny_qa_model, PROFILES["alce"].reader, "cpu")
     cases = [
         ([i.question for i in item.interpretations], " ".join(p.text for p in item.passages) * 2)
         for item in ITEMS[:6]
     ]
     alone = [reader.read(q, c) for q, c in cases]
     assert reader.batcher.passes == len(cases)
-    together = HFReader(tiny_qa_model, PROFILES["alce"], "cpu")
+    together = HFReader(tiny_qa_model, PROFILES["alce"].reader, "cpu")
     together.load()
     assert together.batcher.max_rows == 1  # the CPU reads one item per pass (no faster batched)
     together.batcher.max_rows = 64  # as on a GPU

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..models.reader import PIPELINE, RUN_QA, Decoding
 from .text import ALCE_CITATION_MARKS, strip_alce_citations
 
 _CHAT_END = re.compile(re.escape("<|im_end|>"))
@@ -26,8 +27,7 @@ _CHAT_END = re.compile(re.escape("<|im_end|>"))
 class ScorerProfile:
     name: str
     title: str
-    reader_decoding: str  # "pipeline" (transformers QA pipeline) or "run_qa" (run_qa.py post-processing)
-    max_answer_tokens: int
+    reader: Decoding  # how its extractive reader decodes (models/reader.py)
 
     def prepare(self, text: str) -> str:
         """The answer text the official scorer evaluates."""
@@ -69,17 +69,7 @@ def _delete(pattern: re.Pattern, text: str, origin: Sequence[int]) -> tuple[str,
 PROFILES: dict[str, ScorerProfile] = {
     p.name: p
     for p in (
-        ScorerProfile(
-            "alce",
-            "ALCE eval.py",
-            reader_decoding="pipeline",
-            max_answer_tokens=15,
-        ),
-        ScorerProfile(
-            "asqa",
-            "ASQA scoring.py",
-            reader_decoding="run_qa",
-            max_answer_tokens=30,
-        ),
+        ScorerProfile("alce", "ALCE eval.py", reader=PIPELINE),
+        ScorerProfile("asqa", "ASQA scoring.py", reader=RUN_QA),
     )
 }

@@ -1,7 +1,7 @@
 """Readers for Disambig-F1: an extractive QA model, or the judge LLM, answers from the long answer.
 
-Two official decodings, one per scorer profile (``metrics/profiles.py``), both over windows
-of 384 tokens with a stride of 128 and answers inside the context only:
+Two official decodings (:class:`Decoding`), one per scorer profile (``metrics/profiles.py``),
+both over windows of 384 tokens with a stride of 128 and answers inside the context only:
 
 - ``run_qa`` (ASQA ``eval.sh``: ``run_qa.py --version_2_with_negative
   --null_score_diff_threshold 0``): the 20 best start and end logits, spans of at most 30
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..metrics.profiles import PROFILES, ScorerProfile
 from .batch import Deferrals
 from .local import offline_transformers, pick_device
 from .usage import Usage
@@ -268,13 +268,28 @@ class Batcher:
             request.done.set()
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """How a reader's logits become an answer, as one official scorer decodes them (the
+    module's docstring): ``pipeline`` or ``run_qa``, spans of at most ``max_answer_tokens``.
+    Each scorer profile (``metrics/profiles.py``) names its decoding: the profiles depend on
+    the reader, not the other way."""
+
+    kind: Literal["pipeline", "run_qa"]
+    max_answer_tokens: int
+
+
+PIPELINE = Decoding("pipeline", 15)  # ALCE eval.py
+RUN_QA = Decoding("run_qa", 30)  # ASQA scoring.py
+
+
 class HFReader:
     """An extractive QA model from a local directory (or the local Hugging Face cache), on
     ``device`` (an ``--ambig-device`` value, resolved when the model loads)."""
 
-    def __init__(self, path: Path, profile: ScorerProfile = PROFILES["alce"], device: str = "auto") -> None:
+    def __init__(self, path: Path, decoding: Decoding = PIPELINE, device: str = "auto") -> None:
         self.path = path
-        self.profile = profile
+        self.decoding = decoding
         self.device_spec = device
         self._loading = threading.Lock()  # one load, however many scoring threads ask at once
         self._model: tuple[Any, Any] | None = None
@@ -309,7 +324,7 @@ class HFReader:
         tokenizer, _ = self._parts
         if not questions:
             return []
-        pipeline = self.profile.reader_decoding == "pipeline"
+        pipeline = self.decoding.kind == "pipeline"
         if pipeline:
             context = context or " "  # ALCE eval.py: an empty answer is read as " "
         else:
@@ -341,8 +356,8 @@ class HFReader:
                 spans = [tuple(o) if c else None for o, c in zip(offsets[i], in_context, strict=True)]
             windows[owner].append((starts[i], ends[i], spans))
         if pipeline:
-            return [decode_pipeline(context, w, self.profile.max_answer_tokens) for w in windows]
-        return [decode(context, w, self.profile.max_answer_tokens) for w in windows]
+            return [decode_pipeline(context, w, self.decoding.max_answer_tokens) for w in windows]
+        return [decode(context, w, self.decoding.max_answer_tokens) for w in windows]
 
     def _forward(self, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         import torch

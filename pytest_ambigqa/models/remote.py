@@ -21,13 +21,12 @@ from typing import Any
 
 from ..cluster.pool import ActorPool, Cluster
 from ..errors import ActorUnavailable, ScorerUnavailable
-from ..metrics.profiles import ScorerProfile
-from .reader import HFReader
+from .reader import Decoding, HFReader
 
 
 class _ReaderActor:
-    def __init__(self, path: str, profile: ScorerProfile, device: str) -> None:
-        self.reader = HFReader(Path(path), profile, device)
+    def __init__(self, path: str, decoding: Decoding, device: str) -> None:
+        self.reader = HFReader(Path(path), decoding, device)
         self.reader.load()
 
     def read(self, questions: list[str], context: str) -> list[str]:
@@ -38,14 +37,14 @@ class _ReaderActor:
 
 
 class RemoteReader:
-    """The reader of ``local`` (its model files, profile and ``--ambig-device``), in an actor."""
+    """The reader of ``local`` (its model files, decoding and ``--ambig-device``), in an actor."""
 
     def __init__(self, cluster: Cluster, local: HFReader, gpus: float, per_actor: int) -> None:
-        self.path, self.profile, self.device_spec = local.path, local.profile, local.device_spec
+        self.path, self.decoding, self.device_spec = local.path, local.decoding, local.device_spec
         self.pool = ActorPool(
             cluster,
             _ReaderActor,
-            (str(local.path), local.profile, local.device_spec),
+            (str(local.path), local.decoding, local.device_spec),
             what="reader",
             count=1,
             per_actor=per_actor,

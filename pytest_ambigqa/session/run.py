@@ -324,7 +324,7 @@ class Run:
                 f"--ambig-reader: '{spec}' is neither a model directory nor a model in the local "
                 "Hugging Face cache (nothing is downloaded)"
             )
-        reader = HFReader(path, PROFILES[self.cfg.profile], self.cfg.device)
+        reader = HFReader(path, PROFILES[self.cfg.profile].reader, self.cfg.device)
         ray = self.cfg.ray
         if ray is None or "reader" not in ray.models:
             self._check_device("reader")
