@@ -154,7 +154,7 @@ def read_executor(config: pytest.Config) -> Executor:
         known = f"{', '.join(forms[:-1])} or {forms[-1]}" if len(forms) > 1 else forms[0]
         refuse(f"{OPTION}: '{raw}' is not {known}")
     for cls in EXECUTORS.values():
-        own = [o for o in cls.own_options if cls is not chosen and options.given(config, o)]
+        own = [o for o in cls.own_options if cls is not chosen and _given(config, o)]
         if own:
             refuse(f"{', '.join(own)}: only with {OPTION}={' or '.join(cls.forms or (cls.name,))}")
     executor = chosen.read(config, raw)
@@ -164,3 +164,9 @@ def read_executor(config: pytest.Config) -> Executor:
     if chosen.constructs and system and system.lower().startswith("llm:"):
         refuse(f"{OPTION}={executor.label}: not with --ambig-system={system} (its client is in this process)")
     return executor
+
+
+def _given(config: pytest.Config, flag: str) -> bool:
+    """Whether ``flag`` was set on the command line (as :func:`options.given`, for a plugin's
+    executor's options too, which the plugin adds and the table does not hold)."""
+    return config.getoption(flag.lstrip("-").replace("-", "_"), None) is not None
