@@ -75,6 +75,10 @@ def test_a_call_the_executor_loses_fails_that_item_alone_with_the_reason(toy):
     ("args", "message"),
     [
         (["--ambig-executor=dask"], "--ambig-executor: 'dask' is not local, ray, ray://HOST:PORT or toy"),
+        (
+            ["--ambig-executor=toy://me:pw@x:1"],
+            "--ambig-executor: 'toy://[[]redacted]@x:1' is not local, ray, ray://HOST:PORT or toy",
+        ),
         (["--ambig-toy-threads=3"], "--ambig-toy-threads: only with --ambig-executor=toy"),
         (["--ambig-executor=toy", "--ambig-toy-threads=0"], "--ambig-toy-threads: '0' is not a whole *"),
         (

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .. import options
 from ..errors import ActorUnavailable, SystemFailure
 from ..options import refuse
+from ..output import scrub
 from ..registry import Registry
 from ..schema import AmbigItem
 
@@ -149,10 +150,12 @@ def read_executor(config: pytest.Config) -> Executor:
     raw = options.text(config, OPTION)
     name = raw.partition("://")[0].lower()
     chosen = EXECUTORS.get(name)
+    if chosen is not None and "://" in raw and not any("://" in form for form in chosen.forms):
+        chosen = None  # an address for an executor that takes none
     if chosen is None:
         forms = [form for cls in EXECUTORS.values() for form in (cls.forms or (cls.name,))]
         known = f"{', '.join(forms[:-1])} or {forms[-1]}" if len(forms) > 1 else forms[0]
-        refuse(f"{OPTION}: '{raw}' is not {known}")
+        refuse(f"{OPTION}: '{scrub(raw)}' is not {known}")  # a password in it is never shown
     for cls in EXECUTORS.values():
         own = [o for o in cls.own_options if cls is not chosen and _given(config, o)]
         if own:
