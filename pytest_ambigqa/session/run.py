@@ -119,9 +119,10 @@ class Run:
             self.default_system = self.rescore.system(cfg.rescore)
         else:
             search_dir = Path(config.invocation_params.dir)
-            spec, constructs = cfg.system or "lexical", self.executor.constructs is None
+            spec = cfg.system or "lexical"
+            here = self.executor.constructs is None  # else only read: the executor's workers build it
             try:
-                local = load_system(spec, search_dir, self._llm_client, construct=constructs)
+                local = load_system(spec, search_dir, self._llm_client, construct=here)
             except UsageError as exc:
                 raise pytest.UsageError(str(exc)) from None
             self.executor.setup(spec, search_dir, cfg.concurrency)
