@@ -172,4 +172,7 @@ def read_executor(config: pytest.Config) -> Executor:
 def _given(config: pytest.Config, flag: str) -> bool:
     """Whether ``flag`` was set on the command line (as :func:`options.given`, for a plugin's
     executor's options too, which the plugin adds and the table does not hold)."""
-    return config.getoption(flag.lstrip("-").replace("-", "_"), None) is not None
+    try:
+        return config.getoption(flag.lstrip("-").replace("-", "_")) is not None
+    except ValueError:  # declared, but the plugin added no such option: never given
+        return False
