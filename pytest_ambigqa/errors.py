@@ -33,8 +33,9 @@ Unavailable               a model, device or index the run needs
 - RetrieverUnavailable    the retriever cannot be opened             the error of each item needing it
 - DeviceUnavailable       ``--ambig-device`` names an absent GPU     ``session/``: a usage error
 - ModelNotFound           the embedder is not on this machine        ``--ambig-embedder``'s usage error
-- ActorUnavailable        a Ray actor was lost with the call, or      the item's error (the system's);
-                          none could be placed (``cluster/``)        unscored (the reader's)
+- ActorUnavailable        an executor's worker (a Ray actor) was     the item's error (the system's);
+                          lost with the call, or none could be       unscored (the reader's)
+                          placed (``executors/``)
 - EndpointUnavailable     a model server refused the API key, or     ``session/``: a usage error, before
                           nothing answered, in the preflight         any item
                           (``models/preflight.py``)
@@ -159,8 +160,8 @@ class ModelNotFound(Unavailable):
 
 
 class ActorUnavailable(Unavailable):
-    """A Ray actor died with the call in flight, or no actor of the pool could be placed on
-    the cluster in time; the message says which and why."""
+    """An executor's worker (a Ray actor) died with the call in flight, or none could be
+    placed in time: the call is *lost*; the message says which and why."""
 
 
 class EndpointUnavailable(Unavailable):

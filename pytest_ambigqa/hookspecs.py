@@ -1,8 +1,8 @@
 """Hooks through which another pytest plugin extends pytest-ambigqa without editing it.
 
 Implement them in a plugin module or a ``conftest.py``; they are called once per run that
-selects a suite, before its options are read, so ``--ambig-suite``, ``--ambig-metrics``
-and the gates accept what they add. ``pytest-ambigqa merge -p MODULE`` calls them too.
+selects a suite, before its options are read, so ``--ambig-suite``, ``--ambig-metrics``,
+``--ambig-executor`` and the gates accept what they add. ``pytest-ambigqa merge -p MODULE`` calls them too.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from .executors import Executor
     from .metrics import MetricSpec
     from .registry import Registry
     from .report.writers import Writer
@@ -36,10 +37,17 @@ def pytest_ambigqa_writers() -> Sequence[Writer]:  # type: ignore[empty-body]  #
     file into ``--ambig-report``'s directory."""
 
 
+@pytest.hookspec
+def pytest_ambigqa_executors() -> Sequence[type[Executor]]:  # type: ignore[empty-body]  # pluggy calls the implementations
+    """Executors to add (subclasses of :class:`pytest_ambigqa.executors.Executor`), by their
+    ``name``: ``--ambig-executor=NAME`` runs the system's calls there."""
+
+
 def register_extensions(hook: Any) -> Callable[[], None]:
     """What plugins add through these hooks, into the registries, each under the plugin's
     name (a name another plugin already holds is a ValueError naming both). Returns what
     takes it out again, when the run ends."""
+    from .executors import EXECUTORS
     from .metrics import METRICS
     from .report.writers import WRITERS
     from .suites import SUITES
@@ -48,6 +56,7 @@ def register_extensions(hook: Any) -> Callable[[], None]:
         (hook.pytest_ambigqa_metrics, METRICS),
         (hook.pytest_ambigqa_suites, SUITES),
         (hook.pytest_ambigqa_writers, WRITERS),
+        (hook.pytest_ambigqa_executors, EXECUTORS),
     )
     before = [(registry, registry.state()) for _, registry in registries]
 

@@ -263,10 +263,11 @@ _OPTIONS = (
     ),
     Option(
         "--ambig-executor",
-        "local|ray|ray://ADDRESS",
+        "local|ray|ray://ADDRESS|NAME",
         "where the system's calls run: local (this process), ray (Ray actors on the cluster "
-        "$RAY_ADDRESS names, else a local one) or ray://HOST:PORT (a Ray client address); with ray, "
-        "each actor constructs the system from --ambig-system once, and scoring stays here",
+        "$RAY_ADDRESS names, else a local one), ray://HOST:PORT (a Ray client address), or an "
+        "executor a plugin adds (pytest_ambigqa_executors); with ray, each actor constructs the "
+        "system from --ambig-system once, and scoring stays here",
         "local",
     ),
     Option("--ambig-ray-actors", "N", "--ambig-executor=ray: the Ray actors that call the system", "2"),

@@ -1,4 +1,4 @@
-"""Named extensions of one kind: suites, metrics, report writers.
+"""Named extensions of one kind: suites, metrics, report writers, executors.
 
 The built-in ones are registered where they are defined; a third-party plugin adds its own
 through the hooks of :mod:`pytest_ambigqa.hookspecs` (lm-evaluation-harness keeps its

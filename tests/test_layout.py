@@ -123,6 +123,17 @@ def test_no_import_cycles_even_through_imports_inside_functions():
     assert not cycles
 
 
+def test_no_module_outside_executors_imports_ray():
+    """Ray is one executor among others (issue 42, section 2): only ``executors/ray/`` names
+    it, so a second backend is a package of its own, not branches through the session."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "_rooms" not in p.parts}
+    known = {*paths, "ray"}  # the walker keeps the names it knows: the package's, and Ray's
+    importers = {name for name, path in paths.items() if "ray" in _imports(path, name, known, typing=True)}
+    assert "pytest_ambigqa.executors.ray.pool" in importers  # the walk sees imports in functions
+    outside = sorted(m for m in importers if not m.startswith("pytest_ambigqa.executors.ray"))
+    assert outside == []
+
+
 def test_statistics_import_nothing_of_the_package_but_themselves():
     """``stats/`` is pure statistics over numbers and arrays (issue 42, section 3): the
     scorecard model calls it, rendering reads the model, and nothing runs the other way, not
@@ -472,5 +483,10 @@ def test_a_name_registered_twice_is_a_usage_error(toy):
 
 def test_the_hooks_are_declared_for_pytest():
     names = {n for n in dir(hookspecs) if n.startswith("pytest_ambigqa_")}
-    assert names == {"pytest_ambigqa_suites", "pytest_ambigqa_metrics", "pytest_ambigqa_writers"}
+    assert names == {
+        "pytest_ambigqa_suites",
+        "pytest_ambigqa_metrics",
+        "pytest_ambigqa_writers",
+        "pytest_ambigqa_executors",
+    }
     assert sys.modules["pytest_ambigqa.plugin"]

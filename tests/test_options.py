@@ -110,7 +110,8 @@ def test_the_defaults_are_what_an_empty_command_line_reads(tmp_path):
     assert (cfg.suites, cfg.seed, cfg.repeats, cfg.timeout) == (("march",), 0, 1, 300.0)
     assert cfg.loader == {"split": "dev", "march_fields": {}}
     assert (cfg.protocol, cfg.profile, cfg.device, cfg.concurrency) == ("single-shot", "alce", "auto", 1)
-    assert (cfg.limit, cfg.sample, cfg.shard, cfg.ray, cfg.report_dir) == (None, None, None, None, None)
+    assert (cfg.limit, cfg.sample, cfg.shard, cfg.report_dir) == (None, None, None, None)
+    assert cfg.executor.name == "local" and cfg.executor.to_dict() == {}
     assert cfg.settings == {"march": "open-retrieval", "condambigqa": "main"}
     assert cfg.max_text == int(options.default("--ambig-max-text"))
 
@@ -276,7 +277,7 @@ def test_options_without_a_suite_say_so_and_an_idle_run_reads_nothing(tmp_path):
             ["--ambig-protocol=interactive", "--ambig-user=llm"],
             "--ambig-user=llm: the simulated user is the judge model; set --ambig-judge",
         ),
-        (["--ambig-ray-actors=3"], "--ambig-ray-actors: only with --ambig-executor=ray or ray://ADDRESS"),
+        (["--ambig-ray-actors=3"], "--ambig-ray-actors: only with --ambig-executor=ray or ray://HOST:PORT"),
         (["--ambig-executor=spark"], "--ambig-executor: 'spark' is not local, ray or ray://HOST:PORT"),
         (
             ["--ambig-executor=ray://user:pw-of-test-options@head:10001"],

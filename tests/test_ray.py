@@ -269,17 +269,17 @@ def test_a_killed_actor_loses_only_its_item_in_flight_and_is_replaced(systems, a
     [
         (["--ambig-executor=dask"], "--ambig-executor: 'dask' is not local, ray or ray://HOST:PORT"),
         (["--ambig-executor=ray://"], "--ambig-executor=ray://: name the cluster, ray://HOST:PORT"),
-        (["--ambig-ray-actors=2"], "--ambig-ray-actors: only with --ambig-executor=ray or ray://ADDRESS"),
+        (["--ambig-ray-actors=2"], "--ambig-ray-actors: only with --ambig-executor=ray or ray://HOST:PORT"),
         (
             ["--ambig-executor=local", "--ambig-ray-cpus=2"],
-            "--ambig-ray-cpus: only with --ambig-executor=ray or ray://ADDRESS",
+            "--ambig-ray-cpus: only with --ambig-executor=ray or ray://HOST:PORT",
         ),
         (
             ["--ambig-executor=ray", "--ambig-ray-actors=0"],
             "--ambig-ray-actors: 0 must be between 1 and 1024",
         ),
         (["--ambig-executor=ray", "--ambig-ray-cpus=x"], "--ambig-ray-cpus: 'x' is not a number"),
-        (["--ambig-ray-gpus=1"], "--ambig-ray-gpus: only with --ambig-executor=ray or ray://ADDRESS"),
+        (["--ambig-ray-gpus=1"], "--ambig-ray-gpus: only with --ambig-executor=ray or ray://HOST:PORT"),
         (
             ["--ambig-executor=ray", "-n", "2"],
             "--ambig-executor=ray: not with xdist's -n; the Ray actors are",

@@ -26,7 +26,7 @@ from test_ray import RUN, TIMEOUT, calls, separate_run, systems  # noqa: F401 - 
 
 from fixtures.process import ambig_run
 from fixtures.ray_cluster import comparable
-from pytest_ambigqa.cluster.pool import LOOPBACK, start_reason
+from pytest_ambigqa.executors.ray.pool import LOOPBACK, start_reason
 
 pytestmark = [
     pytest.mark.ray,

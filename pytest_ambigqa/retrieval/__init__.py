@@ -143,5 +143,5 @@ def open_retriever(
 ) -> Retriever:
     """Load (or build once, under the cache lock) the index of ``kind`` for ``corpus``; the
     embedder runs on ``device`` (an ``--ambig-device`` value), made by ``embed(path, device)``
-    when given (a Ray actor's, ``models/remote.py``), else here."""
+    when given (a Ray actor's, ``executors/ray/models.py``), else here."""
     return RETRIEVERS[kind].open(corpus, IndexCache(cache_dir), embedder, device, embed)

@@ -109,7 +109,8 @@ class Collection:
             if run.system_is_default
             else run.default_system.label
         )
-        executor = f"; executor: {for_terminal(run.cfg.ray.shown())}" if run.cfg.ray is not None else ""
+        shown = run.executor.shown()
+        executor = f"; executor: {for_terminal(shown)}" if shown else ""
         lines = [f"ambigqa: {suites}; system: {system}{executor}"]  # the local executor goes unsaid
         for loaded in run.loaded:
             asked = run.cfg.data.get(loaded.suite.name)

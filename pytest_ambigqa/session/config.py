@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
-import urllib.parse
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -24,12 +23,13 @@ from .. import options
 from ..card import storage
 from ..card.gates import GateConfig
 from ..card.saved import read_scorecard
-from ..cluster.pool import RAY_MODELS, RayConfig
 from ..errors import ScorecardError, UnreadableFile, UsageError
+from ..executors import Executor, read_executor
+from ..executors.local import LocalExecutor
 from ..models.config import ModelConfig
 from ..models.local import parse_device
 from ..options import refuse
-from ..output import redact, sent_url, split_url
+from ..output import redact
 from ..protocols import PROTOCOLS, suite_metrics
 from ..retrieval.config import RetrievalConfig
 from ..schedulers import SchedulerShard, detect
@@ -77,7 +77,8 @@ class RunConfig:
     human_labels_system: str | None = (
         None  # --ambig-human-labels-system: the labels' name of the run's system
     )
-    ray: RayConfig | None = None  # --ambig-executor=ray: the system's calls run in Ray actors
+    # --ambig-executor: where the system's calls run (executors/); the local one by default
+    executor: Executor = dataclasses.field(default_factory=LocalExecutor)
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it, one flat mapping (URLs redacted; keys are
@@ -105,7 +106,7 @@ class RunConfig:
             "rescore": str(self.rescore) if self.rescore else None,
             "shard": list(self.shard) if self.shard else None,
             **({"shard_scheduler": self.shard_scheduler.to_dict()} if self.shard_scheduler else {}),
-            **(self.ray.to_dict() if self.ray else {}),  # only with ray: a local run's as before
+            **self.executor.to_dict(),  # a local run's records none, as before the option
             "protocol": self.protocol,
             **self.models.to_dict(),
             **self.retrieval.to_dict(),
@@ -355,7 +356,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
     )
     _check_repeated(config, name, rescore, sample, repeats)
     saved_data = saved.get("data", {})
-    ray = _executor(config, system, rescore)
+    executor = read_executor(config)
     gates = GateConfig.read(config, base, suites, partial(suite_metrics, protocol=name), metrics)
     if repeats == 1 and any(t.of_trials for t in gates.fail_under):
         refuse("--ambig-fail-under: pass^k (METRIC^k) needs repeated trials, --ambig-repeats=K with K > 1")
@@ -380,7 +381,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         device=parse_device(options.value(config, "--ambig-device")),
         settings=_settings(config, saved),
         profile=options.choice(config, "--ambig-scorer-profile"),
-        concurrency=_concurrency(config, ray),
+        concurrency=_concurrency(config, executor),
         score_workers=options.workers("--ambig-score-workers", options.text(config, "--ambig-score-workers")),
         rate=options.number("--ambig-rate", rate, low=0.001, high=1e6) if rate else None,
         max_text=options.number(
@@ -398,94 +399,16 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         gates=gates,
         human_labels=base / Path(labels).expanduser() if labels else None,
         human_labels_system=labels_system,
-        ray=ray,
+        executor=executor,
     )
 
 
-def _executor(config: pytest.Config, system: str | None, rescore: Path | None) -> RayConfig | None:
-    """``--ambig-executor``: None for local; for ray, the actors' config, with what cannot go
-    with it refused (the actors construct the system from its spec, in their own processes)."""
-    executor = options.text(config, "--ambig-executor")
-    ray_options = (
-        "--ambig-ray-actors",
-        "--ambig-ray-cpus",
-        "--ambig-ray-gpus",
-        "--ambig-ray-models",
-        "--ambig-ray-model-gpus",
-    )
-    own = [o for o in ray_options if options.given(config, o)]
-    if executor.lower() == "local":
-        if own:
-            refuse(f"{', '.join(own)}: only with --ambig-executor=ray or ray://ADDRESS")
-        return None
-    address = None
-    if executor.lower().startswith("ray://"):
-        given = split_url(executor)  # its user info found however it is written, never shown
-        assert given is not None
-        sent_url(executor)
-        address = f"ray://{given.host}"  # as Ray Client takes it; no user or password
-        parts = urllib.parse.urlsplit(address)
-        if given.userinfo is not None or given.rest.strip("/"):
-            # Ray hands what follows ray:// to gRPC as its target, which a user, password, path or
-            # query only spoils (a cluster's token is RAY_AUTH_TOKEN, never the address's)
-            refuse(
-                f"--ambig-executor={address}: Ray Client takes ray://HOST:PORT, no user, password or query"
-            )
-        try:
-            port = parts.port
-        except ValueError:  # not a number, or out of range
-            port = None
-        if not parts.hostname or not port:
-            refuse(f"--ambig-executor={address}: name the cluster, ray://HOST:PORT (its Ray Client port)")
-    elif executor.lower() != "ray":
-        refuse(f"--ambig-executor: '{executor}' is not local, ray or ray://HOST:PORT")
-    if rescore is not None:
-        refuse(f"--ambig-executor={executor}: --ambig-rescore asks no system")
-    if system and system.lower().startswith("llm:"):
-        refuse(
-            f"--ambig-executor={executor}: not with --ambig-system={system} (its client is in this process)"
-        )
-    if getattr(config.option, "numprocesses", None):
-        refuse(f"--ambig-executor={executor}: not with xdist's -n; the Ray actors are the workers")
-    if importlib.util.find_spec("ray") is None:
-        refuse(f"--ambig-executor={executor} needs ray: pip install 'pytest-ambigqa[ray]'")
-    if address and importlib.util.find_spec("grpc") is None:  # ray[client]'s, not ray's own
-        refuse(f"--ambig-executor={address}: Ray Client needs grpcio: pip install 'pytest-ambigqa[ray]'")
-    actors = options.number(
-        "--ambig-ray-actors",
-        options.text(config, "--ambig-ray-actors"),
-        kind=int,
-        low=1,
-        high=options.MAX_THREADS,
-    )
-    cpus = options.number("--ambig-ray-cpus", options.text(config, "--ambig-ray-cpus"), low=0, high=1024)
-    gpus = options.number("--ambig-ray-gpus", options.text(config, "--ambig-ray-gpus"), low=0, high=1024)
-    raw = options.value(config, "--ambig-ray-models") or ""
-    models = tuple(dict.fromkeys(part.strip().lower() for part in raw.split(",") if part.strip()))
-    for model in models:
-        if model not in RAY_MODELS:
-            refuse(f"--ambig-ray-models: '{model}' is not {' or '.join(RAY_MODELS)}")
-    reader = options.value(config, "--ambig-reader")
-    if "reader" in models and (reader is None or reader.lower() == "llm"):
-        refuse("--ambig-ray-models=reader: the run has no local reader (--ambig-reader=MODEL_DIR)")
-    retriever = options.choice(config, "--ambig-retriever")
-    if "embedder" in models and retriever not in ("dense", "hybrid"):
-        refuse(
-            f"--ambig-ray-models=embedder: --ambig-retriever={retriever} embeds nothing (dense or hybrid do)"
-        )
-    if options.given(config, "--ambig-ray-model-gpus") and not models:
-        refuse("--ambig-ray-model-gpus: only with --ambig-ray-models")
-    model_gpus = options.number(
-        "--ambig-ray-model-gpus", options.text(config, "--ambig-ray-model-gpus"), low=0, high=1024
-    )
-    return RayConfig(address, actors, cpus, gpus, models, model_gpus)
-
-
-def _concurrency(config: pytest.Config, ray: RayConfig | None) -> int:
-    """``--ambig-concurrency``; with Ray actors and it left at its default, two items in flight
-    per actor (one running, the next already there when it ends)."""
-    if ray is not None and not options.chosen(config, "--ambig-concurrency"):
-        return min(2 * ray.actors, options.MAX_THREADS)
+def _concurrency(config: pytest.Config, executor: Executor) -> int:
+    """``--ambig-concurrency``; left at its default, the executor's own default where it has
+    one (Ray's: two items in flight per actor)."""
+    own = executor.concurrency()
+    if own is not None and not options.chosen(config, "--ambig-concurrency"):
+        return own
     return options.number(
         "--ambig-concurrency",
         options.text(config, "--ambig-concurrency"),

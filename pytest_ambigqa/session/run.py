@@ -37,7 +37,6 @@ from ..models.cache import CallCache
 from ..models.chat import ChatClient
 from ..models.local import find_local_model, pick_device
 from ..models.reader import HFReader, LLMReader, Reader
-from ..models.remote import RemoteEmbedder, RemoteReader
 from ..protocols import PROTOCOLS
 from ..retrieval import Retriever
 from ..retrieval.corpus import Corpus, load_corpus, suite_corpus
@@ -51,7 +50,6 @@ from .config import RunConfig
 from .deal import DEAL_INPUT
 
 if TYPE_CHECKING:
-    from ..cluster.pool import Cluster
     from .sequential import StopSignal
 
 LLM_CACHE_FILE = "llm.sqlite"  # the llm:<method> systems' calls, beside the judge's
@@ -69,8 +67,7 @@ class Run:
         self.dealt: list[int] | None = worker.get(DEAL_INPUT) if worker else None
         self.run_id = worker["ambigqa_run"] if worker and "ambigqa_run" in worker else uuid.uuid4().hex
         self._temporary_cache: Path | None = None
-        self.cluster: Cluster | None = self._cluster()  # --ambig-executor=ray
-        self.remote: list[Any] = []  # the pools of actors on it, closed with the run
+        self.executor = cfg.executor  # where the system's calls (and placed models) run
         self.cache_dir = self._choose_cache_dir()
         self.judge = self._judge()
         if cfg.models.judge_batch is not None and self.judge is None:
@@ -122,14 +119,14 @@ class Run:
             self.default_system = self.rescore.system(cfg.rescore)
         else:
             search_dir = Path(config.invocation_params.dir)
+            spec = cfg.system or "lexical"
+            here = self.executor.constructs is None  # else only read: the executor's workers build it
             try:
-                self.default_system = load_system(
-                    cfg.system or "lexical", search_dir, self._llm_client, construct=cfg.ray is None
-                )
+                local = load_system(spec, search_dir, self._llm_client, construct=here)
             except UsageError as exc:
                 raise pytest.UsageError(str(exc)) from None
-            if cfg.ray is not None:
-                self.default_system = self._on_ray(cfg.system or "lexical", search_dir)
+            self.executor.setup(spec, search_dir, cfg.concurrency)
+            self.default_system = self.executor.through(local)
         self.system_is_default = cfg.system is None and self.rescore is None
         if cfg.retrieval.report:  # an option's own conflict first
             self.check_retriever_for(None)
@@ -142,26 +139,6 @@ class Run:
         report = cfg.report_dir
         if isinstance(report, Path) and report.exists() and not report.is_dir():
             raise pytest.UsageError(f"--ambig-report: {cfg.report_dir} exists and is not a directory")
-
-    def _cluster(self) -> Cluster | None:
-        """With ``--ambig-executor=ray``, the run's Ray (connected on first use)."""
-        if self.cfg.ray is None:
-            return None
-        from ..cluster.pool import Cluster
-
-        return Cluster(self.cfg.ray.address)
-
-    def _on_ray(self, spec: str, search_dir: Path) -> System:
-        """The default system, its calls sent to Ray actors (``systems/remote.py``), each
-        actor with its share of ``--ambig-concurrency`` in flight."""
-        from ..systems.remote import RemoteSystem
-
-        local, ray = self.default_system, self.cfg.ray
-        assert ray is not None and self.cluster is not None
-        per_actor = -(-self.cfg.concurrency // ray.actors)
-        remote = RemoteSystem(self.cluster, spec, search_dir, ray, per_actor)
-        self.remote.append(remote)
-        return remote.system(local)
 
     def _load(self, name: str, pools: list[tuple[AmbigItem, ...]]) -> LoadedSuite:
         data = self.cfg.data.get(name)
@@ -260,10 +237,10 @@ class Run:
             if len(self.judge.clients) > 1:
                 judge.append(models.judge_panel)  # the disagreement flagged is no score's
         read: Any = None
-        if isinstance(reader, HFReader | RemoteReader):  # where it runs changes no score
-            read = [_stamp([reader.path]), cfg.device]
-        elif reader is not None:
+        if isinstance(reader, LLMReader):
             read = "llm"
+        elif reader is not None:  # a local model, wherever it runs (that changes no score)
+            read = [_stamp([reader.path]), cfg.device]
         parts = {
             "code": _stamp(_scoring_modules()),
             "metrics": sorted(cfg.metrics) if cfg.metrics is not None else None,
@@ -325,14 +302,10 @@ class Run:
                 "Hugging Face cache (nothing is downloaded)"
             )
         reader = HFReader(path, PROFILES[self.cfg.profile].reader, self.cfg.device)
-        ray = self.cfg.ray
-        if ray is None or "reader" not in ray.models:
-            self._check_device("reader")
-            return reader
-        assert self.cluster is not None  # its device is the actor's to check, where it runs
-        remote = RemoteReader(self.cluster, reader, ray.model_gpus, self.cfg.concurrency)
-        self.remote.append(remote)
-        return remote
+        if "reader" in self.executor.models:  # its device is the executor's to check, where it runs
+            return self.executor.place_reader(reader, self.cfg.concurrency)
+        self._check_device("reader")
+        return reader
 
     def _check_device(self, model: str) -> None:
         """An explicit accelerator that is not there stops the run before any item, not on the
@@ -349,9 +322,10 @@ class Run:
         """Where the local models ran (what ``--ambig-device=auto`` chose), when this process
         ran them; every process of a run on one machine picks alike. torch is never imported
         for it: an xdist controller whose workers ran the models records nothing."""
+        placed = self.executor.device_used()  # the executor's, where it ran the reader
+        if placed is not None:
+            return placed
         reader = self.scorers.reader
-        if isinstance(reader, RemoteReader):  # the actor's, if it ran
-            return {"device_used": reader.device} if reader.pool.started else {}
         searched = self.cfg.retrieval
         embeds = searched.searches and retrieval.RETRIEVERS[searched.retriever].embeds
         if not isinstance(reader, HFReader) and not embeds:
@@ -412,15 +386,11 @@ class Run:
 
     @property
     def _embeds_remotely(self) -> bool:
-        return self.cfg.ray is not None and "embedder" in self.cfg.ray.models
+        return "embedder" in self.executor.models
 
-    def _remote_embedder(self, path: Path, device: str) -> RemoteEmbedder:
-        """``--ambig-ray-models=embedder``: the dense retriever's embedder in an actor."""
-        ray = self.cfg.ray
-        assert ray is not None and self.cluster is not None
-        remote = RemoteEmbedder(self.cluster, path, device, ray.model_gpus, self.cfg.concurrency)
-        self.remote.append(remote)
-        return remote
+    def _placed_embedder(self, path: Path, device: str) -> Any:
+        """The dense retriever's embedder where the executor runs it (``--ambig-ray-models``)."""
+        return self.executor.place_embedder(path, device, self.cfg.concurrency)
 
     def retriever(self) -> Retriever | None:
         """The configured retriever, opened (or built once per machine) on first use.
@@ -437,7 +407,7 @@ class Run:
                             self.cache_dir,
                             self.cfg.retrieval.embedder,
                             self.cfg.device,
-                            self._remote_embedder if self._embeds_remotely else None,
+                            self._placed_embedder if self._embeds_remotely else None,
                         )
                     except Exception as exc:  # noqa: BLE001 - a model or index that will not load: say so, once per item
                         self._retriever_error = f"{type(exc).__name__}: {exc}"
@@ -649,12 +619,9 @@ class Run:
         return fallback
 
     def close(self) -> None:
-        """The Ray actors (and a cluster of its own) and a temporary cache made for this run
-        go with it."""
-        for remote in self.remote:
-            remote.close()
-        if self.cluster is not None:
-            self.cluster.close()
+        """The executor's workers (Ray's actors, a cluster of its own) and a temporary cache
+        made for this run go with it."""
+        self.executor.close()
         if self._temporary_cache is not None:
             shutil.rmtree(self._temporary_cache, ignore_errors=True)
 

@@ -17,8 +17,7 @@ from ..errors import AmbigQAWarning
 from ..evaluate import Evaluator
 from ..judge import batch
 from ..metrics import METRICS
-from ..models.reader import HFReader
-from ..models.remote import RemoteReader
+from ..models.reader import LLMReader
 from ..output import bounded, cut, for_terminal, json_text, safe_output
 from ..schema import AmbigItem, ItemResult
 from ..store import SharedStore, scoring
@@ -101,14 +100,17 @@ class Runner:
                 "remove one of them",
                 pytrace=False,
             )
-        if obj is not run.default_system and run.cfg.ray is not None:
+        executor = run.executor
+        if obj is not run.default_system and executor.constructs:
             pytest.fail(
-                "ambig_system fixture: --ambig-executor=ray constructs the system in each Ray actor from "
-                "--ambig-system; name it there instead of in a fixture",
+                f"ambig_system fixture: --ambig-executor={executor.label} constructs the system in "
+                f"{executor.constructs} from --ambig-system; name it there instead of in a fixture",
                 pytrace=False,
             )
         try:
             system = from_object(obj)
+            if obj is not run.default_system:  # its calls run where the run's executor runs them
+                system = executor.through(system)
             problem = run.evidence_problem(system)
             if problem:
                 raise pytest.UsageError(problem)
@@ -227,8 +229,9 @@ class Runner:
             needs = self._models()
             if run.judge is not None and "judge" in needs:
                 run.judge.warm(geval=any("deepeval" in s.suite.judge_packages for s in run.loaded))
-            if isinstance(scorers.reader, HFReader | RemoteReader) and "reader" in needs:
-                scorers.reader.load()
+            reader = scorers.reader
+            if reader is not None and not isinstance(reader, LLMReader) and "reader" in needs:
+                reader.load()
         except Exception:  # noqa: BLE001 - reported per item by the scorer that needs it
             pass
         finally:

@@ -140,7 +140,8 @@ _RENAMES = {"docs": "passages", "documents": "passages", "contexts": "passages",
 def from_object(obj: Any, label: str | None = None, construct: bool = True) -> System:
     """Wrap a callable (or a class, instantiated once) as a :class:`System`. ``construct``
     False: a class is only read (its ``__call__``'s inputs), not instantiated, for a run whose
-    calls go to Ray actors that each construct it (``actors.py``): its model never loads here."""
+    calls go to an executor that constructs it in its own workers (Ray's actors,
+    ``executors/ray/system.py``): its model never loads here."""
     if isinstance(obj, System):
         return obj
     name = label or getattr(obj, "__qualname__", None) or type(obj).__qualname__
@@ -214,7 +215,7 @@ def _unconstructed(cls: type, name: str) -> System:
         raise TypeError(f"the system '{name}' is not callable (its class defines no __call__)")
 
     def unbound(*args: Any, **kwargs: Any) -> Any:  # the signature without ``self``
-        raise AssertionError(f"the system '{name}' is constructed in the Ray actors, not here")
+        raise AssertionError(f"the system '{name}' is constructed in the executor's workers, not here")
 
     try:
         signature = inspect.signature(call)

@@ -6,7 +6,7 @@ a local run: the same :class:`System`, whose call goes to an actor and waits for
 An item's ``--ambig-timeout`` counts from its start in the actor, not from a wait in a queue
 (each actor takes at most its share of ``--ambig-concurrency``). An actor lost with items in
 flight fails exactly those items, each with the reason, and is replaced
-(``cluster/pool.py``).
+(``pool.py``).
 """
 
 from __future__ import annotations
@@ -16,17 +16,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..cluster.pool import ActorPool, Cluster, RayConfig, ray_reason
-from ..errors import ActorUnavailable, SystemFailure
-from ..schema import AmbigItem
-from .call import System
+from ...errors import ActorUnavailable, SystemFailure
+from ...schema import AmbigItem
+from .pool import ActorPool, Cluster, RayConfig, ray_reason
 
 
 class _SystemActor:
     """What runs in each Ray actor: the system, constructed once, called per item."""
 
     def __init__(self, spec: str, search_dir: str) -> None:
-        from .spec import load_system
+        from ...systems.spec import load_system
 
         self._system = load_system(spec, Path(search_dir))
         self._retrievers: dict[str, Any] = {}  # the run's retriever, fetched once per actor
@@ -68,15 +67,6 @@ class RemoteSystem:
         )
         self._lock = threading.Lock()
         self._retriever: tuple[Any, Any] | None = None  # the run's retriever and its object ref
-
-    def system(self, local: System) -> System:
-        """``local``'s inputs and label (the same answer keys and scorecard), called on the actors."""
-        return System(
-            label=local.label,
-            inputs=local.inputs,
-            call=self.call,
-            requires_retriever=local.requires_retriever,
-        )
 
     def call(self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
         from ray.exceptions import RayError

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ActorUnavailable
-from ..output import excerpt, scrub
-from ..schema import safe_str
+from ...errors import ActorUnavailable
+from ...output import excerpt, scrub
+from ...schema import safe_str
 
 LOST = "the Ray actor running this item was lost"  # the start of a lost call's error
 # "0": Ray's nodes take 127.0.0.1 as their address (as on macOS and Windows), so a cluster of

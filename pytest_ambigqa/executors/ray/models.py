@@ -9,7 +9,7 @@ corpus when its index is built, is encoded there. Both give the numbers a local 
 (``tests/test_ray.py`` compares the scorecards).
 
 A lost model actor leaves only the reads in flight on it unscored, with the reason, and is
-replaced (``cluster/pool.py``).
+replaced (``pool.py``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..cluster.pool import ActorPool, Cluster
-from ..errors import ActorUnavailable, ScorerUnavailable
-from .reader import Decoding, HFReader
+from ...errors import ActorUnavailable, ScorerUnavailable
+from ...models.reader import Decoding, HFReader
+from .pool import ActorPool, Cluster
 
 
 class _ReaderActor:
@@ -79,7 +79,7 @@ class RemoteReader:
 
 class _EmbedderActor:
     def __init__(self, path: str, device: str) -> None:
-        from ..retrieval.dense import Embedder
+        from ...retrieval.dense import Embedder
 
         self.embedder = Embedder(Path(path), device)
         self.embedder.model  # noqa: B018 - loaded now, not on the first query
@@ -91,7 +91,7 @@ class _EmbedderActor:
 class RemoteEmbedder:
     """The dense retriever's embedder (``retrieval/dense.py``'s ``encode``), in an actor.
 
-    Pickled (the run's retriever goes to the system's actors, ``systems/remote.py``), it
+    Pickled (the run's retriever goes to the system's actors, ``system.py``), it
     becomes a handle on that actor: a system actor's queries are encoded there too."""
 
     def __init__(self, cluster: Cluster, path: Path, device: str, gpus: float, per_actor: int) -> None:
@@ -140,7 +140,7 @@ class _EmbedderHandle:
             except RayActorError:
                 with self._lock:
                     if self._local is None:
-                        from ..retrieval.dense import Embedder
+                        from ...retrieval.dense import Embedder
 
                         self._local = Embedder(Path(self.path), self.device)
         return self._local.encode(texts)
