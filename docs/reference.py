@@ -630,11 +630,11 @@ def cli_page() -> str:
 
 
 def written_fields() -> list[str]:
-    """The top-level keys ``Scorecard.to_json`` writes, read from its source (some only in
-    some runs), in its order."""
-    from pytest_ambigqa.card.scorecard import Scorecard
+    """The top-level keys ``card/model.py``'s ``write`` writes, read from its source (some
+    only in some runs), in its order."""
+    from pytest_ambigqa.card import model
 
-    tree = ast.parse(textwrap.dedent(inspect.getsource(Scorecard.to_json)))
+    tree = ast.parse(textwrap.dedent(inspect.getsource(model.write)))
     returned = next(node.value for node in ast.walk(tree) if isinstance(node, ast.Return))
     keys: list[str] = []
 
@@ -654,22 +654,10 @@ def written_fields() -> list[str]:
 
 
 def scorecard_schema() -> dict[str, Any]:
-    """The JSON Schema of a scorecard.json as it is read back (``readback.py``), its items
-    with the schema each item is checked with."""
-    from pytest_ambigqa import readback
+    """The JSON Schema of a scorecard.json (``card/model.py``)."""
+    from pytest_ambigqa.card import model
 
-    models = readback._models()
-    card = models["card"].json_schema()
-    item = models["item"].json_schema()
-    definitions = dict(card.pop("$defs", {}))
-    for name, schema in item.pop("$defs", {}).items():
-        if name in definitions and definitions[name] != schema:
-            raise ValueError(f"two records named {name} in the scorecard's schema")
-        definitions[name] = schema
-    definitions["Item"] = item
-    card["properties"]["items"] = {"items": {"$ref": "#/$defs/Item"}, "title": "Items", "type": "array"}
-    card["$defs"] = dict(sorted(definitions.items()))
-    return card
+    return model.json_schema()
 
 
 def _type(schema: dict[str, Any]) -> str:
@@ -722,13 +710,13 @@ def _fields_table(schema: dict[str, Any]) -> str:
 
 def scorecard_page() -> str:
     from pytest_ambigqa import readback
-    from pytest_ambigqa.card import scorecard
+    from pytest_ambigqa.card import migrations, model
 
     schema = scorecard_schema()
     checked = schema["properties"]
     written = written_fields()
     lines = [
-        generated_note("pytest_ambigqa/readback.py (the schema it reads scorecards back with)"),
+        generated_note("pytest_ambigqa/card/model.py (the scorecard's records, written and read back)"),
         "# scorecard.json",
         "",
         "`--ambig-report=DIR` writes `scorecard.json` (with `scorecard.md` and `report.html`); "
@@ -736,8 +724,17 @@ def scorecard_page() -> str:
         "`--ambig-rescore` read it back.",
         "",
         '!!! info "Version"',
-        f"    The field `schema_version` is **{scorecard.SCHEMA_VERSION}**; a file with another "
-        "value is refused as not a scorecard this version can read.",
+        f"    The field `schema_version` is **{model.SCHEMA_VERSION}**. A file of an older "
+        "version is read through explicit migrations, one step a version, before it is checked: "
+        + ", ".join(f"`{f.__name__}`" for f in migrations.MIGRATIONS.values())
+        + ". A newer version's file is refused.",
+        "",
+        "## Migrations",
+        "",
+        *[
+            f"- **{old} → {old + 1}** (`{f.__name__}`): {' '.join(rst(f.__doc__).splitlines())}"
+            for old, f in migrations.MIGRATIONS.items()
+        ],
         "",
         "## How it is read back",
         "",
