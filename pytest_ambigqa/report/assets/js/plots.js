@@ -1,5 +1,5 @@
 // report.html, plots: SVG the page draws itself, a few lines each (no charting library).
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   // The axis of a metric: its scale, or for counts and totals the span of the values and 0.
   function axis(scale, values) {
