@@ -4,7 +4,8 @@ them. Their JSON Schema is where the page script's types come from (``page_types
 ``assets/js/payload.d.ts``; ``tsc --checkJs`` checks the scripts against it), and a test
 holds a real run's payload to it: a field renamed on either side fails.
 
-pydantic is imported on the first call, never by a run that writes no report.
+pydantic is imported on the first call: by the tests and the docs, never by a run, which writes
+the page without it.
 """
 
 from __future__ import annotations
