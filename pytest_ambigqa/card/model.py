@@ -16,6 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .compare import Comparison
     from .scorecard import Scorecard, SuiteCard
 
 SCHEMA_VERSION = 2
@@ -52,9 +53,9 @@ def write(
             "deferred": card.gates_deferred,
         },
         **({"sequential": card.sequential} if card.sequential is not None else {}),
-        "comparison": card.comparison.to_json() if card.comparison is not None else None,
+        "comparison": _comparison(card.comparison) if card.comparison is not None else None,
         # only where --ambig-human-labels was given: other runs' files stay as they were
-        **({"calibration": card.calibration.to_json()} if card.calibration is not None else {}),
+        **({"calibration": asdict(card.calibration)} if card.calibration is not None else {}),
         "items": items if stream else list(items),
         "timing": {"duration": duration, "started": card.started},
     }
@@ -86,6 +87,18 @@ def _suite(card: SuiteCard, sections: dict[str, Any]) -> dict[str, Any]:
         **({"panel": {m: asdict(v) for m, v in card.panel.items()}} if card.panel else {}),
         **({"repeats": asdict(card.repeats)} if card.repeats else {}),
         "published": card.published,
+    }
+
+
+def _comparison(comparison: Comparison) -> dict[str, Any]:
+    """Against --ambig-baseline (``card/compare.py``): written, not read back."""
+    return {
+        "base": comparison.base,
+        "rows": [asdict(r) for r in comparison.rows],
+        "only_base": comparison.only_base,
+        "only_new": comparison.only_new,
+        "regressions": [asdict(r) | {"key": r.key} for r in comparison.regressions],
+        "notes": comparison.notes,
     }
 
 
@@ -463,6 +476,48 @@ def models() -> dict[str, Any]:
         not_judged: list[str]
         metrics: list[MetricCalibration]
 
+    class ComparedRow(Model):
+        """One metric over one slice of one suite against the base run (``card.compare.Row``)."""
+
+        suite: str
+        slice: str
+        metric: str
+        n: count
+        base: number | None
+        new: number | None
+        diff: number | None
+        low: number | None
+        high: number | None
+        test: str | None
+        p: fraction | None
+        p_holm: fraction | None
+        wins: count | None
+        ties: count | None
+        losses: count | None
+        one_sided: count = 0
+        reason: str | None = None
+
+    class Regression(Model):
+        """An item whose score dropped (``card.compare.Regression``)."""
+
+        suite: str
+        item_id: str
+        key: str
+        drops: dict[str, Annotated[list[number], Field(min_length=2, max_length=2)]]  # base, new
+        base_status: str
+        new_status: str
+        diff: list[Annotated[list[str], Field(min_length=2, max_length=2)]]  # (op, words): -, +, =
+
+    class Comparison(Model):
+        """Against ``--ambig-baseline``: written for reports, not read back."""
+
+        base: dict[str, Any]
+        rows: list[ComparedRow]
+        only_base: list[str]
+        only_new: list[str]
+        regressions: list[Regression]
+        notes: list[str] = []
+
     class Timing(Model):
         duration: number | None = None
         started: str | None = None  # ISO 8601 UTC (``utc_stamp``)
@@ -478,7 +533,7 @@ def models() -> dict[str, Any]:
         gates: Gates
         sample: Sample | None = None
         sequential: Sequential | None = None
-        comparison: dict[str, Any] | None = None  # against --ambig-baseline (card/compare.py)
+        comparison: Comparison | None = None
         calibration: Calibration | None = None  # only where --ambig-human-labels was given
         items: list[Any]  # checked one by one: an error names the item
         timing: Timing = Timing()
