@@ -6,8 +6,7 @@ A file says its ``schema_version``; one written by an older version is brought t
 by ``card/migrations.py``, one step a version, before anything reads it; a newer one is refused.
 Writing builds plain dicts, no model per item (checking 20,000 items takes as long again as
 writing them, 0.7 s; the file is checked when it is read back), under the field names the
-records declare:
-``tests/test_scorecard_model.py`` holds every written file to the schema.
+records declare: ``tests/test_scorecard_model.py`` holds every written file to the schema.
 """
 
 from __future__ import annotations
