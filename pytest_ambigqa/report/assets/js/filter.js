@@ -6,6 +6,7 @@
   // any, "unscored" for an item with an unscored metric), metric with min and max (null for
   // no bound) on the printed scale, disagree, regressed, q (lower case); ``haystack(i)``: the
   // item's searchable text, lower case (built only when there is a search).
+  /** @param {import("./payload").ItemRow[]} items @param {any} f @param {(i: number) => string} haystack */
   function keep(items, f, haystack) {
     const out = [];
     for (let i = 0; i < items.length; i++) {
@@ -24,6 +25,7 @@
     }
     return out;
   }
+  /** @param {import("./payload").ItemRow} it @param {string} metric @returns {number | null} */
   function score(it, metric) {
     const v = it.scores[metric];
     return v === undefined ? null : v;
