@@ -56,6 +56,21 @@ def test_a_version_1_card_from_before_its_data_was_judged_is_judged_by_the_migra
     assert protocol["name"] == "open-retrieval" and protocol["unlike"].startswith("the bundled sample")
 
 
+def test_a_damaged_version_1_file_is_refused_after_its_migration_in_one_line(tmp_path):
+    """Migrating repairs nothing: a version-1 file's bad score is refused as a version-2 file's
+    would be, naming the item and the field."""
+    old = _load(VERSION_1)
+    old["items"][2]["scores"]["str_em"] = float("nan")
+    path = tmp_path / "scorecard.json"
+    path.write_text(json.dumps(old), encoding="utf-8")  # NaN, as Python's json writes it
+    key = f"{old['items'][2]['suite']}-{old['items'][2]['item_id']}"
+    with pytest.raises(ScorecardError) as raised:
+        read_scorecard(path)
+    assert str(raised.value) == (
+        f"{path} is not a readable scorecard.json (item {key}, field scores.str_em: nan is not a finite number)"
+    )
+
+
 def test_every_version_below_this_one_has_its_migration():
     assert sorted(migrations.MIGRATIONS) == list(range(1, model.SCHEMA_VERSION))
     for old, step in migrations.MIGRATIONS.items():

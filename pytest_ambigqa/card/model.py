@@ -309,6 +309,30 @@ def models() -> dict[str, Any]:
         estimator: str
         strata: list[Stratum]
 
+    class Variance(Model):
+        """How much a judge's K samples of one metric disagree (``card.scorecard.Variance``)."""
+
+        metric: str
+        items: count
+        mean_spread: number
+        max_spread: number
+        agreement: fraction
+        straddling: list[str]
+
+    class Protocol(Model):
+        """How the suite's items were put to the system (``suites.base.Setup``)."""
+
+        name: str
+        label: str
+        upper_bound: str | None = None
+        notes: list[str] = []
+        reads_as: str | None = None
+        evidence: str = "retriever"
+        chosen: str | None = None
+        received: list[str] = []
+        unlike: str | None  # why the data is not the papers' (None: it is); version 2 always says
+        easier: str | None = None
+
     class Suite(Model):
         name: str
         title: str | None = None
@@ -328,8 +352,8 @@ def models() -> dict[str, Any]:
         panel: dict[str, Panel] = {}
         repeats: Repeats | None = None
         evidence_short: count = 0
-        variance: dict[str, Any] = {}
-        protocol: dict[str, Any] | None = None  # its protocol's section is under the protocol's name
+        variance: dict[str, Variance] = {}
+        protocol: Protocol  # its protocol's section is under the protocol's name
         profile: str | None = None
         outside: dict[str, str] = {}
         data_warnings: list[str] = []
