@@ -3,9 +3,9 @@
 A ``scorecard.json`` (``compare``, ``--ambig-baseline``, ``merge``'s shards,
 ``--ambig-rescore``) and a row of the answer store are data from disk, written by this
 version, another one, or a hand that edited them: a ``NaN`` score read back made every mean
-``nan`` and let a gate pass. So each is checked against a schema (pydantic, strict: numbers
-are numbers, every float finite and within ``MAX_MAGNITUDE``) and every item score against
-its metric's item scale; the first problem is one line naming the item and the field.
+``nan`` and let a gate pass. So each is checked against its records (``card/model.py``:
+pydantic, strict: numbers are numbers, every float finite and within ``MAX_MAGNITUDE``) and
+every item score against its metric's item scale; the first problem is one line naming the item and the field.
 Nothing is repaired: a file that fails is refused whole.
 
 pydantic is imported (and the models built) on the first read, never by an idle run.
@@ -15,376 +15,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
+from .card.model import MAX_MAGNITUDE, models
 from .errors import Invalid
 from .output import safe_output
-
-# No score, cost or count this plugin writes comes near this; a value beyond it (1e308)
-# would overflow a sum of items, or is damage.
-MAX_MAGNITUDE = 1e12
-
-
-@cache
-def _models() -> dict[str, Any]:
-    """The schemas, built once: what ``Scorecard.to_json`` and ``Answer.to_dict`` write."""
-    from typing import Annotated, Literal
-
-    from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
-
-    from .schedulers import BASES, SCHEDULERS
-
-    number = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)]
-    fraction = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)]
-    count = Annotated[int, Field(ge=0)]
-
-    class Model(BaseModel):
-        model_config = ConfigDict(strict=True, extra="allow")
-
-    class Interpretation(Model):
-        answer: str
-        question: str | None = None
-        condition: str | None = None
-        citations: list[str] = []
-
-    class Answer(Model):
-        model_config = ConfigDict(strict=True, extra="forbid")
-        text: str
-        interpretations: list[Interpretation] = []
-        citations: list[str] = []
-        is_ambiguous: bool | None = None
-        ambiguity_type: str | None = None
-        clarifying_question: str | None = None
-        metadata: dict[str, Any] = {}
-
-    class EpisodeInfo(Model):
-        item: str
-        query: str
-        ambiguous: bool
-        alpha: number
-        beta: number
-
-    class Forced(Model):
-        sequence: str | None = None
-        reward: Annotated[float, Field(allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=100)] | None = None
-        f1: Annotated[float, Field(allow_inf_nan=False, ge=0, le=100)] | None = None  # 0-100, as printed
-        unscored: str | None = None
-        error: str | None = None
-
-    class Usage(Model):
-        requests: count = 0
-        cached: count = 0
-        retries: count = 0
-        reasks: count = 0
-        prompt_tokens: count = 0
-        completion_tokens: count = 0
-        cost: number = 0.0
-        cached_tokens: count = 0
-        batched: count = 0
-        saved: number = 0.0
-        fingerprints: list[str] = []
-
-    class Calls(Usage):
-        """What the model calls of a system that failed cost (``SystemFailure.calls``)."""
-
-        model: str
-        calls: count
-        latency: number = 0.0
-        method: str | None = None
-        last_reply: str | None = None
-
-    class Failure(Model):
-        """An error row of the answer store."""
-
-        error: str
-        calls: Calls | None = None
-
-    class Details(Model):
-        episode: EpisodeInfo | None = None
-        sequence: str | None = None
-        forced: dict[str, Forced] | None = None
-        calls: Calls | None = None
-
-    class Recall(Model):
-        """An item's evidence recall (retrieval/evidence.py): two fractions and the count of
-        interpretations with gold passages they average over."""
-
-        original: fraction
-        clarified: fraction
-        interpretations: Annotated[float, Field(allow_inf_nan=False, ge=1, le=MAX_MAGNITUDE)]
-
-    class Item(Model):
-        suite: str
-        item_id: str
-        status: Literal["ok", "error", "missing"]
-        ambiguity_type: str | None = None
-        scores: dict[str, number] = {}
-        unscored: dict[str, str] = {}
-        error: str | None = None
-        trace: str | None = None
-        answer: Answer | None = None
-        duration: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)] = 0.0
-        evidence: Recall | None = None
-        samples: dict[str, list[number]] = {}
-        units: dict[str, list[number]] = {}
-        details: Details = Details()
-        usage: Usage | None = None
-        index: count = 0
-        cached: bool = False
-        reused: bool = False
-        panel: dict[str, list[number]] = {}
-        trial: count = 0
-        trials: list[Any] = []  # each an Item, checked one by one (_check_item)
-
-    class Summary(Model):
-        metric: str
-        n: count
-        unscored: count
-        reason: str | None
-        mean: number | None
-        low: number | None
-        high: number | None
-        failed: count = 0
-
-    class Slice(Model):
-        name: str
-        items: count
-        metrics: dict[str, Summary]
-
-    class Evidence(Model):
-        name: str
-        items: count
-        original: Summary
-        clarified: Summary
-
-    class Panel(Model):
-        """A panel's agreement on one metric (``card.scorecard.PanelAgreement``)."""
-
-        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a PanelAgreement
-        metric: str
-        judges: list[str]
-        items: count
-        level: Literal["ordinal", "interval"]
-        alpha: number | None
-        low: number | None
-        high: number | None
-        reason: str | None
-        threshold: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
-        disputed: list[str]
-
-    class TrialMetric(Model):
-        """One metric over repeated trials (``card.trials.TrialMetric``)."""
-
-        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a TrialMetric
-        metric: str
-        items: count
-        variance: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
-        max_variance: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
-        pass_at: list[number] | None = None
-        pass_all: list[number] | None = None
-        pass_at_interval: Annotated[list[number], Field(min_length=2, max_length=2)] | None = None
-        pass_all_interval: Annotated[list[number], Field(min_length=2, max_length=2)] | None = None
-        flaky: list[str] | None = None
-
-    class Repeats(Model):
-        model_config = ConfigDict(strict=True, extra="forbid")  # read back as Repeats
-        k: Annotated[int, Field(ge=2)]
-        trials: count
-        errored: count
-        metrics: dict[str, TrialMetric]
-
-    class Stratum(Model):
-        suite: str
-        type: str | None
-        population: Annotated[int, Field(ge=1)]
-        sampled: Annotated[int, Field(ge=1)]
-
-    class Sample(Model):
-        """What ``--ambig-sample`` drew (``suites.sample.Sample.to_json``)."""
-
-        items: Annotated[int, Field(ge=1)]
-        population: Annotated[int, Field(ge=1)]
-        seed: int
-        asked: number
-        design: str
-        estimator: str
-        strata: list[Stratum]
-
-    class Suite(Model):
-        name: str
-        sha256: str
-        revision: str | None = None  # absent from scorecards before hf:// sources
-        files: list[Annotated[list[str], Field(min_length=2, max_length=2)]] = []
-        release: str | None = None
-        items: count
-        errors: count
-        missing: count
-        metrics: dict[str, Summary]
-        slices: list[Slice] = []
-        evidence: list[Evidence] = []
-        panel: dict[str, Panel] = {}
-        repeats: Repeats | None = None
-
-    rate = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)]
-
-    class Scheduler(Model):
-        """``--ambig-shard=auto``'s record (``schedulers.py``)."""
-
-        model_config = ConfigDict(strict=True, extra="forbid")
-        scheduler: Literal[tuple(SCHEDULERS)]  # type: ignore[valid-type]
-        index: count
-
-    class Selection(Model):
-        """What the run's collection kept of the items its options selected (``session/selection.py``)."""
-
-        model_config = ConfigDict(strict=True, extra="forbid")
-        items: count
-        selected: count
-        by: list[str]
-
-        @model_validator(mode="after")
-        def _within(self) -> Selection:
-            if self.selected > self.items:
-                raise ValueError(f"{self.selected} selected of {self.items} items")
-            return self
-
-    class Config(Model):
-        suites: list[str]
-        data: dict[str, Any]
-        seed: int = 0
-        gate: str = "mean"
-        fail_under: list[str] = []
-        item_min: list[str] = []
-        fail_if_worse: list[str] = []
-        max_error_rate: rate | None = None
-        max_unscored_rate: rate | None = None
-        shard: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=2, max_length=2)] | None = None
-        shard_scheduler: Scheduler | None = None
-        metrics: list[str] | None = None
-        protocol: str | None = None
-        costs: list[Annotated[list[number], Field(min_length=2, max_length=2)]] | None = None
-        baseline: str | None = None
-        repeats: Annotated[int, Field(ge=2)] | None = None
-        sample: number | None = None
-        selection: Selection | None = None  # absent from scorecards before issue 39
-
-        @model_validator(mode="after")
-        def _one_shard(self) -> Config:
-            """The shard a scheduler named is the shard recorded, where its index fixes it."""
-            named = self.shard_scheduler
-            if named is None:
-                return self
-            if self.shard is None or not 1 <= self.shard[0] <= self.shard[1]:
-                raise ValueError("a scheduler's shard without a valid shard I/N")
-            base = BASES.get(named.scheduler)
-            if base is not None and named.index != self.shard[0] - 1 + base:
-                raise ValueError(
-                    f"{named.scheduler}'s index {named.index} is not shard {self.shard[0]}/{self.shard[1]}"
-                )
-            return self
-
-    class System(Model):
-        label: str
-        inputs: list[str] = []
-
-    class Check(Model):
-        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a Check
-        gate: str
-        suite: str
-        statistic: str
-        metric: str | None
-        value: number | None
-        bound: number
-        higher: bool
-        passed: bool
-        failure: str | None = None
-
-    class Gates(Model):
-        shortfalls: list[str]
-        checks: list[Check] = []
-        deferred: str | None = None
-
-    class SequentialGate(Model):
-        gate: str
-        suite: str
-        metric: str
-        decision: Literal["pass", "fail"] | None
-        after: count | None
-        seen: count
-        population: count
-        lower: number
-        upper: number
-        bound: number
-        unusable: str | None
-
-    class Sequential(Model):
-        """Where ``--ambig-sequential`` stopped the run (``session/sequential.py``)."""
-
-        alpha: Annotated[float, Field(allow_inf_nan=False, gt=0, lt=1)]
-        stopped_after: count | None
-        evaluated: count
-        skipped: count
-        calls_saved_estimate: count
-        cost_saved_estimate: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MAGNITUDE)]
-        gates: list[SequentialGate]
-
-    class Statistic(Model):
-        """A ``stats.agreement.Statistic``: a value with its interval, or n/a and why."""
-
-        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a Statistic
-        value: number | None
-        low: number | None = None
-        high: number | None = None
-        n: count = 0
-        reason: str | None = None
-
-    class MetricCalibration(Model):
-        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a MetricCalibration
-        suite: str
-        metric: str
-        labelled: count
-        pairs: count
-        unpaired: list[str]
-        level: Literal["ordinal", "interval"]
-        spearman: Statistic
-        alpha: Statistic
-        kappa: Statistic | None
-        judge_mean: number | None
-        judged: count
-        left_out: list[str]
-        ppi: Statistic
-        lam: fraction
-
-    class Calibration(Model):
-        model_config = ConfigDict(strict=True, extra="forbid")  # read back as a Calibration
-        source: str
-        rows: count
-        system: str
-        other_systems: count
-        not_in_run: count
-        not_in_run_ids: list[str]
-        not_judged: list[str]
-        metrics: list[MetricCalibration]
-
-    class Card(Model):
-        schema_version: int
-        system: System
-        config: Config
-        versions: dict[str, str] = {}
-        suites: list[Suite]
-        gates: Gates
-        sample: Sample | None = None
-        sequential: Sequential | None = None
-        calibration: Calibration | None = None  # only where --ambig-human-labels was given
-        items: list[Any]  # checked one by one: an error names the item
-
-    return {
-        "card": TypeAdapter(Card),
-        "item": TypeAdapter(Item),
-        "answer": TypeAdapter(Answer),
-        "failure": TypeAdapter(Failure),
-    }
 
 
 def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
@@ -462,7 +97,7 @@ def _check_item(raw: Any, index: int, scales: Mapping[str, Any]) -> None:
     and unit on its metric's item scale (``scales``: the metric registry; a metric it does
     not know, a plugin's not loaded here, is checked for finiteness only)."""
     key = _item_key(raw, index)
-    _validate(_models()["item"], raw, key)
+    _validate(models()["item"], raw, key)
     for metric, value in raw.get("scores", {}).items():
         _on_scale(f"scores.{metric}", value, _item_scale(metric, scales), "item scale", key)
     for field in ("samples", "units", "panel"):
@@ -480,8 +115,7 @@ def check_scorecard(data: Any) -> None:
     """A whole ``scorecard.json`` as read: the first problem raises :class:`Invalid`."""
     from .metrics import METRICS
 
-    models = _models()
-    _validate(models["card"], data)
+    _validate(models()["card"], data)
     for n, suite in enumerate(data["suites"]):
         summaries: list[tuple[str, Any, tuple[float, float] | None]] = [
             (f"suites.{n}.metrics", suite["metrics"], None)
@@ -531,12 +165,12 @@ def check_result(data: Any) -> None:
 
 def check_answer(data: Any) -> None:
     """A stored answer (``Answer.to_dict``), as the answer store and a scorecard keep it."""
-    _validate(_models()["answer"], data)
+    _validate(models()["answer"], data)
 
 
 def check_failure(data: Any) -> None:
     """A stored error (``{"error", "calls"}``), as the answer store keeps it."""
-    _validate(_models()["failure"], data)
+    _validate(models()["failure"], data)
 
 
 def finite(value: float | None) -> bool:

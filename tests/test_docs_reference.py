@@ -143,6 +143,8 @@ def test_every_top_level_scorecard_field_is_on_its_page(pages):
     for record in schema["$defs"]:
         assert f"{{#record-{record.lower()}}}" in page
     assert '??? abstract "scorecard.json' in page  # the JSON Schema, folded
+    assert "## Migrations" in page and "`migrate_1_to_2`" in page
+    assert "??? abstract \"report.html's data" in page and '"ItemRow"' in page  # the page's data
 
 
 def test_the_suites_page_includes_each_readme(pages):

@@ -345,7 +345,7 @@ def test_user_test_with_ambig_item_and_assert_ambig(pytester):
 
 def test_report_files(pytester):
     result, card = scorecard(pytester, "--ambig-suite=march,condambigqa", "--ambig-system=oracle")
-    assert card["schema_version"] == 1
+    assert card["schema_version"] == 2
     assert card["config"]["suites"] == ["march", "condambigqa"]
     march = suite_card(card, "march")
     assert march["is_sample"] and len(march["sha256"]) == 64 and march["published"]

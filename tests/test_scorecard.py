@@ -127,8 +127,8 @@ def test_a_scorecard_reads_back_as_it_was_written(pytester):
     again = Scorecard.from_json(written).to_json(duration=written["timing"]["duration"])
     assert json.loads(json.dumps(again)) == written
     assert written["gates"]["shortfalls"] and written["suites"][0]["evidence"]
-    with pytest.raises(ValueError, match="schema_version"):
-        Scorecard.from_json({**written, "schema_version": 2})
+    with pytest.raises(ValueError, match="schema_version 3: written by a newer pytest-ambigqa"):
+        Scorecard.from_json({**written, "schema_version": 3})
 
 
 @given(

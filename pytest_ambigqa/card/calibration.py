@@ -34,7 +34,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -297,9 +297,6 @@ class MetricCalibration:
     ppi: Statistic  # the prediction-powered human-scale mean and its 95% interval
     lam: float  # PPI++'s tuning: 0 trusts only the labels, 1 is plain PPI
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Calibration:
@@ -314,12 +311,9 @@ class Calibration:
     not_judged: list[str]  # labels no metric of the run can take: "3 for asqa's judge: not in this run"
     metrics: list[MetricCalibration]
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "metrics": [m.to_json() for m in self.metrics]}
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Calibration:
-        """As :meth:`to_json` wrote it (``readback`` has checked its schema)."""
+        """As ``card/model.py`` wrote it (``readback`` has checked its schema)."""
 
         def statistic(raw: Mapping[str, Any]) -> Statistic:
             return Statistic(**raw)

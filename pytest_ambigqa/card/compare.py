@@ -94,16 +94,6 @@ class Comparison:
     left_out: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict, repr=False)
     base_results: dict[str, ItemResult] = field(default_factory=dict, repr=False)  # for the report
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "base": self.base,
-            "rows": [asdict(r) for r in self.rows],
-            "only_base": self.only_base,
-            "only_new": self.only_new,
-            "regressions": [asdict(r) | {"key": r.key} for r in self.regressions],
-            "notes": self.notes,
-        }
-
     def row(self, suite: str, metric: str, slice_: str = "all") -> Row | None:
         return next((r for r in self.rows if (r.suite, r.metric, r.slice) == (suite, metric, slice_)), None)
 

@@ -11,17 +11,19 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ScorecardError
 from ..readback import check_scorecard
 from . import storage
+from .migrations import migrate
 
 if TYPE_CHECKING:
     from .scorecard import Scorecard
 
 
 def read_scorecard(path: storage.Location) -> dict[str, Any]:
-    """The scorecard's JSON (at a path, or an object store's URL), checked whole against its
-    schema (``readback``): every number finite and on its metric's scale, so nothing read back
-    can make a mean NaN or pass a gate it would fail on clean data."""
+    """The scorecard's JSON (at a path, or an object store's URL), an older version's migrated
+    to this one (``card/migrations.py``), then checked whole against its schema (``readback``):
+    every number finite and on its metric's scale, so nothing read back can make a mean NaN or
+    pass a gate it would fail on clean data."""
     try:
-        data = json.loads(storage.read_text(path))
+        data = migrate(json.loads(storage.read_text(path)))
         check_scorecard(data)
     except (OSError, ValueError, RecursionError) as exc:  # readback.Invalid is a ValueError
         raise ScorecardError(storage.shown(path), str(exc)) from None

@@ -14,7 +14,7 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..metrics import METRICS
@@ -28,7 +28,7 @@ from ..stats.strata import stratified_bootstrap, stratified_mean, weighted_colum
 from ..suites import LoadedSuite, Scorers, Setup, Suite
 from ..suites.base import OPEN_RETRIEVAL
 from ..suites.sample import Sample
-from . import published
+from . import migrations, model, published
 from .trials import Repeats, TrialMetric
 from .trials import repeats as trial_section
 
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from .calibration import Calibration
     from .compare import Comparison
 
-SCHEMA_VERSION = 1
 MISSING = "never reported (crashed worker or interrupted run)"
 
 
@@ -131,6 +130,8 @@ class SuiteCard:
     revision: str | None = None  # the commit an hf:// source was read at
     files: tuple[tuple[str, str], ...] = ()  # (name, sha256) of every file read
     release: str | None = None  # the known release the data is (suites/sources.py), if identified
+    # card/published.py's rows beside this run, compared when the card is built (or read)
+    published: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -180,11 +181,10 @@ class Scorecard:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Scorecard:
-        """A scorecard as :meth:`to_json` wrote it (``card.saved`` reads the file); the
-        published rows are not read back, they are compared again when written. KeyError,
-        TypeError or ValueError: not a scorecard this version wrote."""
-        if data.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(f"schema_version {data.get('schema_version')!r}, not {SCHEMA_VERSION}")
+        """A scorecard as :func:`model.write` wrote it, this version's or, migrated, an older
+        one's (``card.saved`` reads the file); the published rows are not read back, they are
+        compared again. KeyError, TypeError or ValueError: not a scorecard this version reads."""
+        data = migrations.migrate(dict(data))
         return cls(
             system=dict(data["system"]),
             config=dict(data["config"]),
@@ -203,61 +203,15 @@ class Scorecard:
         )
 
     def to_json(self, duration: float | None = None, stream: bool = False) -> dict[str, Any]:
-        """The scorecard as ``scorecard.json`` holds it; ``stream``: its items an iterator,
-        each made when it is read (``output.json_chunks`` writes them so)."""
-        items = (r.to_dict() for r in self.results)
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "system": self.system,
-            "config": self.config,
-            "versions": self.versions,
-            "retrieval": self.retrieval,
-            "judge": self.judge,
-            **({"sample": self.sample} if self.sample else {}),  # only for a sample: as before
-            "suites": [
-                {
-                    **{
-                        k: v
-                        for k, v in asdict(card).items()
-                        if k
-                        not in (
-                            *("metrics", "slices", "evidence", "variance", "panel", "protocol"),
-                            *("section", "repeats", "revision", "files", "release"),
-                        )
-                    },
-                    **_read(card),
-                    **_sections(card),
-                    "protocol": asdict(card.protocol),
-                    "metrics": {m: asdict(s) for m, s in card.metrics.items()},
-                    "slices": [
-                        {
-                            "name": s.name,
-                            "items": s.items,
-                            "metrics": {m: asdict(v) for m, v in s.metrics.items()},
-                        }
-                        for s in card.slices
-                    ],
-                    "evidence": [asdict(e) for e in card.evidence],
-                    "variance": {m: asdict(v) for m, v in card.variance.items()},
-                    **({"panel": {m: asdict(v) for m, v in card.panel.items()}} if card.panel else {}),
-                    **({"repeats": asdict(card.repeats)} if card.repeats else {}),
-                    "published": published.compare(card.name, card.protocol),
-                }
-                for card in self.suites
-            ],
-            "gates": {
-                "passed": not self.shortfalls,
-                "shortfalls": list(self.shortfalls),
-                "checks": [asdict(c) for c in self.checks],
-                "deferred": self.gates_deferred,
-            },
-            **({"sequential": self.sequential} if self.sequential is not None else {}),
-            "comparison": self.comparison.to_json() if self.comparison is not None else None,
-            # only where --ambig-human-labels was given: other runs' files stay as they were
-            **({"calibration": self.calibration.to_json()} if self.calibration is not None else {}),
-            "items": items if stream else list(items),
-            "timing": {"duration": duration, "started": self.started},
-        }
+        """The scorecard as ``scorecard.json`` holds it (:func:`model.write`)."""
+        return model.write(self, _sections, duration, stream)
+
+
+def _sections(card: SuiteCard) -> dict[str, Any]:
+    """Every protocol with a section has its key in a suite's card: the card's protocol its
+    section, the others null."""
+    own = protocol_of(card.protocol.name).name
+    return {p.name: card.section if p.name == own else None for p in PROTOCOLS.values() if p.has_section}
 
 
 def utc_stamp(seconds: float | None = None) -> str:
@@ -285,24 +239,6 @@ def _calibration(data: Mapping[str, Any] | None) -> Calibration | None:
     return Calibration.from_json(data)
 
 
-def _read(card: SuiteCard) -> dict[str, Any]:
-    """Where an hf:// source's data came from (its commit and files) and the known release the
-    data is: only when there is one, so a run on local files writes its card as before (a local
-    file's sha256 is the card's own)."""
-    return {
-        **({"revision": card.revision} if card.revision else {}),
-        **({"files": [list(f) for f in card.files]} if card.revision and card.files else {}),
-        **({"release": card.release} if card.release else {}),
-    }
-
-
-def _sections(card: SuiteCard) -> dict[str, Any]:
-    """Every protocol with a section has its key in a suite's card: the card's protocol its
-    section, the others null."""
-    own = protocol_of(card.protocol.name).name
-    return {p.name: card.section if p.name == own else None for p in PROTOCOLS.values() if p.has_section}
-
-
 def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
     def summaries(raw: Mapping[str, Any]) -> dict[str, MetricSummary]:
         return {m: MetricSummary(**v) for m, v in raw.items()}
@@ -316,23 +252,13 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
         "protocol",
         "section",
         "repeats",
+        "published",
     }
-    protocol = data.get("protocol")
+    protocol = data["protocol"]  # every version-2 card has one (migrations.migrate_1_to_2)
     repeats = data.get("repeats")  # the parts after "metrics" are optional: older cards lack some
-    setup = (
-        Setup(
-            **{**protocol, "notes": tuple(protocol["notes"]), "received": tuple(protocol.get("received", ()))}
-        )
-        if protocol
-        else OPEN_RETRIEVAL
+    setup = Setup(
+        **{**protocol, "notes": tuple(protocol["notes"]), "received": tuple(protocol.get("received", ()))}
     )
-    if "unlike" not in (protocol or {}):  # a card from before its data was judged: judged now
-        total = data.get("items_in_file", data["items"])
-        why = published.unlike(
-            data.get("title", data["name"]), data.get("is_sample", False), data.get("release"),
-            min(data["items"], total), total, sampled=False,
-        )  # fmt: skip
-        setup = dataclasses.replace(setup, unlike=why)
     way = protocol_of(setup.name)
     read = {k: data[k] for k in plain if k in data}
     read["files"] = tuple((str(name), str(sha)) for name, sha in data.get("files") or ())  # JSON's lists
@@ -347,6 +273,7 @@ def _suite_card(data: Mapping[str, Any]) -> SuiteCard:
         variance={m: Variance(**v) for m, v in data.get("variance", {}).items()},
         panel={m: PanelAgreement(**v) for m, v in data.get("panel", {}).items()},
         protocol=setup,
+        published=published.compare(data["name"], setup),
         section=data.get(way.name) if way.has_section else None,
         repeats=Repeats(
             **{k: v for k, v in repeats.items() if k != "metrics"},
@@ -656,6 +583,7 @@ def build(
                 else None,
                 outside={} if episodic else scorers.keep(suite.suite.outside_setting(scorers)),
                 data_warnings=[] if episodic else _data_warnings(suite.suite, chosen),
+                published=published.compare(name, protocol),
                 section=way.section(suite_results),
                 repeats=trial_section(suite_results, metrics, repeats, seed, name) if repeats > 1 else None,
             )

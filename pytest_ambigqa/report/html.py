@@ -33,7 +33,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..card import published
 from ..card.compare import Comparison, sign
 from ..card.scorecard import MetricSummary, Scorecard, SuiteCard
 from ..metrics import METRICS, printed_range
@@ -178,11 +177,7 @@ def _papers(card: SuiteCard, setting: str) -> dict[str, Any]:
     (card/published.py decides), as the scorecard's "papers" column."""
     if not protocol_of(card.protocol.name).papers_column:
         return {}
-    rows = [
-        r
-        for r in published.compare(card.name, card.protocol)
-        if r["same_protocol"] and r.get("setting") == setting
-    ]
+    rows = [r for r in card.published if r["same_protocol"] and r.get("setting") == setting]
     out = {}
     for metric in card.metrics:
         values = [(r[metric], r) for r in rows if metric in r]

@@ -175,7 +175,7 @@ def published_rows(suite: SuiteCard) -> list[dict[str, Any]]:
     interactive protocol's are context, in its section)."""
     if not protocol_of(suite.protocol.name).papers_column:
         return []
-    return published.compare(suite.name, suite.protocol)
+    return suite.published
 
 
 def _paper_range(rows: list[dict[str, Any]], metric: str, setting: str) -> str:

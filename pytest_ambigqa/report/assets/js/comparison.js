@@ -1,9 +1,10 @@
 // report.html, comparison: the paired comparison with the base run, suite by suite, and
 // its regressions with their word diffs.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   const SHOWN = 200; // regressions drawn per suite; the Items tab lists them all
 
+  /** @param {import("./page").Page} page */
   function comparison(page) {
     const { el } = ns.dom;
     const { visible } = ns.format;

@@ -1,6 +1,6 @@
 // report.html, detail: one item's question, gold readings, answer (the gold answers STR-EM
 // found marked), citations, scores, transcript, error and the base run's answer.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   // Highlight spans [start, end, reading] in order, each overlapping one folded into the one
   // before it (which keeps its reading).
@@ -49,6 +49,7 @@
 
   // An llm: system's calls step by step (prompt kind, tokens, latency, cost; every number
   // formatted in Python) with their totals, then the method's intermediate outputs.
+  /** @param {import("./payload").Steps} steps */
   function trace(steps) {
     const { el } = ns.dom;
     const right = (n) => n >= 2 && n <= 5 ? "num" : null;
@@ -64,6 +65,7 @@
     return parts;
   }
 
+  /** @param {import("./page").Page} page @param {number} i */
   function itemDetail(page, i) {
     const { el } = ns.dom;
     const it = page.items[i];

@@ -1,6 +1,6 @@
 // report.html, dom: elements built from data. Every string goes in as text (textContent),
 // never as markup.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   const SVGNS = "http://www.w3.org/2000/svg";
   function el(tag, attrs, ...children) {

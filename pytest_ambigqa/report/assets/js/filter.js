@@ -1,11 +1,12 @@
 // report.html, filter and sort: which items the list shows, in which order. Pure: the list
 // (list.js) reads the controls and draws what these return.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   // The indices of the items that pass every filter. ``f``: suite, type, status ("" for
   // any, "unscored" for an item with an unscored metric), metric with min and max (null for
   // no bound) on the printed scale, disagree, regressed, q (lower case); ``haystack(i)``: the
   // item's searchable text, lower case (built only when there is a search).
+  /** @param {import("./payload").ItemRow[]} items @param {any} f @param {(i: number) => string} haystack */
   function keep(items, f, haystack) {
     const out = [];
     for (let i = 0; i < items.length; i++) {
@@ -24,6 +25,7 @@
     }
     return out;
   }
+  /** @param {import("./payload").ItemRow} it @param {string} metric @returns {number | null} */
   function score(it, metric) {
     const v = it.scores[metric];
     return v === undefined ? null : v;
@@ -34,7 +36,7 @@
   function sort(items, indices, how, metric) {
     const last = (key, s) => (a, b) => {
       const va = key(a), vb = key(b);
-      if (va === null || vb === null) return (va === null) - (vb === null);
+      if (va === null || vb === null) return Number(va === null) - Number(vb === null);
       return s * (va - vb) || a - b;
     };
     if (how === "asc" || how === "desc") indices.sort(last((i) => score(items[i], metric), how === "asc" ? 1 : -1));

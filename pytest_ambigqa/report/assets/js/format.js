@@ -1,6 +1,6 @@
 // report.html, format: the little text the page makes itself. Every number it shows comes
 // formatted from Python (report/view.py); here only ids made visible.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   // Identifiers (item keys, citations, passage ids) with their invisible characters named:
   // none may hide in an id or reorder the text around it. Controls, format characters, line

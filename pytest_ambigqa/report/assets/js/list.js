@@ -1,6 +1,6 @@
 // report.html, list: the Items tab: the filters, a virtualised list (only the rows in view
 // exist, for 10,000 items), the detail of the item chosen.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   const ROW = 30; // px, as --row in report.css
 
@@ -11,6 +11,7 @@
     return Math.max(0, Math.round(n * ROW - (height - ROW) / 2));
   }
 
+  /** @param {import("./page").Page} page */
   function items(page) {
     const { el } = ns.dom;
     const ITEMS = page.items;

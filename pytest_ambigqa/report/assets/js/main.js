@@ -1,6 +1,6 @@
 // report.html, main: reads the data blocks, draws the header and the tabs, opens the item the
 // address names. Runs last, and only in a page that has the data.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   // The item key an address names ("#item=<key>", URI-escaped); null for none or a malformed one.
   function itemFromHash(hash) {
@@ -10,6 +10,7 @@
   }
 
   // Every gate evaluated, passed or not: value, bound and margin (how far inside the bound).
+  /** @param {import("./payload").Table} table */
   function checks(table) {
     const { el } = ns.dom;
     const numeric = new Set(["value", "margin"]);
@@ -20,6 +21,7 @@
           r.map((cell, n) => el("td", { class: numeric.has(table.head[n]) ? "num" : null, text: cell }))))));
   }
 
+  /** @param {import("./page").Page} page */
   function header(page) {
     const { el } = ns.dom;
     const data = page.data;
@@ -50,17 +52,22 @@
   // on the screen) and parsed when one is first needed; what needs them waits for them once
   // (``withDetails``).
   async function load(doc) {
+    /** @type {import("./payload").Payload} */
     const data = JSON.parse(doc.getElementById("ambigqa-data").textContent);
     const block = (id) => ns.packed.text(doc.getElementById(id).textContent);
+    /** @type {import("./payload").ItemRow[]} */
     const items = JSON.parse(await block("ambigqa-items"));
     let text = null;
     let unpack;
     // Settles once the details are inflated (rejects if they cannot be).
     const inflated = new Promise((resolve) => { unpack = resolve; })
       .then(() => block("ambigqa-details")).then((t) => { text = t; });
+    /** @type {import("./payload").Detail[]} */
     const details = [];
+    /** @type {import("./payload").Detail[] | null} */
     let parsed = null;
     const hay = [];
+    /** @type {import("./page").Page} */
     const page = {
       data: data,
       items: items,

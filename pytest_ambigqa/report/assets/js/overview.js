@@ -1,7 +1,8 @@
 // report.html, overview: each suite's scores with their intervals against the papers' range,
 // what went wrong, the small multiples by type, the interactive section's tables, evidence coverage.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
+  /** @param {import("./page").Page} page */
   function overview(page) {
     const { el } = ns.dom;
     const { intervalPlot } = ns.plots;

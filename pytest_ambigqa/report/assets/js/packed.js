@@ -2,7 +2,7 @@
 // deflated (zlib's format) and base64-encoded. Inflated by the browser's own
 // DecompressionStream, no library; nothing is fetched nor made a URL, so the page's
 // Content-Security-Policy needs no source for it.
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   // base64 to bytes: the engine's own decoder where it has one (Chromium 140, Firefox 133),
   // else atob's binary string, byte by byte.

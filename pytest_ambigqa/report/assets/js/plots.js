@@ -1,5 +1,5 @@
 // report.html, plots: SVG the page draws itself, a few lines each (no charting library).
-(function (ns) {
+(function (/** @type {any} the scripts' namespace (page.d.ts) */ ns) {
   "use strict";
   // The axis of a metric: its scale, or for counts and totals the span of the values and 0.
   function axis(scale, values) {
@@ -11,6 +11,7 @@
   }
   // A compared row's verdict: " better" or " worse" when its interval excludes 0 in the
   // metric's direction (+1 higher is better, -1 lower is, 0 neither: never a verdict), else "".
+  /** @param {import("./payload").ComparedRow} row */
   function verdict(row) {
     const d = row.direction;
     if (!d || !(d * row.low > 0 || d * row.high < 0)) return "";
@@ -18,6 +19,7 @@
   }
   // One metric's interval on its axis, the published range as a band behind it. ``summary``:
   // mean, low, high on the printed scale; ``papers``: low, high, comparable, title, or null.
+  /** @param {ReturnType<import("./page").Page["metric"]>} metric @param {import("./payload").Summary} summary @param {import("./payload").Papers | null} papers @param {number} [width] */
   function intervalPlot(metric, summary, papers, width) {
     const svg = ns.dom.svg;
     const w = width || 220, h = 22, pad = 4;
@@ -42,6 +44,7 @@
   }
   // A change and its interval on an axis symmetric about 0, the margin of
   // --ambig-fail-if-worse marked.
+  /** @param {import("./payload").ComparedRow} row */
   function changePlot(row) {
     const svg = ns.dom.svg;
     const w = 180, h = 22, pad = 6;
