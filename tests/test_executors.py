@@ -105,3 +105,23 @@ def test_a_fixture_system_runs_on_the_plugin_executor_too(toy):
     called = _threads(toy)
     assert len(called) == 3 and all(name.startswith(THREAD) for name in called)
     assert [item["status"] for item in card["items"]] == ["ok"] * 3
+
+
+def test_a_system_error_through_an_executor_keeps_the_system_trace():
+    """A failure handed back through the executor's future is the system's own: its trace shows
+    the system's frames, not the future's (``Future.result`` re-raising would add its own)."""
+    from pytest_ambigqa.errors import SystemFailure
+    from pytest_ambigqa.executors.local import LocalExecutor
+    from pytest_ambigqa.suites import SUITES, LoadOptions
+    from pytest_ambigqa.systems.call import from_object
+
+    def refusing(question):
+        raise ValueError("no answer for this one")
+
+    item = SUITES["march"].load(None, LoadOptions()).items[0]
+    system = LocalExecutor().through(from_object(refusing, "refusing"))
+    with pytest.raises(SystemFailure) as failed:
+        system.answer(item, None)
+    assert failed.value.trace is not None
+    assert "refusing" in failed.value.trace and "no answer for this one" in failed.value.trace
+    assert "concurrent/futures" not in failed.value.trace

@@ -122,10 +122,13 @@ class Executor:
         """``system`` (the same label, inputs and scorecard), its calls submitted here."""
 
         def call(item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
-            try:
-                return self.submit(Call(system, item, timeout, extras)).result()
-            except ActorUnavailable as exc:  # lost with its worker: the item's failure, saying why
-                raise SystemFailure(str(exc)) from None
+            done = self.submit(Call(system, item, timeout, extras))
+            error = done.exception()  # waits; read, not raised, so that the future adds no frames
+            if error is None:
+                return done.result()
+            if isinstance(error, ActorUnavailable):  # lost with its worker: the item's failure, saying why
+                raise SystemFailure(str(error)) from None
+            raise error  # the system's own: its trace is the system's frames (this one is ours)
 
         return dataclasses.replace(system, call=call)
 
