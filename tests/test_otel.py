@@ -1,0 +1,160 @@
+"""``--ambig-otel``: a trace per run, exported by OpenTelemetry's own OTLP/HTTP exporter to a
+real receiver on 127.0.0.1 (fixtures/otlp.py), which decodes it with the protocol's classes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from fixtures.network import GUARD
+from fixtures.otlp import OtlpReceiver, ReceivedSpan
+from fixtures.process import ambig_run
+from fixtures.servers import SECRET
+
+pytest.importorskip("opentelemetry.sdk", reason="the otel extra: pip install 'pytest-ambigqa[otel]'")
+
+EVENT = "gen_ai.evaluation.result"
+# A system that echoes the judge's API key into its answer: what a scrubbed trace must not carry.
+LEAKY = """
+import os
+def answer(question, item):
+    return (item.long_answers or (question,))[0] + " key=" + os.environ["OPENAI_API_KEY"]
+"""
+
+
+def judged(pytester: pytest.Pytester, server, *args: str) -> tuple[pytest.RunResult, dict]:
+    pytester.makeconftest(GUARD)  # nothing may leave 127.0.0.1, in xdist workers too
+    return ambig_run(
+        pytester,
+        "--ambig-suite=march,condambigqa",
+        "--ambig-limit=3",
+        f"--ambig-judge-base-url={server.url}",
+        "--ambig-judge=judge-m",
+        "--ambig-judge-price=2.5,10",
+        "--ambig-cache-dir=cache",
+        *args,
+    )
+
+
+def tree(receiver: OtlpReceiver) -> tuple[ReceivedSpan, dict[str, ReceivedSpan], list[ReceivedSpan]]:
+    """The session span, the suite spans by suite and the item spans, checked to be one tree
+    in one trace: each suite under the session, each item under its suite, each call under an item."""
+    (session,) = receiver.named("ambigqa session")
+    assert session.parent_id == ""
+    assert {s.trace_id for s in receiver.spans} == {session.trace_id}
+    suites = {s.attributes["ambigqa.suite"]: s for s in receiver.named("ambigqa suite ")}
+    assert all(s.parent_id == session.span_id for s in suites.values())
+    items = receiver.named("ambigqa item ")
+    assert all(i.parent_id == suites[i.attributes["ambigqa.suite"]].span_id for i in items)
+    ids = {i.span_id for i in items}
+    calls = [s for s in receiver.spans if s.name.startswith(("invoke_agent ", "chat "))]
+    assert calls and all(c.parent_id in ids for c in calls)
+    assert len(receiver.spans) == 1 + len(suites) + len(items) + len(calls)
+    return session, suites, items
+
+
+def evaluations(span: ReceivedSpan) -> dict[str, dict]:
+    found = {a["gen_ai.evaluation.name"]: a for name, a in span.events if name == EVENT}
+    assert len(found) == len(span.events)  # one event per metric, nothing else
+    return found
+
+
+def assert_numbers_are_the_scorecards(card: dict, suites: dict, items: list[ReceivedSpan]) -> None:
+    """Each item's evaluation events are its scores and n/a reasons in scorecard.json, and each
+    suite span's metric means are the scorecard's."""
+    by_key = {(r["suite"], r["item_id"]): r for r in card["items"]}
+    assert len(items) == len(by_key)
+    for span in items:
+        record = by_key[(span.attributes["ambigqa.suite"], span.attributes["ambigqa.item.id"])]
+        events = evaluations(span)
+        assert set(events) == set(record["scores"]) | set(record["unscored"])
+        for metric, score in record["scores"].items():
+            assert events[metric]["gen_ai.evaluation.score.value"] == score
+        for metric, reason in record["unscored"].items():
+            assert events[metric]["gen_ai.evaluation.score.label"] == "n/a"
+            assert events[metric]["gen_ai.evaluation.explanation"] == reason
+        assert span.attributes["ambigqa.status"] == record["status"]
+    for suite in card["suites"]:
+        attributes = suites[suite["name"]].attributes
+        for metric, summary in suite["metrics"].items():
+            if summary["mean"] is not None:
+                assert math.isclose(attributes[f"ambigqa.metric.{metric}.mean"], summary["mean"])
+            assert attributes[f"ambigqa.metric.{metric}.n"] == summary["n"]
+
+
+def test_a_traced_run_is_one_tree_with_the_scorecards_numbers(pytester, chat_server, otlp_receiver):
+    result, card = judged(pytester, chat_server, "--ambig-system=oracle", "--ambig-otel")
+    result.assert_outcomes(passed=6)
+    session, suites, items = tree(otlp_receiver)
+    assert session.resource["service.name"] == "pytest-ambigqa"
+    assert session.attributes["ambigqa.suites"] == ["march", "condambigqa"]
+    assert session.attributes["ambigqa.exit_status"] == 0
+    assert_numbers_are_the_scorecards(card, suites, items)
+    # Each item asked the system once (the GenAI agent span) and the judge (chat spans).
+    agents = otlp_receiver.named("invoke_agent ")
+    assert sorted(a.parent_id for a in agents) == sorted(i.span_id for i in items)
+    assert agents[0].attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert agents[0].attributes["gen_ai.agent.name"].startswith("oracle")
+    chats = otlp_receiver.named("chat ")
+    usage = card["judge"]["usage"]
+    assert len(chats) == usage["requests"] == len(chat_server.requests)
+    assert sum(c.attributes["gen_ai.usage.input_tokens"] for c in chats) == usage["prompt_tokens"]
+    assert sum(c.attributes["gen_ai.usage.output_tokens"] for c in chats) == usage["completion_tokens"]
+    assert math.isclose(sum(c.attributes["ambigqa.usage.cost_usd"] for c in chats), usage["cost"])
+    chat = chats[0].attributes
+    assert chats[0].kind == 3  # SPAN_KIND_CLIENT
+    assert chat["gen_ai.operation.name"] == "chat" and chat["gen_ai.request.model"] == "judge-m"
+    assert chat["gen_ai.provider.name"] == "openai" and chat["server.address"] == "127.0.0.1"
+    assert chat["ambigqa.role"] == "judge" and chat["gen_ai.response.model"] == "judge-m"
+    # Prompts and answers stay out of a trace unless asked for.
+    sent = b"".join(otlp_receiver.bodies)
+    assert b"gen_ai.input.messages" not in sent and b"gen_ai.output.messages" not in sent
+    assert SECRET.encode() not in sent
+
+
+def test_xdist_workers_put_their_items_in_the_controllers_trace(pytester, chat_server, otlp_receiver):
+    result, card = judged(pytester, chat_server, "--ambig-system=oracle", "--ambig-otel", "-n", "2")
+    result.assert_outcomes(passed=6)
+    _, suites, items = tree(otlp_receiver)  # one trace: the workers' items under the controller's suites
+    assert_numbers_are_the_scorecards(card, suites, items)
+    assert len(otlp_receiver.named("chat ")) == card["judge"]["usage"]["requests"]
+
+
+def test_content_on_request_and_never_a_secret(pytester, chat_server, otlp_receiver):
+    pytester.makepyfile(leaky=LEAKY)
+    result, card = judged(
+        pytester, chat_server, "--ambig-system=leaky:answer", "--ambig-otel", "--ambig-otel-content"
+    )
+    result.assert_outcomes(passed=6)
+    tree(otlp_receiver)
+    sent = b"".join(otlp_receiver.bodies)
+    assert SECRET.encode() not in sent
+    agent = otlp_receiver.named("invoke_agent ")[0].attributes
+    assert '"role": "user"' in agent["gen_ai.input.messages"]
+    assert "key=[redacted]" in agent["gen_ai.output.messages"]
+    chat = otlp_receiver.named("chat ")[0].attributes
+    assert "[redacted]" in chat["gen_ai.input.messages"]  # the judge read the answer, key and all
+    assert '"role": "assistant"' in chat["gen_ai.output.messages"]
+    assert SECRET not in result.stdout.str()
+
+
+def test_a_dead_receiver_warns_once_and_changes_nothing(pytester, chat_server, otlp_receiver):
+    plain, card = judged(
+        pytester, chat_server, "--ambig-system=oracle", "-W", "error::pytest.PytestUnraisableExceptionWarning"
+    )
+    otlp_receiver.down()
+    traced, traced_card = judged(pytester, chat_server, "--ambig-system=oracle", "--ambig-otel")
+    assert traced.ret == plain.ret == 0
+    traced.assert_outcomes(passed=6, warnings=1)
+    assert traced.stdout.str().count("the trace receiver at") == 1
+    assert [s["metrics"] for s in traced_card["suites"]] == [s["metrics"] for s in card["suites"]]
+    assert [(r["item_id"], r["scores"]) for r in traced_card["items"]] == [
+        (r["item_id"], r["scores"]) for r in card["items"]
+    ]
+
+
+def test_content_without_otel_is_a_usage_error(pytester):
+    result = pytester.runpytest("--ambig-suite=march", "--ambig-system=oracle", "--ambig-otel-content")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ambig-otel-content*set --ambig-otel*"])
