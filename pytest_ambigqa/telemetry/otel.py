@@ -48,28 +48,49 @@ _QUIET = "opentelemetry.exporter"  # its logger: a dead receiver is said once, b
 _PROPAGATOR = TraceContextTextMapPropagator()
 
 
-def _value(value: Any) -> Any:
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, (list, tuple)):
-        return [scrub(v) if isinstance(v, str) else v for v in value]
-    return value
+class _Scrubbed:
+    """``output.scrub`` of every text an attribute holds; the short ones (ids, metric names,
+    n/a reasons: the same few on every item) remembered, which halves what tracing costs an
+    item (bench/otel.py)."""
 
+    KEPT = 256  # characters: longer texts (prompts, answers) are scrubbed each time
+    LIMIT = 50_000  # remembered texts, then forgotten all at once
 
-def _values(attributes: Attributes) -> dict[str, Any]:
-    """Attributes as OpenTelemetry takes them: no None, every text scrubbed."""
-    return {k: _value(v) for k, v in attributes.items() if v is not None}
+    def __init__(self) -> None:
+        self._known: dict[str, str] = {}
+
+    def text(self, value: str) -> str:
+        if len(value) > self.KEPT:
+            return scrub(value)
+        found = self._known.get(value)
+        if found is None:
+            if len(self._known) >= self.LIMIT:
+                self._known.clear()
+            found = self._known[value] = scrub(value)
+        return found
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, (list, tuple)):
+            return [self.text(v) if isinstance(v, str) else v for v in value]
+        return value
+
+    def __call__(self, attributes: Attributes) -> dict[str, Any]:
+        """Attributes as OpenTelemetry takes them: no None, every text scrubbed."""
+        return {k: self.value(v) for k, v in attributes.items() if v is not None}
 
 
 class _OtelSpan(Span):
-    def __init__(self, span: trace.Span) -> None:
+    def __init__(self, span: trace.Span, values: _Scrubbed) -> None:
         self.span = span
+        self.values = values
 
     def set(self, attributes: Attributes) -> None:
-        self.span.set_attributes(_values(attributes))
+        self.span.set_attributes(self.values(attributes))
 
     def event(self, name: str, attributes: Attributes) -> None:
-        self.span.add_event(name, _values(attributes))
+        self.span.add_event(name, self.values(attributes))
 
     def fail(self, message: str) -> None:
         self.span.set_status(Status(StatusCode.ERROR, scrub(message)))
@@ -118,6 +139,7 @@ class OtelTracer(Tracer):
         carrier: dict[str, str] | None,
     ) -> None:
         self.content = content
+        self._values = _values = _Scrubbed()
         named = {} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "pytest-ambigqa"}
         self._provider = TracerProvider(resource=Resource.create(named))  # never the global one
         inner = OTLPSpanExporter()
@@ -140,20 +162,20 @@ class OtelTracer(Tracer):
         session = self._tracer.start_span(
             "ambigqa session", context=parent, attributes=_values({"ambigqa.run_id": run_id, **attributes})
         )
-        self._session = _OtelSpan(session)
+        self._session = _OtelSpan(session, _values)
         within = trace.set_span_in_context(session)
         for name in suites:
             span = self._tracer.start_span(
                 f"ambigqa suite {name}", context=within, attributes={"ambigqa.suite": name}
             )
-            self._suites[name] = _OtelSpan(span)
+            self._suites[name] = _OtelSpan(span, _values)
             self._parents[name] = trace.set_span_in_context(span)
 
     def item(self, item: AmbigItem) -> Span:
         span = self._tracer.start_span(
             f"ambigqa item {item.key}",
             context=self._parents.get(item.suite),
-            attributes=_values(
+            attributes=self._values(
                 {
                     "ambigqa.suite": item.suite,
                     "ambigqa.item.id": item.id,
@@ -161,7 +183,7 @@ class OtelTracer(Tracer):
                 }
             ),
         )
-        return _OtelSpan(span)
+        return _OtelSpan(span, self._values)
 
     @contextlib.contextmanager
     def within(self, span: Span) -> Iterator[None]:
@@ -179,9 +201,9 @@ class OtelTracer(Tracer):
     def span(self, name: str, attributes: Attributes) -> Iterator[Span]:
         kind = SpanKind.CLIENT if attributes.get("gen_ai.operation.name") == "chat" else SpanKind.INTERNAL
         with self._tracer.start_as_current_span(
-            name, kind=kind, attributes=_values(attributes), record_exception=False
+            name, kind=kind, attributes=self._values(attributes), record_exception=False
         ) as span:
-            yield _OtelSpan(span)
+            yield _OtelSpan(span, self._values)
 
     def finished(self, span: Span, result: ItemResult) -> ItemResult:
         usage = result.usage or {}
