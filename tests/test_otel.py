@@ -11,6 +11,7 @@ from fixtures.network import GUARD
 from fixtures.otlp import OtlpReceiver, ReceivedSpan
 from fixtures.process import ambig_run
 from fixtures.servers import SECRET
+from pytest_ambigqa.suites import SUITES, LoadOptions
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra: pip install 'pytest-ambigqa[otel]'")
 
@@ -158,3 +159,20 @@ def test_content_without_otel_is_a_usage_error(pytester):
     result = pytester.runpytest("--ambig-suite=march", "--ambig-system=oracle", "--ambig-otel-content")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ambig-otel-content*set --ambig-otel*"])
+
+
+def test_shards_join_the_ci_jobs_trace(pytester, otlp_receiver, monkeypatch):
+    """With ``TRACEPARENT`` (W3C) set, as a CI job passes its span down, each shard's session
+    is that span's child: the shards' runs are one trace."""
+    trace_id, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    monkeypatch.setenv("TRACEPARENT", f"00-{trace_id}-{parent}-01")
+    for shard in ("1/2", "2/2"):
+        result = pytester.runpytest("--ambig-suite=march", "--ambig-otel", f"--ambig-shard={shard}")
+        assert result.ret == 0
+    sessions = otlp_receiver.named("ambigqa session")
+    assert len(sessions) == 2
+    assert all(s.trace_id == trace_id and s.parent_id == parent for s in sessions)
+    assert {s.trace_id for s in otlp_receiver.spans} == {trace_id}
+    march = SUITES["march"].load(None, LoadOptions()).items  # the bundled sample, split between the shards
+    items = [s.attributes["ambigqa.item.id"] for s in otlp_receiver.named("ambigqa item ")]
+    assert sorted(items) == sorted(item.id for item in march)
