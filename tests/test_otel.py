@@ -49,8 +49,13 @@ def tree(receiver: OtlpReceiver) -> tuple[ReceivedSpan, dict[str, ReceivedSpan],
     items = receiver.named("ambigqa item ")
     assert all(i.parent_id == suites[i.attributes["ambigqa.suite"]].span_id for i in items)
     ids = {i.span_id for i in items}
-    calls = [s for s in receiver.spans if s.name.startswith(("invoke_agent ", "chat "))]
-    assert calls and all(c.parent_id in ids for c in calls)
+    agents = [s for s in receiver.spans if s.name.startswith("invoke_agent ")]
+    assert agents and all(a.parent_id in ids for a in agents)
+    ids |= {
+        a.span_id for a in agents
+    }  # a model call is the item's (a judge's) or the system's (an llm: step)
+    calls = [*agents, *(s for s in receiver.spans if s.name.startswith("chat "))]
+    assert all(c.parent_id in ids for c in calls)
     assert len(receiver.spans) == 1 + len(suites) + len(items) + len(calls)
     return session, suites, items
 
@@ -176,3 +181,50 @@ def test_shards_join_the_ci_jobs_trace(pytester, otlp_receiver, monkeypatch):
     march = SUITES["march"].load(None, LoadOptions()).items  # the bundled sample, split between the shards
     items = [s.attributes["ambigqa.item.id"] for s in otlp_receiver.named("ambigqa item ")]
     assert sorted(items) == sorted(item.id for item in march)
+
+
+def test_an_llm_systems_steps_nest_under_its_call_with_a_pool(pytester, chat_server, otlp_receiver):
+    """An ``llm:`` system's model calls run inside the system's call (in the thread that
+    times it, under ``--ambig-concurrency``'s pool): each is a ``chat`` span under the item's
+    ``invoke_agent`` span."""
+    pytester.makeconftest(GUARD)
+    result, card = ambig_run(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-system=llm:naive-rag",
+        "--ambig-llm-model=scripted-m",
+        f"--ambig-llm-base-url={chat_server.url}",
+        "--ambig-llm-price=1,2",
+        "--ambig-cache-dir=cache",
+        "--ambig-concurrency=3",
+        "--ambig-otel",
+    )
+    assert result.ret == 0
+    _, suites, items = tree(otlp_receiver)
+    assert_numbers_are_the_scorecards(card, suites, items)
+    agents = {a.span_id: a for a in otlp_receiver.named("invoke_agent ")}
+    assert len(agents) == len(items)
+    chats = otlp_receiver.named("chat ")
+    assert len(chats) == len(chat_server.requests) > 0
+    assert all(c.parent_id in agents and c.attributes["gen_ai.request.model"] == "scripted-m" for c in chats)
+    assert {c.attributes["ambigqa.role"] for c in chats} == {"model"}  # an llm: system's steps
+    assert all(c.attributes["ambigqa.usage.cost_usd"] > 0 for c in chats)  # --ambig-llm-price
+
+
+def test_each_interactive_episode_is_a_span_with_its_turns(pytester, otlp_receiver):
+    pytester.makepyfile(
+        policy="def act(question, history):\n    return {'action': 'answer', 'text': question}\n"
+    )
+    pytester.makeconftest(GUARD)
+    result, card = ambig_run(
+        pytester,
+        "--ambig-suite=march",
+        "--ambig-protocol=interactive",
+        "--ambig-system=policy:act",
+        "--ambig-cache-dir=cache",
+        "--ambig-otel",
+    )
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    _, suites, items = tree(otlp_receiver)
+    assert_numbers_are_the_scorecards(card, suites, items)
+    assert len(items) == len(card["items"]) > 0
