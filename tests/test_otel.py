@@ -145,12 +145,11 @@ def test_content_on_request_and_never_a_secret(pytester, chat_server, otlp_recei
     assert SECRET not in result.stdout.str()
 
 
-def test_a_dead_receiver_warns_once_and_changes_nothing(pytester, chat_server, otlp_receiver):
-    plain, card = judged(
-        pytester, chat_server, "--ambig-system=oracle", "-W", "error::pytest.PytestUnraisableExceptionWarning"
-    )
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["one-process", "xdist"])
+def test_a_dead_receiver_warns_once_and_changes_nothing(pytester, chat_server, otlp_receiver, xdist):
+    plain, card = judged(pytester, chat_server, "--ambig-system=oracle", *xdist)
     otlp_receiver.down()
-    traced, traced_card = judged(pytester, chat_server, "--ambig-system=oracle", "--ambig-otel")
+    traced, traced_card = judged(pytester, chat_server, "--ambig-system=oracle", "--ambig-otel", *xdist)
     assert traced.ret == plain.ret == 0
     traced.assert_outcomes(passed=6, warnings=1)
     assert traced.stdout.str().count("the trace receiver at") == 1

@@ -5,10 +5,13 @@ spans, and every span is exported before pytest exits (``telemetry/otel.py``).""
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..errors import AmbigQAWarning
 from ..telemetry import CARRIER_INPUT
 
 if TYPE_CHECKING:
@@ -16,13 +19,23 @@ if TYPE_CHECKING:
     from .run import Run
 
 
+FAILED_OUTPUT = "ambigqa_otel_failed"  # workeroutput: why a worker's receiver failed
+
+
 class Tracing:
     def __init__(self, run: Run) -> None:
         self.run = run
+        self._failures: list[str] = []  # the workers' (a dead receiver is said once for the run)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[CARRIER_INPUT] = self.run.tracer.carrier()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        failed = getattr(node, "workeroutput", {}).get(FAILED_OUTPUT)
+        if failed:
+            self._failures.append(failed)
 
     @pytest.hookimpl(trylast=True)  # after the scorecard's, which may change the exit status
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -30,7 +43,16 @@ class Tracing:
         scorecard = getattr(session.config.pluginmanager.get_plugin("ambigqa-scorecard"), "scorecard", None)
         if scorecard is not None:
             tracer.summarise(numbers(scorecard), {"ambigqa.exit_status": int(session.exitstatus)})
-        tracer.close()
+        failed = tracer.close()
+        if self.run.in_worker:
+            if failed:  # workeroutput: set by xdist on its workers only
+                session.config.workeroutput[FAILED_OUTPUT] = failed  # type: ignore[attr-defined]
+            return
+        failures = [*self._failures, *([failed] if failed else [])]
+        if failures:  # a warning, which never becomes the run's error (not even under -W error)
+            more = f" (and in {len(failures) - 1} more process(es))" if len(failures) > 1 else ""
+            with contextlib.suppress(Warning):
+                warnings.warn(AmbigQAWarning(failures[0] + more), stacklevel=1)
 
 
 def numbers(card: Scorecard) -> dict[str, dict[str, Any]]:

@@ -74,8 +74,10 @@ class Tracer:
     def summarise(self, suites: Mapping[str, Attributes], session: Attributes) -> None:
         """The scorecard's numbers on the suite spans (``{suite: attributes}``) and the session's."""
 
-    def close(self) -> None:
-        """The session's spans ended and every span exported (or the failure said once); again: nothing."""
+    def close(self) -> str | None:
+        """The session's spans ended and every span exported; what failed, if the receiver did
+        (None: nothing failed). Closed again: nothing."""
+        return None
 
 
 NO_TRACER = Tracer()

@@ -12,8 +12,9 @@ reason). Under xdist the workers put their items under the controller's suite sp
 W3C ``traceparent`` they are given (``carrier``).
 
 The exporter is the SDK's own (``OTEL_EXPORTER_OTLP_*`` configure it), behind a guard: a
-receiver that fails is said once, at the end, and never asked again in the run; no number
-and no exit status depend on it. Every text is scrubbed of credentials (``output.scrub``).
+receiver that fails is never asked again in the process, and :meth:`OtelTracer.close` says
+why (the run warns once, ``session/tracing.py``); no number and no exit status depend on it.
+Every text is scrubbed of credentials (``output.scrub``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,6 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from .. import __version__
-from ..errors import AmbigQAWarning
 from ..output import excerpt, redact, scrub
 from . import Attributes, Span, Tracer, activated
 
@@ -251,9 +250,9 @@ class OtelTracer(Tracer):
         if self._session is not None:
             self._session.set(session)
 
-    def close(self) -> None:
+    def close(self) -> str | None:
         if self._closed:
-            return
+            return None
         self._closed = True
         for span in self._suites.values():
             span.end()
@@ -265,15 +264,10 @@ class OtelTracer(Tracer):
             self._provider.shutdown()
         finally:
             logging.getLogger(_QUIET).setLevel(self._level)
-        if self._exporter.failure is not None:
-            _say(
-                f"--ambig-otel: the trace receiver at {self._endpoint or 'the default endpoint'} "
-                f"failed ({self._exporter.failure}); spans from then on were dropped. "
-                "The run's numbers and exit status are unaffected"
-            )
-
-
-def _say(message: str) -> None:
-    """A warning, which never becomes the run's error (not even under ``-W error``)."""
-    with contextlib.suppress(Warning):
-        warnings.warn(AmbigQAWarning(message), stacklevel=3)
+        if self._exporter.failure is None:
+            return None
+        return (
+            f"--ambig-otel: the trace receiver at {self._endpoint or 'the default endpoint'} "
+            f"failed ({self._exporter.failure}); spans from then on were dropped. "
+            "The run's numbers and exit status are unaffected"
+        )
