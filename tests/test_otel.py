@@ -227,3 +227,53 @@ def test_each_interactive_episode_is_a_span_with_its_turns(pytester, otlp_receiv
     _, suites, items = tree(otlp_receiver)
     assert_numbers_are_the_scorecards(card, suites, items)
     assert len(items) == len(card["items"]) > 0
+
+
+# A system constructed in Ray actors that makes a span of its own with OpenTelemetry's API,
+# exported by a provider of its own: the run's trace context reaches it.
+TRACED_IN_ACTOR = """
+import os
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+class Answerer:
+    def __init__(self):
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+
+    def __call__(self, question, item):
+        with self.provider.get_tracer("mysys").start_as_current_span("my retrieval step"):
+            return item.long_answers[0]
+"""
+
+
+@pytest.mark.ray
+def test_the_runs_trace_context_reaches_the_ray_actors(pytester, otlp_receiver, monkeypatch):
+    pytest.importorskip("ray", reason="the ray extra: pip install 'pytest-ambigqa[ray]'")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a cluster of the run's own
+    pytester.makepyfile(traced=TRACED_IN_ACTOR)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--ambig-suite=march", "--ambig-system=traced:Answerer",
+        "--ambig-executor=ray", "--ambig-ray-actors=1", "--ambig-otel", "--ambig-limit=3", timeout=150,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    _, _, items = tree_with_steps(otlp_receiver)
+    agents = {a.span_id for a in otlp_receiver.named("invoke_agent ")}
+    steps = otlp_receiver.named("my retrieval step")
+    assert len(steps) == len(items) == 3
+    assert all(step.parent_id in agents for step in steps)  # made in the actor, under the run's call
+
+
+def tree_with_steps(
+    receiver: OtlpReceiver,
+) -> tuple[ReceivedSpan, dict[str, ReceivedSpan], list[ReceivedSpan]]:
+    """:func:`tree`, with the spans a system made itself set aside (checked by the caller)."""
+    own = [s for s in receiver.spans if s.name == "my retrieval step"]
+    receiver.spans = [s for s in receiver.spans if s.name != "my retrieval step"]
+    try:
+        session, suites, items = tree(receiver)
+    finally:
+        receiver.spans += own
+    assert {s.trace_id for s in own} == {session.trace_id}
+    return session, suites, items

@@ -67,6 +67,11 @@ class Tracer:
         """The item's span ended with its status and one evaluation event per metric."""
         return result
 
+    def traceparent(self) -> str | None:
+        """The current span's W3C ``traceparent``, for a call that runs in another process
+        (a Ray actor: ``executors/ray/system.py``); None when not traced."""
+        return None
+
     def carrier(self) -> dict[str, str]:
         """What an xdist worker needs to put its items under the controller's suite spans."""
         return {}
@@ -131,3 +136,24 @@ def messages(role: str, text: str) -> str:
     """One message as the conventions' ``gen_ai.input.messages`` / ``gen_ai.output.messages``
     hold it (gen-ai-spans.md: a JSON list of messages, each a role and its parts)."""
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+@contextlib.contextmanager
+def continued(traceparent: str | None) -> Iterator[None]:
+    """In a process the run sent a call to (a Ray actor): the call runs in the run's trace
+    context, so a span the system starts with OpenTelemetry's API is a child of the run's
+    ``invoke_agent`` span. Nothing without a ``traceparent`` or without OpenTelemetry there."""
+    if traceparent is None:
+        yield
+        return
+    try:
+        from opentelemetry import context
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+    except ImportError:
+        yield
+        return
+    token = context.attach(TraceContextTextMapPropagator().extract({"traceparent": traceparent}))
+    try:
+        yield
+    finally:
+        context.detach(token)

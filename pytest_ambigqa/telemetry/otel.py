@@ -234,6 +234,11 @@ class OtelTracer(Tracer):
         span.end()
         return result
 
+    def traceparent(self) -> str | None:
+        headers: dict[str, str] = {}
+        _PROPAGATOR.inject(headers)
+        return headers.get("traceparent")
+
     def carrier(self) -> dict[str, str]:
         found: dict[str, str] = {}
         for name, parent in self._parents.items():
