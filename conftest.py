@@ -12,4 +12,5 @@ pytest_plugins = [
     "fixtures.ray_cluster",
     "fixtures.hub",
     "fixtures.tiers",
+    "fixtures.otlp",
 ]

@@ -32,6 +32,7 @@ from .store.pool import Scoring
 from .suites import SUITES
 from .systems import System
 from .systems.call import TRIAL
+from .telemetry import NO_TRACER, Tracer, messages
 
 if TYPE_CHECKING:
     from .protocols.base import Protocol
@@ -82,6 +83,7 @@ class Context:
     timeout: float | None
     rate: float | None
     repeats: int = 1  # --ambig-repeats: trials per item, each asked and stored under its own index
+    tracer: Tracer = NO_TRACER  # --ambig-otel: an item's span, its calls' and its evaluation events
 
 
 class Evaluator:
@@ -99,7 +101,33 @@ class Evaluator:
         return scoring if isinstance(scoring, ItemResult) else scoring()
 
     def prepare(self, item: AmbigItem, system: System) -> Scoring:
-        """Ask the system (the pool's first stage); what is returned scores the answer (its second)."""
+        """Ask the system (the pool's first stage); what is returned scores the answer (its second).
+        With a tracer, both stages run within the item's span, which ends with its result."""
+        tracer = self.context.tracer
+        if not tracer.enabled:
+            return self._prepare(item, system)
+        span = tracer.item(item)
+        try:
+            with tracer.within(span):
+                scoring = self._prepare(item, system)
+        except BaseException:
+            span.end()
+            raise
+        if isinstance(scoring, ItemResult):
+            return tracer.finished(span, scoring)
+
+        def scored() -> ItemResult:
+            try:
+                with tracer.within(span):
+                    result = scoring()
+            except BaseException:
+                span.end()
+                raise
+            return tracer.finished(span, result)
+
+        return scored
+
+    def _prepare(self, item: AmbigItem, system: System) -> Scoring:
         run, suite = self.context, SUITES[item.suite]
         extras = suite.inputs(item, run.scorers)
 
@@ -230,7 +258,9 @@ class Evaluator:
         the run's inputs (a turn's history, costs and actions), part of its key."""
         cfg, run_id = self.context, self.context.run_id
         if cfg.replaying:  # saved answers, no system at all
-            return _outcome(lambda: system.answer(item, cfg.timeout, extras))._replace(cached=True)
+            return self._asked(item, system, lambda: system.answer(item, cfg.timeout, extras))._replace(
+                cached=True
+            )
         fingerprint = self._config_fingerprint(system)
         if keyed:
             fingerprint += json.dumps({k: extras[k] for k in keyed}, sort_keys=True)
@@ -262,13 +292,33 @@ class Evaluator:
             rate = cfg.rate
             time.sleep(self.store.run(lambda store: store.reserve_slot(rate), default=0.0))
         if allowed is None:
-            asked = _outcome(lambda: system.answer(item, cfg.timeout, extras))
+            asked = self._asked(item, system, lambda: system.answer(item, cfg.timeout, extras))
         else:
-            asked = _outcome(lambda: _with_action(*system.turn(item, cfg.timeout, extras, allowed)))
+            asked = self._asked(
+                item, system, lambda: _with_action(*system.turn(item, cfg.timeout, extras, allowed))
+            )
         answer = asked.answer
         failure = {"error": asked.error, "calls": asked.calls}
         payload = clean(answer.to_dict() if answer else failure, secrets=True)  # no key reaches the disk
         self.store.run(lambda store: store.put(key, run_id, "ok" if answer else "error", payload))
+        return asked
+
+    def _asked(self, item: AmbigItem, system: System, call: Callable[[], Answer]) -> Asked:
+        """The system's call, within its span when traced: ``invoke_agent`` with the system as
+        the agent (the GenAI conventions' gen-ai-agent-spans.md); the question and the answer
+        only with ``--ambig-otel-content``."""
+        tracer = self.context.tracer
+        if not tracer.enabled:
+            return _outcome(call)
+        attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": system.label}
+        if tracer.content:
+            attributes["gen_ai.input.messages"] = messages("user", item.question)
+        with tracer.span(f"invoke_agent {system.label}", attributes) as span:
+            asked = _outcome(call)
+            if asked.answer is None:
+                span.fail(asked.error)
+            elif tracer.content:
+                span.set({"gen_ai.output.messages": messages("assistant", asked.answer.text)})
         return asked
 
     def _config_fingerprint(self, system: System) -> str:

@@ -301,6 +301,17 @@ _OPTIONS = (
         "65536",
     ),
     Option(
+        "--ambig-otel",
+        None,
+        "export a trace of the run over OTLP/HTTP (OTEL_EXPORTER_OTLP_* say where): the session, "
+        "suites, items and every call, with one evaluation event per metric",
+    ),
+    Option(
+        "--ambig-otel-content",
+        None,
+        "with --ambig-otel, put the prompts and answers in the spans too (off: they may be large or private)",
+    ),
+    Option(
         "--ambig-resume",
         None,
         "reuse stored answers; ask the system only for items without one (or with an error)",

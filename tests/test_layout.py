@@ -239,10 +239,11 @@ def test_an_idle_plugin_imports_only_its_options(pytester):
     result.assert_outcomes(passed=1)
 
 
-def test_a_one_item_run_loads_only_what_it_uses(pytester):
+def test_a_one_item_run_loads_only_what_it_uses(pytester, monkeypatch):
     """A 1-item run of the user's own system (bench/startup.py: issue 27, target 5) imports no
     numpy (no retriever, one score per metric), no HTTP client, no fsspec (no store's URL), no Ray
-    (no --ambig-executor=ray), and the package's modules as plain Python, not through pytest's
+    (no --ambig-executor=ray), no OpenTelemetry (no --ambig-otel, though the exporter's
+    variables are set), and the package's modules as plain Python, not through pytest's
     assertion rewriter (but for the idle plugin's, which pytest imports before any hook of ours runs)."""
     pytester.makepyfile(qa="def answer(question):\n    return 'It depends.'\n")
     pytester.makeconftest(
@@ -250,7 +251,8 @@ def test_a_one_item_run_loads_only_what_it_uses(pytester):
 import sys
 
 def pytest_unconfigure(config):
-    loaded = [m for m in ("numpy", "urllib.request", "fsspec", "ray", "pytest_ambigqa.retrieval.bm25") if m in sys.modules]
+    loaded = [m for m in ("numpy", "urllib.request", "fsspec", "ray", "pytest_ambigqa.retrieval.bm25",
+                          "opentelemetry", "pytest_ambigqa.telemetry.otel") if m in sys.modules]
     idle = {"pytest_ambigqa.hookspecs", "pytest_ambigqa.options", "pytest_ambigqa.plugin"}  # loaded first
     rewritten = [name for name, module in list(sys.modules.items()) if name.startswith("pytest_ambigqa.")
                  and name not in idle
@@ -259,6 +261,7 @@ def pytest_unconfigure(config):
         out.write(" ".join(loaded + rewritten))
 """
     )
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")  # never asked: no --ambig-otel
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--ambig-suite=march", "--ambig-limit=1", "--ambig-system=qa:answer"
     )  # fmt: skip

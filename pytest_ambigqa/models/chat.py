@@ -22,12 +22,14 @@ import os
 import random
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelGivenUp, ModelUnavailable
 from ..output import clean, excerpt, redact, sent, sent_url, split_url
+from ..telemetry import active, messages
 from .cache import CallCache
 from .structured import REFUSED, Ladder, parse_json, response_format, without_thinking
 from .usage import Usage
@@ -146,7 +148,7 @@ class ChatClient:
 
     def chat_json(
         self,
-        messages: list[dict[str, str]],
+        messages_: list[dict[str, str]],
         check: Callable[[Any], str | None],
         usage: Usage,
         *,
@@ -164,8 +166,70 @@ class ChatClient:
         alike. Only a reply that passed is cached, under the first request (the structured
         output asked for is not part of the key), so a re-run reads the usable answer and
         nothing else. With batch judging (``self.batch``) a miss may be recorded for the
-        batch instead of sent, or refused with why the batch left it unanswered.
+        batch instead of sent, or refused with why the batch left it unanswered. Traced
+        (``--ambig-otel``), the call is a ``chat`` span (:meth:`_traced`).
         """
+        tracer = active()
+        if tracer.enabled:
+            return self._traced(messages_, check, usage, seed=seed, schema=schema, prose=prose, **params)
+        return self._chat_json(messages_, check, usage, seed=seed, schema=schema, prose=prose, **params)
+
+    def _traced(
+        self,
+        messages_: list[dict[str, str]],
+        check: Callable[[Any], str | None],
+        usage: Usage,
+        **params: Any,
+    ) -> tuple[Any, dict[str, Any]]:
+        """The call within a ``chat MODEL`` span, attributed as the GenAI conventions say
+        (gen-ai-spans.md: operation, provider, request model, server, token usage, the
+        response's model and id; the cost, which they do not name, as ``ambigqa.usage.cost_usd``);
+        the messages and the reply only with ``--ambig-otel-content``."""
+        tracer = active()
+        model = self.settings.model
+        where = urllib.parse.urlsplit(self.base_url)
+        before = Usage()
+        before.add(usage)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": model,
+            "server.address": where.hostname,
+            "server.port": _port(where),
+            "ambigqa.role": self.settings.role,
+        }
+        if tracer.content:
+            attributes["gen_ai.input.messages"] = json.dumps(messages_)
+        with tracer.span(f"chat {model}", attributes) as span:
+            try:
+                data, raw = self._chat_json(messages_, check, usage, **params)
+            except Exception as exc:
+                span.set({"error.type": type(exc).__name__})
+                span.fail(str(exc))
+                raise
+            finally:
+                span.set(_spent(before, usage))
+            content = raw["choices"][0]["message"].get("content") or ""
+            span.set(
+                {
+                    "gen_ai.response.model": raw.get("model") if isinstance(raw.get("model"), str) else None,
+                    "gen_ai.response.id": raw.get("id") if isinstance(raw.get("id"), str) else None,
+                    "gen_ai.output.messages": messages("assistant", content) if tracer.content else None,
+                }
+            )
+        return data, raw
+
+    def _chat_json(
+        self,
+        messages: list[dict[str, str]],
+        check: Callable[[Any], str | None],
+        usage: Usage,
+        *,
+        seed: int | None = None,
+        schema: dict[str, Any] | None = None,
+        prose: Callable[[str], Any] | None = None,
+        **params: Any,
+    ) -> tuple[Any, dict[str, Any]]:
         key = self._key(messages, seed, params)
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -363,6 +427,27 @@ class ChatClient:
                     f"{self.settings.role} calls this run)"
                 )
             return self._dead or reason
+
+
+def _port(where: urllib.parse.SplitResult) -> int | None:
+    try:
+        return where.port
+    except ValueError:
+        return None
+
+
+def _spent(before: Usage, after: Usage) -> dict[str, Any]:
+    """What one traced call cost, as the conventions' usage attributes (and ours for the rest)."""
+    cost = after.cost - before.cost
+    return {
+        "gen_ai.usage.input_tokens": after.prompt_tokens - before.prompt_tokens,
+        "gen_ai.usage.output_tokens": after.completion_tokens - before.completion_tokens,
+        "gen_ai.usage.cache_read.input_tokens": (after.cached_tokens - before.cached_tokens) or None,
+        "ambigqa.usage.cost_usd": cost if cost else None,
+        "ambigqa.cache_hit": after.cached > before.cached,
+        "ambigqa.retries": after.retries - before.retries,
+        "ambigqa.reasks": after.reasks - before.reasks,
+    }
 
 
 def _checked(

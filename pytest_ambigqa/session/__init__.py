@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from .. import telemetry
 from ..errors import UsageError
 from ..hookspecs import register_extensions
 from ..output import for_terminal
@@ -56,12 +57,22 @@ def _start(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if cfg is None:
         return
+    try:
+        traced = telemetry.wanted(config)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     run = Run(config, cfg)
     _checked(run, preflight)  # every model server answers and takes the key, before any item
+    if traced:
+        _checked(run, _traced)
     runner = Runner(run)
     config.stash[RUN_KEY] = run
     config.stash[RUNNER_KEY] = runner
     plugins: list[tuple[str, Any]] = [("ambigqa-collection", Collection(run)), ("ambigqa-runner", runner)]
+    if traced:
+        from .tracing import Tracing
+
+        plugins.append(("ambigqa-tracing", Tracing(run)))
     if not run.in_worker:
         scorecard = ScorecardPlugin(run)
         plugins.append(("ambigqa-scorecard", scorecard))
@@ -70,6 +81,20 @@ def _start(config: pytest.Config) -> None:
     for name, plugin in plugins:
         config.pluginmanager.register(plugin, name)
     config.stash[_PLUGINS] = plugins
+
+
+def _traced(run: Run) -> None:
+    """The run's tracer (``--ambig-otel``), before the runner takes the run's context."""
+    attributes = {
+        "ambigqa.suites": list(run.cfg.suites),
+        "ambigqa.system": run.default_system.label,
+        "ambigqa.protocol": run.cfg.protocol,
+        "ambigqa.items": len(run.items),
+    }
+    try:
+        run.tracer = telemetry.open_tracer(run.config, list(run.cfg.suites), run.run_id, attributes)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _checked(run: Run, check: Callable[[Run], None]) -> None:
@@ -103,6 +128,7 @@ def stop(config: pytest.Config) -> None:
         if isinstance(plugin, ScorecardPlugin):
             plugin.close()
     config.stash[RUNNER_KEY].close()
+    config.stash[RUN_KEY].tracer.close()  # when the session did not finish (its spans still go)
     config.stash[RUN_KEY].close()
     del config.stash[RUNNER_KEY]
     del config.stash[RUN_KEY]

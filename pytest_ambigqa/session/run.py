@@ -46,6 +46,7 @@ from ..suites.sample import Sample, draw
 from ..suites.sources import HubRef, parse_hub
 from ..systems import System, load_system
 from ..systems.replay import load_saved
+from ..telemetry import NO_TRACER, Tracer
 from .config import RunConfig
 from .deal import DEAL_INPUT
 
@@ -68,6 +69,7 @@ class Run:
         self.run_id = worker["ambigqa_run"] if worker and "ambigqa_run" in worker else uuid.uuid4().hex
         self._temporary_cache: Path | None = None
         self.executor = cfg.executor  # where the system's calls (and placed models) run
+        self.tracer: Tracer = NO_TRACER  # --ambig-otel (session/tracing.py opens it)
         self.cache_dir = self._choose_cache_dir()
         self.judge = self._judge()
         if cfg.models.judge_batch is not None and self.judge is None:
@@ -221,6 +223,7 @@ class Run:
             timeout=cfg.timeout,
             rate=cfg.rate,
             repeats=cfg.repeats,
+            tracer=self.tracer,
         )
 
     def _scoring_fingerprint(self) -> str:

@@ -6,6 +6,8 @@ system-under-test contract"), cut off after its timeout; whatever goes wrong is 
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import inspect
 import queue
 import threading
@@ -230,8 +232,8 @@ def _run(thunk: Callable[[], Any], timeout: float | None) -> Any:
     """Call the system, await it if it is async, and cut it off after ``timeout`` seconds."""
     if timeout is None:
         result = thunk()
-    else:
-        result = _Caller.mine().call(thunk, timeout)
+    else:  # in the calling thread's context: a traced item's calls nest under its span
+        result = _Caller.mine().call(functools.partial(contextvars.copy_context().run, thunk), timeout)
     return _await(result, timeout) if inspect.isawaitable(result) else result
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...errors import ActorUnavailable, SystemFailure
 from ...schema import AmbigItem
+from ...telemetry import active, continued
 from .pool import ActorPool, Cluster, RayConfig, ray_reason
 
 
@@ -31,11 +32,18 @@ class _SystemActor:
         self._retrievers: dict[str, Any] = {}  # the run's retriever, fetched once per actor
 
     def call(
-        self, item: AmbigItem, timeout: float | None, extras: dict[str, Any], retriever: list[Any]
+        self,
+        item: AmbigItem,
+        timeout: float | None,
+        extras: dict[str, Any],
+        retriever: list[Any],
+        traceparent: str | None = None,
     ) -> tuple[Any, ...]:
         """("ok", raw output) or ("failed", message, trace, calls): the item's failure, in the
         same words a local call gives (``System._raw``). ``retriever``: [] or [its object ref]
-        (in a list, so Ray hands the ref over, not a copy of the retriever per call)."""
+        (in a list, so Ray hands the ref over, not a copy of the retriever per call).
+        ``traceparent``: the run's ``invoke_agent`` span (``--ambig-otel``), which the call
+        continues (``telemetry.continued``)."""
         if retriever:
             import ray
 
@@ -44,7 +52,8 @@ class _SystemActor:
                 self._retrievers[ref.hex()] = ray.get(ref)
             extras = extras | {"retriever": self._retrievers[ref.hex()]}
         try:
-            return ("ok", self._system._raw(item, timeout, extras))
+            with continued(traceparent):
+                return ("ok", self._system._raw(item, timeout, extras))
         except SystemFailure as exc:
             return ("failed", str(exc), exc.trace, exc.calls)
 
@@ -73,7 +82,8 @@ class RemoteSystem:
 
         sent = {k: v for k, v in extras.items() if k != "retriever"}
         try:
-            outcome = self.pool.call("call", item, timeout, sent, self._shared(extras.get("retriever")))
+            shared = self._shared(extras.get("retriever"))
+            outcome = self.pool.call("call", item, timeout, sent, shared, active().traceparent())
         except ActorUnavailable as exc:
             raise SystemFailure(str(exc)) from None
         except RayError as exc:  # the output could not travel back (not picklable), or the like
