@@ -24,12 +24,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from fixtures.browser import CHROMIUM, LAUNCH_ARGS
-from fixtures.process import run_pytest
+from fixtures.process import ambig_run, run_pytest
 from pytest_ambigqa import cli
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
     from playwright.sync_api import Route
+
+    from fixtures.storage import S3
 
 inspect_log = pytest.importorskip(
     "inspect_ai.log", reason="the [inspect] extra: pip install 'pytest-ambigqa[inspect]'"
@@ -269,3 +271,23 @@ def test_inspect_view_shows_the_suite_and_its_scores(runs: Path, browser, inspec
     finally:
         loopback.close()
     assert outside == []
+
+
+def test_a_run_writes_its_logs_to_s3(pytester: pytest.Pytester, s3: S3) -> None:
+    """With ``--ambig-report=s3://...`` the logs go to the store too, under ``inspect/``
+    (Inspect's own fsspec writer, the store's usual credentials), and read back from it."""
+    pytester.makepyfile(mysys="def answer(question, item):\n    return item.long_answers[0]\n")
+    result, card = ambig_run(
+        pytester, "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-export=inspect",
+        report=s3.url("run-1"),
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    logs = [key for key in s3.keys() if key.startswith("run-1/inspect/")]
+    assert len(logs) == 1 and logs[0].endswith(".eval"), s3.keys()
+    log = inspect_log.read_eval_log(s3.url(logs[0]))
+    assert log.eval.task == "ambigqa-march" and log.results is not None
+    stored = s3.json("run-1/scorecard.json")
+    march = next(s for s in stored["suites"] if s["name"] == "march")
+    assert {s.name: s.metrics["mean"].value for s in log.results.scores} == {
+        m: s["mean"] for m, s in march["metrics"].items() if s["mean"] is not None
+    }
