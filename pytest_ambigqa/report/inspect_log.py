@@ -133,7 +133,7 @@ def _suite_metadata(card: Scorecard, suite: SuiteCard) -> dict[str, Any]:
         "profile": suite.profile,
         "seed": card.config.get("seed"),
         "repeats": card.config.get("repeats") or 1,
-        "shortfalls": [s for s in card.shortfalls if suite.name in s] or None,
+        "gates_failed": [c.failure for c in card.checks if c.suite == suite.name and c.failure],
     }
 
 
