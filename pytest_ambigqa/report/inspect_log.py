@@ -158,7 +158,8 @@ def _score(summary: MetricSummary) -> EvalScore:
         unscored_samples=summary.unscored,
         params={"factor": spec.factor if spec else 1.0, "aggregation": spec.aggregation if spec else None},
         metrics={k: EvalMetric(name=k, value=v) for k, v in values.items() if v is not None},
-        metadata={"failed": summary.failed, "reason": summary.reason} if summary.unscored else None,
+        # of the scored, the errored and missing items counted 0; why the unscored have none
+        metadata={"failed": summary.failed, "reason": summary.reason},
     )
 
 
