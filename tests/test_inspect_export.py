@@ -264,10 +264,13 @@ def test_inspect_view_shows_the_suite_and_its_scores(runs: Path, browser, inspec
         page.set_default_timeout(90000)  # the viewer's first load, on a loaded 2-core machine
         page.goto(inspect_view)
         page.get_by_text("ambigqa-march").first.click()
-        page.get_by_text(item["item_id"], exact=True).first.wait_for()
+        mean, score = f"{march['metrics']['str_em']['mean']:.3f}", str(item["scores"]["str_em"])
+        # The viewer renders its panels as the log's parts arrive: wait for each before reading the page.
+        for text in (item["item_id"], "str_em", mean, score):
+            page.get_by_text(text, exact=True).first.wait_for()
         shown = page.inner_text("body")
-        assert "str_em" in shown and f"{march['metrics']['str_em']['mean']:.3f}" in shown, shown[:3000]
-        assert str(item["scores"]["str_em"]) in shown, shown[:3000]  # the sample's score, as the log holds it
+        assert "ambigqa-march" in shown and "str_em" in shown and mean in shown, shown[:3000]
+        assert score in shown, shown[:3000]  # the sample's score, as the log holds it
     finally:
         loopback.close()
     assert outside == []
