@@ -7,6 +7,7 @@ draw the ``history`` of many.
     pytest-ambigqa history runs/ [more/scorecard.json ...] -o DIR
     pytest-ambigqa data list
     pytest-ambigqa data fetch asqa [--revision R] [--split dev] [--from hf://...] [--to DIR]
+    pytest-ambigqa export --to inspect report/scorecard.json -o DIR
 
 ``merge`` reads and writes local paths or object stores' URLs (card/storage.py; a URL
 may be a glob); it puts the shards' per-item results back in file order and rebuilds the scorecard,
@@ -18,7 +19,8 @@ scorecard.json named or found below a named directory (report/history.py); one i
 read is named and skipped; none readable is exit 2. ``data list`` shows where each suite's
 benchmark is published (suites/<name>/sources.toml); ``data fetch`` downloads one into the Hub's
 cache (or ``--to DIR``, a cache to carry to an air-gapped runner) and prints the ``hf://`` URL,
-pinned to its commit, that reads it there.
+pinned to its commit, that reads it there. ``export`` writes a saved run in another tool's
+format (report/writers.py's ``EXPORTS``: ``inspect``, an Inspect AI eval log per suite).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from .metrics.profiles import PROFILES
 from .output import for_terminal, write_text
 from .protocols import DEFAULT_PROTOCOL, suite_metrics
 from .report import ci, history, pipeline, terminal, view
+from .report.writers import EXPORTS
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Scorers, Setup, saved_settings
 
@@ -416,6 +419,27 @@ def data_fetch(suite: str, revision: str | None, split: str, url: str | None, to
     return 0
 
 
+def export(path: Path, to: str, out: Path) -> int:
+    """A saved run (its scorecard.json, or the report directory holding it) in ``to``'s format,
+    written into ``out``; the questions and gold answers read again from the run's data files."""
+    chosen = EXPORTS[to]
+    if importlib.util.find_spec(chosen.package) is None:
+        raise UsageError(
+            f"--to {to}: {chosen.package} is not installed (pip install 'pytest-ambigqa[{chosen.extra}]')"
+        )
+    card = _card(path / "scorecard.json" if path.is_dir() else path)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    gold, absent = reload(card)
+    problem = pipeline.export(chosen, dataclasses.replace(card, gold=gold, gold_absent=absent), out)
+    if problem:
+        raise UsageError(problem)
+    for suite, why in absent.items():
+        print(for_terminal(f"note: {suite}: no questions or gold answers in the logs: {why}"))
+    print(f"{chosen.name} export of {len(card.suites)} suite(s) written to {out}")
+    return 0
+
+
 def _card(path: Path) -> Scorecard:
     try:
         return read_card(path)
@@ -517,6 +541,23 @@ def build_parser() -> argparse.ArgumentParser:
     fetch_parser.add_argument(
         "--to", type=Path, metavar="DIR", help="a Hub cache directory to fill (default: HF_HUB_CACHE)"
     )
+    export_parser = commands.add_parser(
+        "export", help="write a saved run in another tool's format: an Inspect AI eval log per suite"
+    )
+    export_parser.add_argument(
+        "scorecard", type=Path, metavar="SCORECARD", help="a run's scorecard.json, or its report directory"
+    )
+    export_parser.add_argument(
+        "--to", required=True, choices=list(EXPORTS), help="the format: inspect (Inspect AI eval logs, .eval)"
+    )
+    export_parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the directory the files are written to",
+    )
     audit_parser = commands.add_parser(
         "audit-user", help="the LLM user's precision and recall on the users' audit, against a model"
     )
@@ -558,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
             return llm_audit(args.model, args.base_url, args.data)
         if args.command == "history":
             return history_page(args.paths, args.output)
+        if args.command == "export":
+            return export(args.scorecard, args.to, args.output)
         if args.command == "compare":
             return compare_runs(args.base, args.new, args.output, args.fail_if_worse, args.pr_comment)
         out = storage.location(args.output)

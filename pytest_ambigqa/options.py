@@ -98,6 +98,12 @@ _OPTIONS = (
     Option("--ambig-timeout", "SECONDS", "per-item limit on a system call (0: none)", "300.0"),
     Option("--ambig-report", "DIR", "write scorecard.json, scorecard.md and report.html into DIR"),
     Option(
+        "--ambig-export",
+        "NAMES",
+        "also write the run in other tools' formats into --ambig-report's DIR, comma-separated: "
+        "inspect (Inspect AI eval logs, one per suite, in DIR/inspect; the [inspect] extra)",
+    ),
+    Option(
         "--ambig-metrics",
         "NAMES",
         "compute only these metrics, comma-separated (the others are not asked for: no reader, judge "

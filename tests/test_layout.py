@@ -243,7 +243,8 @@ def test_a_one_item_run_loads_only_what_it_uses(pytester, monkeypatch):
     """A 1-item run of the user's own system (bench/startup.py: issue 27, target 5) imports no
     numpy (no retriever, one score per metric), no HTTP client, no fsspec (no store's URL), no Ray
     (no --ambig-executor=ray), no OpenTelemetry (no --ambig-otel, though the exporter's
-    variables are set), and the package's modules as plain Python, not through pytest's
+    variables are set), no Inspect AI (no --ambig-export=inspect), and the package's modules as
+    plain Python, not through pytest's
     assertion rewriter (but for the idle plugin's, which pytest imports before any hook of ours runs)."""
     pytester.makepyfile(qa="def answer(question):\n    return 'It depends.'\n")
     pytester.makeconftest(
@@ -251,8 +252,9 @@ def test_a_one_item_run_loads_only_what_it_uses(pytester, monkeypatch):
 import sys
 
 def pytest_unconfigure(config):
-    loaded = [m for m in ("numpy", "urllib.request", "fsspec", "ray", "pytest_ambigqa.retrieval.bm25",
-                          "opentelemetry", "pytest_ambigqa.telemetry.otel") if m in sys.modules]
+    unused = ("numpy", "urllib.request", "fsspec", "ray", "inspect_ai", "pytest_ambigqa.retrieval.bm25",
+              "opentelemetry", "pytest_ambigqa.telemetry.otel")
+    loaded = [m for m in unused if m in sys.modules]
     idle = {"pytest_ambigqa.hookspecs", "pytest_ambigqa.options", "pytest_ambigqa.plugin"}  # loaded first
     rewritten = [name for name, module in list(sys.modules.items()) if name.startswith("pytest_ambigqa.")
                  and name not in idle

@@ -162,6 +162,11 @@ def write(directory: Location, name: str, text: str | Iterable[str]) -> None:
         raise _failed(exc) from None
 
 
+def joined(directory: Location, name: str) -> Location:
+    """``name`` inside ``directory``: a path, or the URL one level down."""
+    return directory / name if isinstance(directory, Path) else f"{directory.rstrip('/')}/{name}"
+
+
 def prepare(directory: Location) -> None:
     """Make the local directory (an object store has none to make); an ``OSError`` if it cannot."""
     if isinstance(directory, Path):

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..card import compare, gates, storage
 from ..card.scorecard import Check, Scorecard
 from ..output import excerpt
-from .writers import WRITERS
+from .writers import EXPORTS, WRITERS, Export
 
 
 def gated(
@@ -45,9 +45,12 @@ def gated(
     )
 
 
-def write_reports(card: Scorecard, directory: storage.Location, duration: float | None = None) -> list[str]:
+def write_reports(
+    card: Scorecard, directory: storage.Location, duration: float | None = None, exports: Sequence[str] = ()
+) -> list[str]:
     """Every registered writer's file in ``directory`` (a path, or an object store's URL:
-    ``card/storage.py``); one line per file not written.
+    ``card/storage.py``), and each of ``exports`` (``--ambig-export``) in its subdirectory;
+    one line per file not written.
 
     A writer that fails leaves its own file unwritten and every other file as it would be.
     """
@@ -66,4 +69,21 @@ def write_reports(card: Scorecard, directory: storage.Location, duration: float 
                 f"could not write {writer.filename} ({writer.name} writer): {type(exc).__name__}: "
                 f"{excerpt(exc, 200)}"
             )
+    for name in exports:
+        problem = export(EXPORTS[name], card, storage.joined(directory, EXPORTS[name].subdirectory))
+        problems += [problem] if problem else []
     return list(dict.fromkeys(problems))  # an unwritable directory: said once
+
+
+def export(chosen: Export, card: Scorecard, directory: storage.Location) -> str | None:
+    """``chosen``'s files of ``card`` in ``directory``; the line saying why not, if they are not."""
+    try:
+        chosen.write(card, directory)
+    except ImportError as exc:
+        return f"no {chosen.name} export: {chosen.absent() or exc}"
+    except Exception as exc:  # noqa: BLE001 - another tool's library: its export only, the run's reports stand
+        return (
+            f"could not write the {chosen.name} export to {storage.shown(directory)}: {type(exc).__name__}: "
+            f"{excerpt(exc, 200)}"
+        )
+    return None

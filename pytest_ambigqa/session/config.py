@@ -79,6 +79,7 @@ class RunConfig:
     )
     # --ambig-executor: where the system's calls run (executors/); the local one by default
     executor: Executor = dataclasses.field(default_factory=LocalExecutor)
+    exports: tuple[str, ...] = ()  # --ambig-export: other tools' formats (report/writers.py's EXPORTS)
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as reports record it, one flat mapping (URLs redacted; keys are
@@ -262,6 +263,25 @@ def _scheduled(config: pytest.Config, shard: str | None) -> SchedulerShard | Non
     return detect(os.environ, count)
 
 
+def _exports(text: str | None, report: str | None) -> tuple[str, ...]:
+    """``--ambig-export``: known names, written into ``--ambig-report``'s directory, each
+    export's package installed (checked now, imported only at the end of the run)."""
+    if not text:
+        return ()
+    from ..report.writers import EXPORTS
+
+    names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
+    for name in names:
+        if name not in EXPORTS:
+            refuse(f"--ambig-export: unknown export '{name}' (valid: {', '.join(EXPORTS)})")
+        missing = EXPORTS[name].absent()
+        if missing:
+            refuse(f"--ambig-export={name}: {missing}")
+    if names and not report:
+        refuse("--ambig-export: the exports are written into --ambig-report's directory; set --ambig-report")
+    return names
+
+
 def _report(text: str | None, base: Path) -> storage.Location | None:
     """``--ambig-report``: a directory, or an object store's URL whose store can be opened here."""
     if not text:
@@ -400,6 +420,7 @@ def read_run_config(config: pytest.Config) -> RunConfig | None:
         human_labels=base / Path(labels).expanduser() if labels else None,
         human_labels_system=labels_system,
         executor=executor,
+        exports=_exports(options.value(config, "--ambig-export"), report),
     )
 
 

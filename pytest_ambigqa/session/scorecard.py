@@ -233,7 +233,9 @@ class ScorecardPlugin:
                 self.scorecard, len(self._gate_skipped - self.results.keys())
             )
         if cfg.report_dir is not None:
-            problems = pipeline.write_reports(self.scorecard, cfg.report_dir, time.time() - self._started)
+            problems = pipeline.write_reports(
+                self.scorecard, cfg.report_dir, time.time() - self._started, cfg.exports
+            )
             self._unmet += [f"ambigqa: {problem}" for problem in problems]
         self._unmet += [f"ambigqa: {problem}" for problem in ci.publish(self.scorecard, cfg.pr_comment)]
 
