@@ -32,7 +32,7 @@ from .store.pool import Scoring
 from .suites import SUITES
 from .systems import System
 from .systems.call import TRIAL
-from .telemetry import NO_TRACER, Tracer, messages
+from .telemetry import NO_TRACER, Tracer, gen_ai_messages
 
 if TYPE_CHECKING:
     from .protocols.base import Protocol
@@ -312,13 +312,13 @@ class Evaluator:
             return _outcome(call)
         attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": system.label}
         if tracer.content:
-            attributes["gen_ai.input.messages"] = messages("user", item.question)
+            attributes["gen_ai.input.messages"] = gen_ai_messages("user", item.question)
         with tracer.span(f"invoke_agent {system.label}", attributes) as span:
             asked = _outcome(call)
             if asked.answer is None:
                 span.fail(asked.error)
             elif tracer.content:
-                span.set({"gen_ai.output.messages": messages("assistant", asked.answer.text)})
+                span.set({"gen_ai.output.messages": gen_ai_messages("assistant", asked.answer.text)})
         return asked
 
     def _config_fingerprint(self, system: System) -> str:

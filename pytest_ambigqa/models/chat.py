@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelGivenUp, ModelUnavailable
 from ..output import clean, excerpt, redact, sent, sent_url, split_url
-from ..telemetry import active, messages
+from ..telemetry import active, gen_ai_messages
 from .cache import CallCache
 from .structured import REFUSED, Ladder, parse_json, response_format, without_thinking
 from .usage import Usage
@@ -148,7 +148,7 @@ class ChatClient:
 
     def chat_json(
         self,
-        messages_: list[dict[str, str]],
+        messages: list[dict[str, str]],
         check: Callable[[Any], str | None],
         usage: Usage,
         *,
@@ -171,12 +171,12 @@ class ChatClient:
         """
         tracer = active()
         if tracer.enabled:
-            return self._traced(messages_, check, usage, seed=seed, schema=schema, prose=prose, **params)
-        return self._chat_json(messages_, check, usage, seed=seed, schema=schema, prose=prose, **params)
+            return self._traced(messages, check, usage, seed=seed, schema=schema, prose=prose, **params)
+        return self._chat_json(messages, check, usage, seed=seed, schema=schema, prose=prose, **params)
 
     def _traced(
         self,
-        messages_: list[dict[str, str]],
+        messages: list[dict[str, str]],
         check: Callable[[Any], str | None],
         usage: Usage,
         **params: Any,
@@ -199,10 +199,10 @@ class ChatClient:
             "ambigqa.role": self.settings.role,
         }
         if tracer.content:
-            attributes["gen_ai.input.messages"] = json.dumps(messages_)
+            attributes["gen_ai.input.messages"] = json.dumps(messages)
         with tracer.span(f"chat {model}", attributes) as span:
             try:
-                data, raw = self._chat_json(messages_, check, usage, **params)
+                data, raw = self._chat_json(messages, check, usage, **params)
             except Exception as exc:
                 span.set({"error.type": type(exc).__name__})
                 span.fail(str(exc))
@@ -214,7 +214,9 @@ class ChatClient:
                 {
                     "gen_ai.response.model": raw.get("model") if isinstance(raw.get("model"), str) else None,
                     "gen_ai.response.id": raw.get("id") if isinstance(raw.get("id"), str) else None,
-                    "gen_ai.output.messages": messages("assistant", content) if tracer.content else None,
+                    "gen_ai.output.messages": (
+                        gen_ai_messages("assistant", content) if tracer.content else None
+                    ),
                 }
             )
         return data, raw

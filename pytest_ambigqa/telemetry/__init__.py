@@ -132,7 +132,7 @@ def open_tracer(config: pytest.Config, suites: list[str], run_id: str, attribute
     return OtelTracer(suites, run_id, attributes, content=content, carrier=carrier)
 
 
-def messages(role: str, text: str) -> str:
+def gen_ai_messages(role: str, text: str) -> str:
     """One message as the conventions' ``gen_ai.input.messages`` / ``gen_ai.output.messages``
     hold it (gen-ai-spans.md: a JSON list of messages, each a role and its parts)."""
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
