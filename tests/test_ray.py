@@ -110,7 +110,7 @@ def pytest_unconfigure(config):
         out.write(("transformers" if "transformers" in sys.modules else "-") + "\\n")
 """
 RUN = ("--ambig-suite=march", "--ambig-fail-under=str_em=50")
-TIMEOUT = 150  # seconds a run with Ray may take on a loaded machine
+TIMEOUT = 300  # seconds a run with Ray may take on a loaded machine (two CI runs on 2 cores took over 150)
 
 
 @pytest.fixture
