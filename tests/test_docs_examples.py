@@ -207,7 +207,8 @@ def example_env(home: Path, guard: Path) -> dict[str, str]:
     """The environment a run block gets: a reader's, without secrets, CI or the outer run's pytest
     variables (PYTEST_ADDOPTS included: a reader's pytest is what the page shows), with the venv first on
     PATH, a home of its own inside ``home``, and the network guard (fixtures/network.py) in every
-    Python process through a sitecustomize module in ``guard``."""
+    Python process through a sitecustomize module in ``guard``. Hypothesis's pytest plugin is off:
+    only the test extra installs it, and it imports all of Hypothesis in every process."""
     secret = re.compile(
         r"^(OPENAI_|ANTHROPIC_|AWS_|AZURE_|GOOGLE_|HF_|HUGGING_FACE_)|(_KEY|_TOKEN|_SECRET|_PASSWORD)$"
     )
@@ -231,6 +232,7 @@ def example_env(home: Path, guard: Path) -> dict[str, str]:
         XDG_STATE_HOME=str(home / ".local" / "state"),
         HF_HOME=str(home / ".cache" / "huggingface"),
         HF_HUB_OFFLINE="1",
+        PYTEST_ADDOPTS="-p no:hypothesispytest",
     )
     home.mkdir(parents=True, exist_ok=True)
     return env

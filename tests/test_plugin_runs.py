@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from fixtures.process import ambig_run
+from fixtures.process import QUIET, ambig_run
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.schema import ItemResult
 from pytest_ambigqa.store.answers import AnswerStore
@@ -334,7 +334,7 @@ def test_hung_system_is_cut_without_blocking_the_pool(system, monkeypatch):
 
 def test_ctrl_c_keeps_finished_answers_for_resume(system, monkeypatch):
     # The run cannot end before the signal, however slowly this machine lets the test poll.
-    env = {**os.environ, "SLEEP": "0.4", "HOLD_AFTER": "4", "PYTEST_ADDOPTS": "-p no:deepeval -p no:asyncio"}
+    env = {**os.environ, "SLEEP": "0.4", "HOLD_AFTER": "4", "PYTEST_ADDOPTS": QUIET}
     options = [
         "--ambig-suite=march",
         "--ambig-system=mysys:answer",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.process import ambig_run
+from fixtures.process import QUIET, ambig_run
 from pytest_ambigqa.baselines import lexical, oracle
 from pytest_ambigqa.metrics.profiles import PROFILES
 from pytest_ambigqa.metrics.scoring import Scorers
@@ -311,7 +311,7 @@ def test_a_killed_worker_costs_no_item_and_no_hang(pytester, many, monkeypatch):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_ctrl_c_stops_a_pooled_run_promptly_and_leaves_no_process(pytester, many):
-    env = {**os.environ, "SLEEP": "0.5", "PYTEST_ADDOPTS": "-p no:deepeval -p no:asyncio"}
+    env = {**os.environ, "SLEEP": "0.5", "PYTEST_ADDOPTS": QUIET}
     interruptible = (  # Ctrl-C as a terminal sends it (see test_plugin_runs.py)
         "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
         "sys.argv[0] = 'pytest'; runpy.run_module('pytest', run_name='__main__')"
