@@ -42,7 +42,7 @@ from .card import compare, gates, storage
 from .card.gates import parse_margins, parse_thresholds
 from .card.gold import reload
 from .card.saved import read_card, read_scorecard
-from .card.scorecard import Scorecard, build
+from .card.scorecard import PER_SHARD, Scorecard, build
 from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import for_terminal, write_text
@@ -52,14 +52,6 @@ from .report.writers import EXPORTS
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Scorers, Setup, saved_settings
 
-# Config fields that may differ between shards of one run.
-_PER_SHARD = (
-    "shard",
-    "shard_scheduler",
-    "device",
-    "device_used",
-    "selection",
-)  # shards may run on different machines
 # Config fields that narrow the items a run selects: a shard that differs in one ran another part.
 _NARROWING = {"limit": "--ambig-limit", "sample": "--ambig-sample", "split": "--ambig-split"}
 
@@ -100,7 +92,7 @@ def _same_config(cards: list[dict[str, Any]], paths: list[storage.Location]) -> 
                     "not the same selection of items"
                 )
     _same(
-        cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in _PER_SHARD}
+        cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in PER_SHARD}
     )
 
 
