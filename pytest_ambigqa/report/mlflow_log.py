@@ -1,6 +1,6 @@
 """A scorecard as an MLflow run (``--ambig-mlflow``; ``pytest-ambigqa merge --mlflow``): the
 only module that imports MLflow, imported at the end of a run that asks for it (the ``mlflow``
-extra: ``mlflow-skinny``, with SQLAlchemy for a SQLite store and pandas for the table).
+extra: ``mlflow-skinny``, with SQLAlchemy and Alembic for a SQLite store).
 
 What goes where, everything scrubbed of credentials (``output.clean``, ``output.excerpt``):
 
@@ -14,7 +14,8 @@ What goes where, everything scrubbed of credentials (``output.clean``, ``output.
   counts and no mean. In a name, every character MLflow does not take in every store (anything
   but letters, digits, ``_ - . /`` and space) becomes ``_``, and an empty, ``.`` or ``..``
   part ``_`` too (:func:`metric_key`);
-* the per-item table, ``ambigqa/items.json`` (``log_table``): an item a row, its key, suite,
+* the per-item table, ``ambigqa/items.json``, in ``log_table``'s format (the UI shows it as a
+  table; ``mlflow.load_table`` reads it) with every score exact: an item a row, its key, suite,
   id, ambiguity type, status, error and answer (each cut at 1,000 characters), and its score
   per metric (empty where n/a);
 * artifacts: the reports of ``--ambig-report`` (``report.html``, ``scorecard.json``,
@@ -47,10 +48,11 @@ from typing import Any
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+from mlflow.utils.mlflow_tags import MLFLOW_LOGGED_ARTIFACTS
 
 from ..card import storage
 from ..card.scorecard import PER_SHARD, MetricSummary, Scorecard
-from ..output import clean, excerpt
+from ..output import clean, excerpt, json_text
 from .mlflow_target import Target
 from .writers import WRITERS
 
@@ -199,7 +201,10 @@ def _fill(client: MlflowClient, run: str, card: Scorecard, report: storage.Locat
         found = [Metric(k, v, 0, 0) for k, v in metrics(card).items()]
         for start in range(0, len(found), 10 * _BATCH):
             client.log_batch(run, metrics=found[start : start + 10 * _BATCH])
-        client.log_table(run, table(card), TABLE)
+        columns = table(card)  # as log_table writes one, but every float exact (not pandas' 10 digits)
+        rows = [list(row) for row in zip(*columns.values(), strict=True)]
+        client.log_text(run, json_text({"columns": list(columns), "data": rows}), TABLE)
+        client.set_tag(run, MLFLOW_LOGGED_ARTIFACTS, json.dumps([{"path": TABLE, "type": "table"}]))
         if report is not None:
             for writer in WRITERS.values():
                 with contextlib.suppress(OSError):  # a writer that failed: said by the run already
