@@ -513,7 +513,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="log the merged run to the MLflow run its shards share (as --ambig-mlflow), and end it",
     )
     merge_parser.add_argument(
-        "--mlflow-experiment", metavar="NAME", help="with --mlflow: its experiment (as --ambig-mlflow-experiment)"
+        "--mlflow-experiment",
+        metavar="NAME",
+        help="with --mlflow: its experiment (as --ambig-mlflow-experiment)",
     )
     compare_parser = commands.add_parser(
         "compare", help="compare two runs item by item: paired intervals and tests, regressions, a gate"

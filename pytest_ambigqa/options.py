@@ -444,7 +444,12 @@ def add_options(parser: pytest.Parser) -> None:
         suffix = f" (default: {shown})" if shown is not None else ""
         optional = {"nargs": "?", "const": option.const} if option.const is not None else {}
         group.addoption(
-            option.flag, dest=option.name, metavar=option.metavar, default=None, help=escaped + suffix, **optional
+            option.flag,
+            dest=option.name,
+            metavar=option.metavar,
+            default=None,
+            help=escaped + suffix,
+            **optional,
         )
         parser.addini(option.name, help_text, default=shown)
 

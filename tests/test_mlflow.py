@@ -95,7 +95,10 @@ def _numbers(card: dict[str, Any]) -> dict[str, float]:
 
     def summaries(prefix: str, metrics: dict[str, Any]) -> None:
         for name, summary in metrics.items():
-            found[f"{prefix}/{name}/n"], found[f"{prefix}/{name}/unscored"] = summary["n"], summary["unscored"]
+            found[f"{prefix}/{name}/n"], found[f"{prefix}/{name}/unscored"] = (
+                summary["n"],
+                summary["unscored"],
+            )
             for key, suffix in (("mean", ""), ("low", "/low"), ("high", "/high")):
                 if summary[key] is not None:
                     found[f"{prefix}/{name}{suffix}"] = summary[key]
@@ -124,7 +127,10 @@ def test_a_run_is_logged_with_the_numbers_of_scorecard_json(logged: Logged) -> N
     assert params["config.settings.march"] == "open-retrieval" and params["system.label"] == "leaky:answer"
     assert run.data.tags["ambigqa.exit_status"] == str(logged.returncode)
     assert run.data.tags["ambigqa.gates"] == "passed"
-    assert run.info.artifact_uri == (logged.root / "mlruns" / "pytest-ambigqa").as_uri() + f"/{run.info.run_id}/artifacts"
+    assert (
+        run.info.artifact_uri
+        == (logged.root / "mlruns" / "pytest-ambigqa").as_uri() + f"/{run.info.run_id}/artifacts"
+    )
     assert (logged.root / "logged.modules").read_text() == "mlflow pytest_ambigqa.report.mlflow_log"
 
 
@@ -139,7 +145,9 @@ def test_the_item_table_and_the_reports_are_its_artifacts(logged: Logged, tmp_pa
     for row, item in zip(rows, logged.card["items"], strict=True):
         assert row["status"] == item["status"]
         assert {m: row[m] for m in item["scores"]} == item["scores"]
-    assert json.loads(run.data.tags["mlflow.loggedArtifacts"]) == [{"path": "ambigqa/items.json", "type": "table"}]
+    assert json.loads(run.data.tags["mlflow.loggedArtifacts"]) == [
+        {"path": "ambigqa/items.json", "type": "table"}
+    ]
     errored = next(r for r in rows if r["item_id"] == "con-03")
     assert errored["status"] == "error" and "boom" in errored["error"]
     for name in ("report.html", "scorecard.json", "scorecard.md"):
@@ -221,7 +229,9 @@ def test_shards_log_under_one_run_that_merge_completes(
     dead = f"--mlflow=http://127.0.0.1:{_free_port()}"
     assert cli.main(["merge", *paths, "-o", str(pytester.path / "m2"), dead]) == 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("pytest-ambigqa merge: could not log the run to MLflow at http://")
+    assert len(err) == 1 and err[0].startswith(
+        "pytest-ambigqa merge: could not log the run to MLflow at http://"
+    )
     assert json.loads((pytester.path / "m2" / "scorecard.json").read_text())["suites"] == merged["suites"]
 
 
@@ -262,7 +272,10 @@ def test_a_bad_option_is_one_usage_line(pytester: pytest.Pytester, args: tuple[s
     ("args", "said"),
     [
         (("--mlflow", "a.json", "b.json"), "--mlflow: 'a.json' is not a tracking URI"),
-        (("a.json", "--mlflow-experiment=x"), "--mlflow-experiment: the experiment of an MLflow run; set --mlflow"),
+        (
+            ("a.json", "--mlflow-experiment=x"),
+            "--mlflow-experiment: the experiment of an MLflow run; set --mlflow",
+        ),
     ],
 )
 def test_a_bad_merge_option_is_one_line(
@@ -287,7 +300,9 @@ def _mlflow_ui() -> list[str] | None:
     if given:
         return [given]
     spec = importlib.util.find_spec("mlflow")
-    built = Path(spec.origin).parent / "server" / "js" / "build" / "index.html" if spec and spec.origin else None
+    built = (
+        Path(spec.origin).parent / "server" / "js" / "build" / "index.html" if spec and spec.origin else None
+    )
     return [sys.executable, "-m", "mlflow"] if built is not None and built.is_file() else None
 
 

@@ -75,10 +75,14 @@ def log(card: Scorecard, target: Target, report: storage.Location | None, exit_s
     return _guarded(target, lambda client, experiment: _log(client, experiment, card, report, exit_status))
 
 
-def complete(card: Scorecard, target: Target, report: storage.Location | None, exit_status: int) -> str | None:
+def complete(
+    card: Scorecard, target: Target, report: storage.Location | None, exit_status: int
+) -> str | None:
     """The merged ``card`` logged to the run its shards share (a run of its own if they logged
     none), which is then ended; why not, if not."""
-    return _guarded(target, lambda client, experiment: _complete(client, experiment, card, report, exit_status))
+    return _guarded(
+        target, lambda client, experiment: _complete(client, experiment, card, report, exit_status)
+    )
 
 
 def _guarded(target: Target, work: Any) -> str | None:
@@ -87,7 +91,9 @@ def _guarded(target: Target, work: Any) -> str | None:
             client = MlflowClient(tracking_uri=target.uri)
             work(client, _experiment(client, target))
     except Exception as exc:  # noqa: BLE001 - MLflow's fault never reaches the run's numbers or exit status
-        return f"could not log the run to MLflow at {target.shown()}: {type(exc).__name__}: {excerpt(exc, 300)}"
+        return (
+            f"could not log the run to MLflow at {target.shown()}: {type(exc).__name__}: {excerpt(exc, 300)}"
+        )
     return None
 
 
@@ -268,7 +274,10 @@ def metrics(card: Scorecard) -> dict[str, float]:
 
 
 def _summary(parts: tuple[str, ...], summary: MetricSummary) -> dict[str, float]:
-    found: dict[str, float] = {metric_key(*parts, "n"): summary.n, metric_key(*parts, "unscored"): summary.unscored}
+    found: dict[str, float] = {
+        metric_key(*parts, "n"): summary.n,
+        metric_key(*parts, "unscored"): summary.unscored,
+    }
     for suffix, value in (("", summary.mean), ("low", summary.low), ("high", summary.high)):
         if value is not None:
             found[metric_key(*parts, *([suffix] if suffix else []))] = value
@@ -296,11 +305,11 @@ def table(card: Scorecard) -> dict[str, list[Any]]:
     """The per-item table, a column per field and per metric (the module's docstring)."""
     fixed = ("key", "suite", "item_id", "ambiguity_type", "status", "error", "answer")
     names = list(dict.fromkeys(m for s in card.suites for m in s.metrics))
-    columns = {name: [] for name in fixed} | {_column(m, fixed): [] for m in names}
+    columns: dict[str, list[Any]] = {name: [] for name in fixed} | {_column(m, fixed): [] for m in names}
     for result in card.results:
         answer = result.answer.text if result.answer is not None else None
         row = (result.key, result.suite, result.item_id, result.ambiguity_type, result.status)
-        values = [*row, *(excerpt(t, TEXT_LIMIT) if t else None for t in (result.error, answer))]
+        values: list[Any] = [*row, *(excerpt(t, TEXT_LIMIT) if t else None for t in (result.error, answer))]
         values += [result.scores.get(m) for m in names]
         for column, value in zip(columns.values(), values, strict=True):
             column.append(value)
