@@ -377,3 +377,27 @@ def test_the_mlflow_ui_shows_the_run_and_its_metrics(logged: Logged, browser: An
     finally:
         loopback.close()
     assert outside == []
+
+
+def test_where_a_run_is_logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flag alone: ``$MLFLOW_TRACKING_URI``, else mlflow.db in the rootdir (artifacts in
+    mlruns/ beside it); the experiment: the option, else ``$MLFLOW_EXPERIMENT_NAME``, else ours."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    found = mlflow_target.target("auto", None, tmp_path)
+    assert found == mlflow_target.Target(
+        f"sqlite:///{tmp_path / 'mlflow.db'}", "pytest-ambigqa", (tmp_path / "mlruns").as_uri()
+    )
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "nightly")
+    assert mlflow_target.target("auto", None, tmp_path) == mlflow_target.Target(
+        "http://127.0.0.1:5000", "nightly", None
+    )
+    assert mlflow_target.target("databricks", "mine", tmp_path).experiment == "mine"
+    given = mlflow_target.target("https://bob:hunter2-secret@mlflow.example", None, tmp_path)
+    assert given.shown() == "https://mlflow.example"
+
+
+def test_metric_names_are_made_safe() -> None:
+    assert mlflow_log.metric_key("march", "slice", "semantic", "str_em") == "march/slice/semantic/str_em"
+    assert mlflow_log.metric_key("my suite", "F1@k+", "..", "") == "my suite/F1_k_/_/_"

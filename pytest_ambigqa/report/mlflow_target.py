@@ -28,6 +28,7 @@ DEFAULT_EXPERIMENT = "pytest-ambigqa"
 STORE = "mlflow.db"  # the default store's file, in the rootdir
 ARTIFACTS = "mlruns"  # beside a SQLite store: the artifacts of the experiments we create there
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")  # two letters at least: C:\ is a path
+_BARE = ("databricks", "databricks-uc")  # MLflow's URIs without a colon
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def target(given: str, experiment: str | None, rootdir: Path, option: str = "--a
     uri = given.strip()
     if uri.lower() == AUTO:
         uri = os.environ.get("MLFLOW_TRACKING_URI", "").strip() or f"sqlite:///{(rootdir / STORE).resolve()}"
-    elif not _SCHEME.match(uri):
+    elif not _SCHEME.match(uri) and uri not in _BARE:
         options.refuse(
             f"{option}: '{uri}' is not a tracking URI (sqlite:///PATH, http://HOST:PORT, file:///PATH); "
             f"give it as {option}=URI"
