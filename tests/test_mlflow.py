@@ -253,6 +253,17 @@ def test_a_dead_server_warns_once_and_changes_nothing(
     assert outcome == [(i["item_id"], i["status"], i["scores"]) for i in logged.card["items"]]
 
 
+def test_under_xdist_the_controller_logs_one_run(pytester: pytest.Pytester) -> None:
+    """The workers log nothing; the controller logs the whole run once, its numbers the scorecard's."""
+    uri = f"sqlite:///{pytester.path / 'xdist.db'}"
+    pytester.makepyfile(mysys="def answer(question, item):\n    return item.long_answers[0]\n")
+    args = ("--ambig-suite=march", "--ambig-system=mysys:answer", f"--ambig-mlflow={uri}", "-n", "2")
+    result, card = ambig_run(pytester, *args)
+    assert result.ret == 0, result.stdout.str()
+    (run,) = _runs(uri, "pytest-ambigqa")
+    assert run.data.metrics == _numbers(card) and run.data.metrics["march/items"] == 13
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

@@ -42,7 +42,7 @@ import logging
 import os
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from mlflow.entities import Metric, Param, RunTag
@@ -85,7 +85,7 @@ def complete(
     )
 
 
-def _guarded(target: Target, work: Any) -> str | None:
+def _guarded(target: Target, work: Callable[[MlflowClient, str], None]) -> str | None:
     try:
         with _quiet():
             client = MlflowClient(tracking_uri=target.uri)
@@ -139,9 +139,9 @@ def _log(
     name = _name(card)
     if shard:
         number, count = shard
-        label = f"{number}/{count}"
-        parent = _shared(client, experiment, shard_set(card), label, name, count)
-        tags |= {PARENT: parent, SHARD: label, SHARD_SET: shard_set(card)}
+        label, digest = f"{number}/{count}", shard_set(card)
+        parent = _shared(client, experiment, digest, label, name, count)
+        tags |= {PARENT: parent, SHARD: label, SHARD_SET: digest}
         name = f"shard {label}"
     run = client.create_run(experiment, run_name=name, tags=tags).info.run_id
     _fill(client, run, card, report)
