@@ -318,14 +318,16 @@ def _mlflow_ui() -> list[str] | None:
 
 
 @pytest.fixture
-def mlflow_ui(logged: Logged) -> Iterator[str]:
-    """``mlflow ui`` over the run's store on 127.0.0.1 (no job runner); its URL."""
+def mlflow_ui(request: pytest.FixtureRequest) -> Iterator[tuple[str, Logged]]:
+    """``mlflow ui`` over the run's store on 127.0.0.1 (no job runner): its URL, and the run.
+    Skipped before the run is made where no ``mlflow`` serves the UI."""
     command = _mlflow_ui()
     if command is None:
         reason = "the MLflow UI needs the full mlflow package (the test extra), or $AMBIGQA_MLFLOW_SERVER"
         if os.environ.get("AMBIGQA_REQUIRE_BROWSER") == "1":
             pytest.fail(f"{reason} (AMBIGQA_REQUIRE_BROWSER=1)", pytrace=False)
         pytest.skip(reason)
+    logged: Logged = request.getfixturevalue("logged")
     port = _free_port()
     server = subprocess.Popen(
         [*command, "ui", "--backend-store-uri", f"sqlite:///{logged.root / 'mlflow.db'}"]
@@ -348,16 +350,17 @@ def mlflow_ui(logged: Logged) -> Iterator[str]:
                     os.killpg(server.pid, 9)
                     pytest.fail(f"mlflow ui did not answer on {url}: {server.communicate()[0]!r}")
                 time.sleep(0.5)
-        yield url
+        yield url, logged
     finally:
         if server.poll() is None:
             os.killpg(server.pid, 15)
         server.wait(timeout=30)
 
 
-def test_the_mlflow_ui_shows_the_run_and_its_metrics(logged: Logged, browser: Any, mlflow_ui: str) -> None:
+def test_the_mlflow_ui_shows_the_run_and_its_metrics(mlflow_ui: tuple[str, Logged], browser: Any) -> None:
     """The run's page in the real MLflow UI shows its name and a suite's STR-EM as logged
     (however many decimals the UI keeps); nothing but the server on 127.0.0.1 is asked for."""
+    url, logged = mlflow_ui
     run = logged.run()
     mean = logged.card["suites"][0]["metrics"]["str_em"]["mean"]
     # The harness's Chromium resolves no host at all; this one resolves 127.0.0.1 alone, for the
@@ -373,11 +376,11 @@ def test_the_mlflow_ui_shows_the_run_and_its_metrics(logged: Logged, browser: An
         outside.append(route.request.url)
         route.abort("blockedbyclient")
 
-    context.route(lambda url: not url.startswith((mlflow_ui, "data:", "blob:", "about:")), refuse)
+    context.route(lambda asked: not asked.startswith((url, "data:", "blob:", "about:")), refuse)
     try:
         page = context.new_page()
         page.set_default_timeout(90000)  # the UI's first load, on a loaded 2-core machine
-        page.goto(f"{mlflow_ui}#/experiments/{run.info.experiment_id}/runs/{run.info.run_id}")
+        page.goto(f"{url}#/experiments/{run.info.experiment_id}/runs/{run.info.run_id}")
         # The UI renders its panels as the run's parts arrive: wait for each before reading the page.
         for text in ("march,asqa leaky:answer", "march/str_em"):
             page.get_by_text(text, exact=True).first.wait_for()
