@@ -258,6 +258,7 @@ def options_page() -> str:
         for option in members:
             shown = options.default(option.flag)
             given = f"{option.flag}={option.metavar}" if option.metavar is not None else option.flag
+            given = f"{option.flag}[={option.metavar}]" if option.const is not None else given
             choices = f" Choices: {', '.join(code(c) for c in option.choices)}." if option.choices else ""
             rows.append(
                 (

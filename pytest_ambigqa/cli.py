@@ -12,7 +12,9 @@ draw the ``history`` of many.
 ``merge`` reads and writes local paths or object stores' URLs (card/storage.py; a URL
 may be a glob); it puts the shards' per-item results back in file order and rebuilds the scorecard,
 intervals and gates exactly as one run over all items would build them: same numbers, same
-exit code (1 when a gate fails or an item errored, failed its --ambig-item-min or is missing).
+exit code (1 when a gate fails or an item errored, failed its --ambig-item-min or is missing);
+with ``--mlflow`` it logs the merged run to the MLflow run the shards share and ends it
+(report/mlflow_log.py; a failure there is said and changes no exit code).
 ``compare`` pairs the two runs item by item (card/compare.py); exit 1 when a
 ``--fail-if-worse`` margin is crossed. ``history`` writes ``history.html`` over every
 scorecard.json named or found below a named directory (report/history.py); one it cannot
@@ -42,24 +44,16 @@ from .card import compare, gates, storage
 from .card.gates import parse_margins, parse_thresholds
 from .card.gold import reload
 from .card.saved import read_card, read_scorecard
-from .card.scorecard import Scorecard, build
+from .card.scorecard import PER_SHARD, Scorecard, build
 from .errors import AmbigQAError, ScorecardError, UsageError
 from .metrics.profiles import PROFILES
 from .output import for_terminal, write_text
 from .protocols import DEFAULT_PROTOCOL, suite_metrics
-from .report import ci, history, pipeline, terminal, view
+from .report import ci, history, mlflow_target, pipeline, terminal, view
 from .report.writers import EXPORTS
 from .schema import AmbigItem, ItemResult
 from .suites import SUITES, LoadedSuite, Scorers, Setup, saved_settings
 
-# Config fields that may differ between shards of one run.
-_PER_SHARD = (
-    "shard",
-    "shard_scheduler",
-    "device",
-    "device_used",
-    "selection",
-)  # shards may run on different machines
 # Config fields that narrow the items a run selects: a shard that differs in one ran another part.
 _NARROWING = {"limit": "--ambig-limit", "sample": "--ambig-sample", "split": "--ambig-split"}
 
@@ -100,7 +94,7 @@ def _same_config(cards: list[dict[str, Any]], paths: list[storage.Location]) -> 
                     "not the same selection of items"
                 )
     _same(
-        cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in _PER_SHARD}
+        cards, paths, "configuration", lambda c: {k: v for k, v in c["config"].items() if k not in PER_SHARD}
     )
 
 
@@ -156,7 +150,12 @@ def _every_shard(cards: list[dict[str, Any]], paths: list[storage.Location]) -> 
         raise UsageError(f"shard {', '.join(missing)} missing: a merge needs every shard of the run")
 
 
-def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path | None = None) -> int:
+def merge(
+    paths: list[storage.Location],
+    out: storage.Location,
+    pr_comment: Path | None = None,
+    mlflow: mlflow_target.Target | None = None,
+) -> int:
     cards = [_read(p) for p in paths]
     read = [Scorecard.from_json(card) for card in cards]
     _same_config(cards, paths)
@@ -277,7 +276,14 @@ def merge(paths: list[storage.Location], out: storage.Location, pr_comment: Path
     for note in notes:
         print(for_terminal(note))
     print(f"merged {len(results)} items from {len(paths)} scorecards into {storage.shown(out)}")
-    return 1 if card.shortfalls or failed_items or problems else 0
+    status = 1 if card.shortfalls or failed_items or problems else 0
+    if mlflow is not None:  # the run the shards share, completed; a failure is said, the status stands
+        from .report import mlflow_log
+
+        failed = mlflow_log.complete(card, mlflow, out, status)
+        if failed:
+            print(for_terminal(f"pytest-ambigqa merge: {failed}"), file=sys.stderr)
+    return status
 
 
 def _baseline(
@@ -480,6 +486,15 @@ def _load_plugins(names: list[str]) -> Callable[[], None]:
         raise UsageError(str(exc)) from None
 
 
+def _mlflow(args: argparse.Namespace) -> mlflow_target.Target | None:
+    """``merge --mlflow``'s target: its default store is mlflow.db in the current directory."""
+    if args.mlflow is None:
+        if args.mlflow_experiment is not None:
+            raise UsageError("--mlflow-experiment: the experiment of an MLflow run; set --mlflow")
+        return None
+    return mlflow_target.target(args.mlflow, args.mlflow_experiment, Path.cwd(), "--mlflow")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command's parser, every subcommand in it (docs/reference.py renders the command line
     reference from it)."""
@@ -490,6 +505,18 @@ def build_parser() -> argparse.ArgumentParser:
         "scorecards", nargs="+", metavar="SCORECARD", help="a path, or an object store's URL (a glob too)"
     )
     merge_parser.add_argument("-o", "--output", required=True, metavar="DIR", help="a directory, or a URL")
+    merge_parser.add_argument(
+        "--mlflow",
+        nargs="?",
+        const=mlflow_target.AUTO,
+        metavar="TRACKING_URI",
+        help="log the merged run to the MLflow run its shards share (as --ambig-mlflow), and end it",
+    )
+    merge_parser.add_argument(
+        "--mlflow-experiment",
+        metavar="NAME",
+        help="with --mlflow: its experiment (as --ambig-mlflow-experiment)",
+    )
     compare_parser = commands.add_parser(
         "compare", help="compare two runs item by item: paired intervals and tests, regressions, a gate"
     )
@@ -606,7 +633,7 @@ def main(argv: list[str] | None = None) -> int:
         out = storage.location(args.output)
         if isinstance(out, str):
             storage.check(out)
-        return merge(storage.expand(args.scorecards), out, args.pr_comment)
+        return merge(storage.expand(args.scorecards), out, args.pr_comment, _mlflow(args))
     except AmbigQAError as exc:  # what the user gave; anything else is our bug, with its traceback
         print(for_terminal(f"pytest-ambigqa {args.command}: {exc}"), file=sys.stderr)
         return 2

@@ -29,6 +29,7 @@ class Option:
     default: str | None = None
     choices: tuple[str, ...] | None = None  # the first is the default
     list_choices: bool = False  # the help lists the choices (where the text does not name them)
+    const: str | None = None  # its value may be left out (``--ambig-mlflow``): then it holds this
 
     @property
     def name(self) -> str:
@@ -318,6 +319,20 @@ _OPTIONS = (
         "with --ambig-otel, put the prompts and answers in the spans too (off: they may be large or private)",
     ),
     Option(
+        "--ambig-mlflow",
+        "TRACKING_URI",
+        "log the run to MLflow: its config as parameters, each suite's and slice's metrics with their "
+        "intervals, the per-item table, and the reports as artifacts; alone (or auto), it logs to "
+        "$MLFLOW_TRACKING_URI, else to mlflow.db in the rootdir (the [mlflow] extra)",
+        const="auto",
+    ),
+    Option(
+        "--ambig-mlflow-experiment",
+        "NAME",
+        "with --ambig-mlflow: the experiment the run is logged in (default: $MLFLOW_EXPERIMENT_NAME, "
+        "else pytest-ambigqa)",
+    ),
+    Option(
         "--ambig-resume",
         None,
         "reuse stored answers; ask the system only for items without one (or with an error)",
@@ -427,8 +442,14 @@ def add_options(parser: pytest.Parser) -> None:
             continue
         shown = default(option.flag)
         suffix = f" (default: {shown})" if shown is not None else ""
+        optional = {"nargs": "?", "const": option.const} if option.const is not None else {}
         group.addoption(
-            option.flag, dest=option.name, metavar=option.metavar, default=None, help=escaped + suffix
+            option.flag,
+            dest=option.name,
+            metavar=option.metavar,
+            default=None,
+            help=escaped + suffix,
+            **optional,
         )
         parser.addini(option.name, help_text, default=shown)
 

@@ -60,6 +60,7 @@ def test_every_option_is_on_the_options_page(pages):
     page = pages["reference/options.md"]
     for option in _OPTIONS:
         shown = f"{option.flag}={option.metavar}" if option.metavar is not None else option.flag
+        shown = f"{option.flag}[={option.metavar}]" if option.const is not None else shown  # a value or none
         assert f'<span id="{option.flag[2:]}"></span>`{shown}`' in page, option.flag
         assert f"ini `{option.name}`" in page, option.name
         assert reference.cell(option.help) in page, option.flag

@@ -243,7 +243,8 @@ def test_a_one_item_run_loads_only_what_it_uses(pytester, monkeypatch):
     """A 1-item run of the user's own system (bench/startup.py: issue 27, target 5) imports no
     numpy (no retriever, one score per metric), no HTTP client, no fsspec (no store's URL), no Ray
     (no --ambig-executor=ray), no OpenTelemetry (no --ambig-otel, though the exporter's
-    variables are set), no Inspect AI (no --ambig-export=inspect), and the package's modules as
+    variables are set), no Inspect AI (no --ambig-export=inspect), no MLflow (no --ambig-mlflow,
+    though its variables are set), and the package's modules as
     plain Python, not through pytest's
     assertion rewriter (but for the idle plugin's, which pytest imports before any hook of ours runs)."""
     pytester.makepyfile(qa="def answer(question):\n    return 'It depends.'\n")
@@ -253,7 +254,8 @@ import sys
 
 def pytest_unconfigure(config):
     unused = ("numpy", "urllib.request", "fsspec", "ray", "inspect_ai", "pytest_ambigqa.retrieval.bm25",
-              "opentelemetry", "pytest_ambigqa.telemetry.otel")
+              "opentelemetry", "pytest_ambigqa.telemetry.otel", "mlflow", "pytest_ambigqa.report.mlflow_log",
+              "pytest_ambigqa.session.tracking")
     loaded = [m for m in unused if m in sys.modules]
     idle = {"pytest_ambigqa.hookspecs", "pytest_ambigqa.options", "pytest_ambigqa.plugin"}  # loaded first
     rewritten = [name for name, module in list(sys.modules.items()) if name.startswith("pytest_ambigqa.")
@@ -264,6 +266,7 @@ def pytest_unconfigure(config):
 """
     )
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")  # never asked: no --ambig-otel
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # never asked: no --ambig-mlflow
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--ambig-suite=march", "--ambig-limit=1", "--ambig-system=qa:answer"
     )  # fmt: skip

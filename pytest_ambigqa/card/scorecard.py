@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from .compare import Comparison
 
 MISSING = "never reported (crashed worker or interrupted run)"
+# Config fields that may differ between shards of one run (shards may run on different machines):
+# `merge` checks the rest, and an MLflow shard set is named by the rest.
+PER_SHARD = ("shard", "shard_scheduler", "device", "device_used", "selection")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ object per job, registered at ``pytest_configure`` and kept in ``config.stash``.
 - :class:`~.runner.Runner` (every process): asks the systems, scores, reports per test;
 - :class:`~.scorecard.ScorecardPlugin` (the controller only): results, scorecard, gates, reports;
 - :class:`~.progress.Progress` (the controller only, unless ``--ambig-progress=off``): the live
-  status line.
+  status line;
+- :class:`~.tracing.Tracing` (every process, with ``--ambig-otel``): the run's trace;
+- :class:`~.tracking.Tracking` (the controller only, with ``--ambig-mlflow``): the run logged to MLflow.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .. import telemetry
 from ..errors import UsageError
 from ..hookspecs import register_extensions
 from ..output import for_terminal
+from ..report import mlflow_target
 from .collection import Collection
 from .config import read_run_config, refuse_without_suite
 from .preflight import preflight
@@ -59,6 +62,7 @@ def _start(config: pytest.Config) -> None:
         return
     try:
         traced = telemetry.wanted(config)
+        tracked = mlflow_target.wanted(config)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     run = Run(config, cfg)
@@ -78,6 +82,10 @@ def _start(config: pytest.Config) -> None:
         plugins.append(("ambigqa-scorecard", scorecard))
         if progress != "off":
             plugins.append(("ambigqa-progress", Progress(run, scorecard, forced=progress == "on")))
+        if tracked is not None:
+            from .tracking import Tracking
+
+            plugins.append(("ambigqa-tracking", Tracking(run, tracked)))
     for name, plugin in plugins:
         config.pluginmanager.register(plugin, name)
     config.stash[_PLUGINS] = plugins
