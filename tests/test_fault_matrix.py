@@ -1,4 +1,4 @@
-"""The invariant, as a matrix: judge fault x suite x serial/xdist against one loopback server.
+"""The invariant, as a matrix: judge fault x suite, serial and under xdist, against one loopback server.
 
 Whatever the judge server does, every item is present, every no-model metric is what a run
 without any judge gives, every model metric is unscored with its reason (never 0), the run
@@ -6,6 +6,8 @@ fails saying why, and the API key is in no file and no output.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 
@@ -23,6 +25,14 @@ SUITE_ARGS = {
     "asqa": ["--ambig-reader=llm"],  # the judge model reads the answers: the reader fails with it
 }
 LIMIT = 3
+# Every fault against every suite in one process; under xdist (where the judge's calls run in the
+# workers and their failures reach the controller in reports) every fault once and every suite at
+# least twice, the suites taken in turn: an xdist run costs five serial ones, and what a fault does
+# to a judge's reply does not depend on the process that asked.
+CASES = [pytest.param(f, s, "0", id=f"{f}-{s}-0") for f in FAULTS for s in SUITE_ARGS] + [
+    pytest.param(f, s, "2", id=f"{f}-{s}-2")
+    for f, s in zip(FAULTS, itertools.cycle(SUITE_ARGS), strict=False)
+]
 
 
 def fault_free(suite: str) -> dict[str, dict[str, float]]:
@@ -38,9 +48,7 @@ def fault_free(suite: str) -> dict[str, dict[str, float]]:
     }
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
-@pytest.mark.parametrize("suite", list(SUITE_ARGS))
-@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize(("fault", "suite", "workers"), CASES)
 def test_a_failing_judge_changes_nothing_else(pytester, chat_server, fault, suite, workers):
     chat_server.faults = [fault] * 10_000
     pytester.makeconftest(GUARD)
