@@ -165,7 +165,8 @@ def main() -> None:
     print(
         f"ASQA items ({what}, repeated with fresh ids), 0 ms system, --ambig-report and --junitxml; "
         f"{cores} scoring workers (auto) for every metric; median of {args.rounds}; "
-        f"load {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; {time.strftime('%Y-%m-%d %H:%M')}"
+        f"load {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
+        f"{time.strftime('%Y-%m-%d %H:%M')}"
     )
     rows = []
     for n in sizes:
