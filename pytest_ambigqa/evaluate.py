@@ -95,6 +95,7 @@ class Evaluator:
         self.unreadable = 0  # stored rows this process could not read back, and asked again
         self._fingerprints: dict[bool, str] = {}  # _config_fingerprint, by whether the system searches
         self.offload: ScoringPool | None = None  # the scoring pool of the items evaluated ahead
+        self.asking: Callable[[], None] | None = None  # told when a system is asked (not the store)
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         scoring = self.prepare(item, system)
@@ -288,6 +289,8 @@ class Evaluator:
         if unreadable:  # counted by the process that asks again, once
             with self._lock:
                 self.unreadable += 1
+        if self.asking is not None:
+            self.asking()
         if cfg.rate:
             rate = cfg.rate
             time.sleep(self.store.run(lambda store: store.reserve_slot(rate), default=0.0))

@@ -193,6 +193,11 @@ class ItemResult:
     def key(self) -> str:
         return f"{self.suite}-{self.item_id}"
 
+    def mentions(self, name: str) -> bool:
+        """Whether ``name`` is a key of the details or of the answer's metadata: what a pass over
+        every result asks before it reads either (a spooled result answers from memory)."""
+        return name in self.details or (self.answer is not None and name in self.answer.metadata)
+
     def to_dict(self) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in _result_fields()}
         data["answer"] = self.answer.to_dict() if self.answer else None

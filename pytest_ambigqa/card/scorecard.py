@@ -561,7 +561,9 @@ def build(
                 items=len(suite_results),
                 errors=sum(r.status == "error" for r in suite_results),
                 missing=sum(r.status == "missing" for r in suite_results),
-                evidence_short=sum(EVIDENCE_SHORT in r.details for r in suite_results),
+                evidence_short=sum(
+                    r.mentions(EVIDENCE_SHORT) and EVIDENCE_SHORT in r.details for r in suite_results
+                ),
                 metrics=summaries,
                 slices=[
                     Slice(
@@ -620,7 +622,9 @@ def _as_ran(
     a shard; a merge's shards together) and why its data is not the published benchmark's,
     decided here for a run and a merge alike. An episode counts as the data file's item it
     was made from."""
-    ran = len({(r.details.get("episode") or {}).get("item") or r.key for r in results})
+    ran = len(
+        {r.mentions("episode") and (r.details.get("episode") or {}).get("item") or r.key for r in results}
+    )
     if not suite.is_sample:
         protocol = protocol.with_subset(ran, suite.total)
     why = published.unlike(suite.suite.title, suite.is_sample, suite.release, ran, suite.total, sampled)
@@ -776,6 +780,8 @@ def model_calls(results: Sequence[ItemResult]) -> dict[str, Any] | None:
     structured: set[str] = set()  # how the server took the steps that need structure
     prose = 0  # answers whose final reply was prose: the long answer alone
     for r in results:
+        if not r.mentions("llm") and not r.mentions("calls"):
+            continue  # not a reference system's answer (found without reading it)
         if r.answer is not None:
             llm: Any = r.answer.metadata.get("llm")
             method = r.answer.metadata.get("method")

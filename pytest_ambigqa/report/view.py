@@ -497,7 +497,11 @@ def received_line(setup: Setup) -> str:
 
 def short_line(suite: SuiteCard, results: Sequence[ItemResult]) -> str:
     """The items given less evidence than the protocol promises, in total and the first few."""
-    short = [r for r in results if r.suite == suite.name and EVIDENCE_SHORT in r.details]
+    short = [
+        r
+        for r in results
+        if r.suite == suite.name and r.mentions(EVIDENCE_SHORT) and EVIDENCE_SHORT in r.details
+    ]
     shown = ", ".join(f"{r.item_id} ({r.details[EVIDENCE_SHORT]})" for r in short[:3])
     more = f", and {len(short) - 3} more" if len(short) > 3 else ""
     return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import sys
 import threading
 import warnings
@@ -50,10 +51,16 @@ class Runner:
         self._dealer: DealScheduling | None = None  # the xdist controller's, when it deals
         self._priming: batch.Priming | None = None  # batch judging's first phase (judge/batch.py)
         self._batch_checked = False  # the judge's batches looked for (collected, or sent and waited for)
+        self._frozen = False  # the heap after collection is out of the garbage collector's walks
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = session.items if self.run.dealt is None else share(session.items, *self.run.dealt)
         self._order = [item.stash[ITEM_KEY].key for item in items if ITEM_KEY in item.stash]
+        # The items, their tests and the modules outlive the run: the garbage collector's full
+        # passes walked them again and again, a pass per so many results (issue 44). Frozen,
+        # they are out of its walks until :meth:`close`.
+        gc.freeze()
+        self._frozen = True
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -155,7 +162,10 @@ class Runner:
                 threads,
                 warm=warm if run.cfg.resume else None,
                 halted=(lambda: stop.reason() is not None) if stop is not None else None,
+                lazy=run.cfg.resume,
             )
+            if run.cfg.resume:
+                self.evaluator.asking = self._pool.widen
             self._pool.start([run.by_key[k] for k in ahead])
         result = self._pool.result(item) if self._pool is not None else None
         result = result if result is not None else self.evaluator.evaluate(item, system)
@@ -302,6 +312,9 @@ class Runner:
         if self._warming is not None:
             self._warming.join(timeout=120)
         self.store.close()
+        if self._frozen:  # collectable again: a second session in this process (pytester) frees them
+            self._frozen = False
+            gc.unfreeze()
 
     def _close_scoring(self) -> None:
         """The scoring workers end (no process is left behind)."""

@@ -48,10 +48,17 @@ class SpooledResult(ItemResult):
 
     _spool: Spool
     _at: tuple[int, int]  # the line's offset and length in bytes
+    _mentions: frozenset[str]  # the keys of its details and its answer's metadata, shared
 
     answer = _heavy("answer")
     details = _heavy("details")
     trace = _heavy("trace")
+
+    def mentions(self, name: str) -> bool:
+        """Without reading the line: the session's end asks it of every result, several
+        times (issue 44). One made by ``dataclasses.replace`` has its own fields."""
+        known = self.__dict__.get("_mentions")
+        return super().mentions(name) if known is None else name in known
 
 
 class Spool:
@@ -63,6 +70,7 @@ class Spool:
         self._end = 0
         self._last: tuple[int, dict[str, Any]] | None = None  # the line read last: its fields
         self._failed = False  # a write failed: the results from then on are kept in memory
+        self._keys: dict[frozenset[str], frozenset[str]] = {}  # each set of mentioned keys, once
 
     def add(self, text: str) -> ItemResult:
         """The result whose record is ``text`` (``ItemResult.to_dict`` as JSON), its
@@ -137,6 +145,9 @@ def _lean(data: dict[str, Any], spool: Spool, at: tuple[int, int]) -> SpooledRes
     own["unscored"] = {
         sys.intern(k): sys.intern(v) if type(v) is str else v for k, v in light.unscored.items()
     }
+    answer = data.get("answer") or {}
+    keys = frozenset((*(data.get("details") or ()), *(answer.get("metadata") or ())))
+    mentions = spool._keys.setdefault(keys, keys)
     result = SpooledResult.__new__(SpooledResult)
-    result.__dict__.update(own, _spool=spool, _at=at)
+    result.__dict__.update(own, _spool=spool, _at=at, _mentions=mentions)
     return result

@@ -41,6 +41,7 @@ class Prefetcher:
         window: int | None = None,
         warm: Callable[[], None] | None = None,
         halted: Callable[[], bool] | None = None,
+        lazy: bool = False,
     ) -> None:
         self._call = call
         self._workers = workers
@@ -61,6 +62,12 @@ class Prefetcher:
         self._open_lock = threading.Lock()
         self._started = 0  # items whose call has started, and of them, those done
         self._ended = 0
+        # ``lazy`` (a resume): one call thread until :meth:`widen`, when a system is first asked.
+        # Reading stored answers is serial (one connection) and the interpreter's: 32 threads
+        # taking turns at it cost more than the reads (issue 44).
+        self._lazy = lazy
+        self._idle_callers = 0  # call threads not started yet
+        self._widen_lock = threading.Lock()
 
     def start(self, items: Sequence[AmbigItem]) -> None:
         for n, item in enumerate(items):
@@ -71,10 +78,22 @@ class Prefetcher:
         self._open = len(self._futures)
         for future in self._futures.values():
             future.add_done_callback(self._closed)
-        for n in range(min(self._workers, len(items))):
+        callers = min(self._workers, len(items))
+        first = min(1, callers) if self._lazy else callers
+        self._idle_callers = callers - first
+        for n in range(first):
             threading.Thread(target=self._call_stage, name=f"ambigqa-call-{n}", daemon=True).start()
         for n in range(min(self._scorers, len(items))):
             threading.Thread(target=self._score_stage, name=f"ambigqa-score-{n}", daemon=True).start()
+
+    def widen(self) -> None:
+        """Every call thread: a system is being asked (an answer not in the store)."""
+        if not self._idle_callers:
+            return
+        with self._widen_lock:
+            idle, self._idle_callers = self._idle_callers, 0
+            for n in range(self._workers - idle, self._workers):
+                threading.Thread(target=self._call_stage, name=f"ambigqa-call-{n}", daemon=True).start()
 
     def _closed(self, future: Future[ItemResult]) -> None:
         with self._open_lock:
