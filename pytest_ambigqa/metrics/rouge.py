@@ -36,7 +36,8 @@ class _MemoTokenizer:
 @lru_cache(maxsize=1)
 def _scorer() -> RougeScorer:
     """rouge-score's scorer, imported without NLTK's package ``__init__`` (``nltk_parts``)."""
-    return parts()["rouge_score.rouge_scorer"].RougeScorer(["rougeLsum"], use_stemmer=True, tokenizer=_MemoTokenizer())
+    scorer = parts()["rouge_score.rouge_scorer"].RougeScorer
+    return scorer(["rougeLsum"], use_stemmer=True, tokenizer=_MemoTokenizer())
 
 
 def sentence_lines(text: str) -> str:
