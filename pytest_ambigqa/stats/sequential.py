@@ -111,6 +111,7 @@ class ConfidenceSequence:
     def update(self, x: float) -> Bounds:
         """Take the next value (in [0, 1]; a ValueError otherwise) and return the sequence."""
         self._take(x)
+        self._witness = None  # its ceilings follow the looks alone
         return self.bounds()
 
     def look(self, x: float, bound: float) -> Bounds | None:
