@@ -28,7 +28,10 @@ import sys
 import threading
 from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 _BARE = ("nltk", "nltk.tokenize", "nltk.stem")  # packages whose __init__ is not run
 _NEEDED = ("nltk.tokenize.punkt", "nltk.stem.porter", "rouge_score.tokenizers", "rouge_score.rouge_scorer")
@@ -59,7 +62,7 @@ class _BarePackages:
         found = PathFinder.find_spec(name, path)
         if found is None or not found.submodule_search_locations:
             return None
-        spec = ModuleSpec(name, self, origin=found.origin, is_package=True)
+        spec = ModuleSpec(name, cast("Loader", self), origin=found.origin, is_package=True)
         spec.submodule_search_locations = list(found.submodule_search_locations)
         return spec
 
@@ -72,7 +75,7 @@ class _BarePackages:
         before = set(sys.modules)
         try:
             self.parts = {name: importlib.import_module(name) for name in _NEEDED}
-            self.parts["rouge_score.rouge_scorer"].nltk = _Whole("nltk")
+            setattr(self.parts["rouge_score.rouge_scorer"], "nltk", _Whole("nltk"))  # noqa: B010 - not typed
         finally:  # while this thread holds nltk's import lock: no other sees them
             for name in set(sys.modules) - before:
                 if name.startswith("nltk."):
