@@ -6,10 +6,17 @@ environment: each round runs, in turn and each in its own directory (made once, 
 warm as on a second run), ``pytest`` on a file holding ``def test_x(): pass``, then 1-item runs:
 MARCH with the user's own system (a module beside the run, ``--ambig-system=qa:answer``; the
 target's run), MARCH with the default lexical baseline (BM25, so numpy), and ASQA with the
-user's system (ROUGE-Lsum and NLTK). The same plugins load in every run (``_common.run_pytest``:
-bytecode cached, Hypothesis's and pytest-asyncio's plugins off). Printed: the median wall clock
-and its ratio to the bare run, and the median CPU time (user + system) of each process and its
-ratio, which a shared machine's load moves less; and the load average before and after.
+user's system (ROUGE-Lsum and NLTK), and ASQA with the user's system and STR-EM alone (issue 44,
+target 5: within 1.4x). The same plugins load in every run (``_common.run_pytest``: bytecode
+cached, Hypothesis's and pytest-asyncio's plugins off). Printed: the median wall clock and its
+ratio to the bare run, and the median CPU time (user + system) of each process and its ratio,
+which a shared machine's load moves less; and the load average before and after.
+
+In the same rounds, two 1-item ASQA runs of a system that takes 1 s (``time.sleep``): STR-EM
+alone, and every ASQA metric (ROUGE-Lsum's imports begun in the background as the run is
+configured). Printed: the median time from the process's start to the item's result (its call
+report, written by a ``conftest.py`` beside the run), and the ratio of the two (issue 44,
+target 5: every metric within 1.1x of STR-EM alone).
 
 ``--against extras`` (issue 10: within 1.3x): two virtual environments are made once under
 ``bench/.envs`` (``core``: ``pip install -e .``; ``all``: the local CPU torch, then ``pip install
@@ -74,12 +81,47 @@ def answer(question):
 
 OWN = "--ambig-system=qa:answer"  # qa.py, beside the run
 
+SLOW_SYSTEM = """
+import time
+
+def answer(question):
+    time.sleep(1)
+    return "It depends on which one you mean."
+"""
+
+FIRST_RESULT = """
+import os
+import time
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and not os.path.exists("first.txt"):
+        with open("first.txt", "w") as out:
+            out.write(repr(time.time()))
+"""
+
 #: (what, the run's arguments): the bare run first, the ratios' denominator.
 ONE_ITEM = {
     "bare: one test, `def test_x(): pass`": ["test_x.py"],
     "MARCH, 1 item, the user's own system": ["--ambig-suite=march", "--ambig-limit=1", OWN],
     "MARCH, 1 item, the lexical baseline (default)": ["--ambig-suite=march", "--ambig-limit=1"],
     "ASQA, 1 item, the user's own system": ["--ambig-suite=asqa", "--ambig-limit=1", OWN],
+    "ASQA, 1 item, the user's own system, STR-EM": [
+        "--ambig-suite=asqa",
+        "--ambig-limit=1",
+        OWN,
+        "--ambig-metrics=str_em",
+    ],
+}
+
+#: (what, the run's arguments): 1-item runs of a 1 s system, timed to their first result.
+FIRST = {
+    "ASQA, 1 s system, STR-EM": [
+        "--ambig-suite=asqa",
+        "--ambig-limit=1",
+        "--ambig-system=slow:answer",
+        "--ambig-metrics=str_em",
+    ],
+    "ASQA, 1 s system, every metric": ["--ambig-suite=asqa", "--ambig-limit=1", "--ambig-system=slow:answer"],
 }
 
 
@@ -91,21 +133,37 @@ def _timed(args: list[str], cwd: Path) -> tuple[float, float]:
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
+def _first(args: list[str], cwd: Path) -> float:
+    """Seconds from a pytest process's start to its first item's result."""
+    (cwd / "first.txt").unlink(missing_ok=True)
+    started = time.time()
+    run_pytest(args, cwd)
+    return float((cwd / "first.txt").read_text()) - started
+
+
 def against_bare(rounds: int) -> None:
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         dirs = {}
-        for number, name in enumerate(ONE_ITEM):
+        for number, name in enumerate([*ONE_ITEM, *FIRST]):
             dirs[name] = Path(tmp) / str(number)
             dirs[name].mkdir()
             (dirs[name] / "test_x.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
             (dirs[name] / "qa.py").write_text(OWN_SYSTEM, encoding="utf-8")
+            if name in FIRST:
+                (dirs[name] / "slow.py").write_text(SLOW_SYSTEM, encoding="utf-8")
+                (dirs[name] / "conftest.py").write_text(FIRST_RESULT, encoding="utf-8")
         for name, args in ONE_ITEM.items():
             _timed(args, dirs[name])  # warm-up: bytecode caches, the BM25 index
+        for name, args in FIRST.items():
+            _first(args, dirs[name])
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in ONE_ITEM}
+        first: dict[str, list[float]] = {name: [] for name in FIRST}
         for _ in range(rounds):
             for name, args in ONE_ITEM.items():
                 times[name].append(_timed(args, dirs[name]))
+            for name, args in FIRST.items():
+                first[name].append(_first(args, dirs[name]))
     wall = {name: statistics.median(t[0] for t in runs) for name, runs in times.items()}
     cpu = {name: statistics.median(t[1] for t in runs) for name, runs in times.items()}
     bare = next(iter(ONE_ITEM))
@@ -119,6 +177,11 @@ def against_bare(rounds: int) -> None:
             f"  {name:<46} {wall[name]:5.2f} s ({spread}) {wall[name] / wall[bare]:5.2f}x"
             f"   CPU {cpu[name]:5.2f} s {cpu[name] / cpu[bare]:5.2f}x"
         )
+    print("first result of a 1-item run, a 1 s system, from the process's start:")
+    alone = statistics.median(first[next(iter(FIRST))])
+    for name, runs in first.items():
+        median = statistics.median(runs)
+        print(f"  {name:<46} {median:5.2f} s ({min(runs):.2f}-{max(runs):.2f}) {median / alone:5.2f}x")
 
 
 def against_extras(rounds: int) -> None:

@@ -96,6 +96,7 @@ class Evaluator:
         self._fingerprints: dict[bool, str] = {}  # _config_fingerprint, by whether the system searches
         self.offload: ScoringPool | None = None  # the scoring pool of the items evaluated ahead
         self.asking: Callable[[], None] | None = None  # told when a system is asked (not the store)
+        self.ready: Callable[[], None] | None = None  # waits for the heavy imports begun in the background
 
     def evaluate(self, item: AmbigItem, system: System) -> ItemResult:
         scoring = self.prepare(item, system)
@@ -217,6 +218,8 @@ class Evaluator:
         self, item: AmbigItem, answer: Answer, duration: float, evidence: Any, cached: bool
     ) -> ItemResult:
         suite, scorers = SUITES[item.suite], self.scorers
+        if self.ready is not None:
+            self.ready()
         try:
             done = self.offload.done(item, answer) if self.offload is not None else None
             scored = suite.score(item, answer, scorers, done) if done else suite.score(item, answer, scorers)

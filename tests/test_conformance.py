@@ -148,3 +148,47 @@ def test_a_clone_without_the_samples_says_how_to_run_the_conformance_tests(tmp_p
         assert line.endswith(
             "put them in ../shared/data beside the repository, or set AMBIGQA_SHARED_DATA=DIR"
         )
+
+
+ROUGE_PAIRS = """
+import json, sys
+if sys.argv[2] == "whole":
+    import nltk  # NLTK's package __init__ first: the scorer's imports are the ordinary ones
+from pytest_ambigqa.metrics.rouge import rouge_lsum
+from pytest_ambigqa.metrics.text import split_sentences
+pairs = json.loads(open(sys.argv[1], encoding="utf-8").read())
+scores = [repr(rouge_lsum(prediction, [reference])) for prediction, reference in pairs]
+splits = [split_sentences(text.lower()) for pair in pairs for text in pair]
+loaded = sorted(m for m in ("nltk", "scipy", "sklearn", "pandas") if m in sys.modules)
+print(json.dumps({"scores": scores, "splits": splits, "loaded": loaded}))
+"""
+
+
+def test_rouge_lsum_without_nltks_init_is_the_same_to_the_last_bit(shared_data, asqa_items, tmp_path):
+    """ROUGE-Lsum imports NLTK's Punkt and Porter without NLTK's package ``__init__``
+    (``metrics/nltk_parts.py``; issue 44): on every real output and reference here (each
+    output against each long answer of an item, the long answers against each other), its
+    scores and sentences are those of a process that imported the whole of NLTK first, to the
+    last bit; and that process's NLTK (with SciPy and the rest) is one the other never loads."""
+    import subprocess
+    import sys
+
+    items = list(asqa_items.values())
+    outputs = [o["output"] for o in official_outputs(shared_data)]
+    human = shared_data / "asqa" / "alce_human_utility_sample100.jsonl"
+    outputs += [json.loads(line)["output"] for line in human.read_text(encoding="utf-8").splitlines() if line]
+    pairs = [(text, ref) for n, text in enumerate(outputs) for ref in items[n % len(items)].long_answers]
+    pairs += [(item.long_answers[0], item.long_answers[1]) for item in items]
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(pairs), encoding="utf-8")
+    runs = {}
+    for mode in ("parts", "whole"):
+        done = subprocess.run(
+            [sys.executable, "-c", ROUGE_PAIRS, str(path), mode], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[mode] = json.loads(done.stdout)
+    assert len(pairs) == 280
+    assert runs["parts"]["scores"] == runs["whole"]["scores"]
+    assert runs["parts"]["splits"] == runs["whole"]["splits"]
+    assert runs["parts"]["loaded"] == [] and "nltk" in runs["whole"]["loaded"]

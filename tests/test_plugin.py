@@ -669,6 +669,42 @@ def pytest_sessionfinish(session):
     assert (pytester.path / "loaded.txt").read_text() == ""
 
 
+def test_rouge_imports_begin_in_the_background_and_a_failure_is_said_as_before(pytester):
+    """ROUGE-Lsum's imports start on a thread as the run is configured (issue 44, target 5);
+    when they fail (rouge-score missing here), each item says so as it did when the scorer
+    imported it first, and the thread adds nothing of its own (no traceback, no warning)."""
+    pytester.makeconftest(
+        """
+import sys
+import threading
+
+import pytest
+
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "rouge_score":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, Missing())
+
+@pytest.hookimpl(trylast=True)  # right after the plugin's: the imports have only begun
+def pytest_configure(config):
+    with open("threads.txt", "w") as out:
+        out.write(" ".join(t.name for t in threading.enumerate()))
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--ambig-report=report", "--ambig-suite=asqa", "--ambig-limit=2",
+        "--ambig-metrics=rouge_lsum", "--ambig-system=oracle",
+    )  # fmt: skip
+    card = json.loads((pytester.path / "report" / "scorecard.json").read_text(encoding="utf-8"))
+    errors = [item["error"] for item in card["items"]]
+    assert errors == ["scoring failed: ModuleNotFoundError: No module named 'rouge_score'"] * 2
+    assert "ambigqa-preload" in (pytester.path / "threads.txt").read_text()
+    assert "Exception in thread" not in result.stderr.str() + result.stdout.str()
+    assert "Traceback" not in result.stderr.str()
+
+
 def test_selected_metrics_keep_errored_items_and_their_reasons(pytester):
     """An item the system failed counts 0 in what the selection is built from (ROUGE-Lsum for
     its official mid; QA-F1 for DR), and DR without a reader is n/a, not a failed gate."""

@@ -20,7 +20,7 @@ from fixtures.process import ambig_run
 from fixtures.watching import fixed_n_watched
 from pytest_ambigqa.readback import Invalid, check_scorecard
 from pytest_ambigqa.session.sequential import seeded_order
-from pytest_ambigqa.stats.sequential import ConfidenceSequence, Trend, decide
+from pytest_ambigqa.stats.sequential import Bounds, ConfidenceSequence, Trend, decide
 from pytest_ambigqa.suites import SUITES, LoadOptions
 
 ALPHA = 0.05
@@ -310,3 +310,79 @@ def test_a_damaged_sequential_record_is_refused(pytester):
         check_scorecard(card)
     text = json.dumps(card)
     assert "NaN" not in text
+
+
+class _WholeGrid:
+    """The sequence as it was computed before issue 44 (target 6): the whole grid updated at
+    every value. The reference the faster one must equal to the last bit."""
+
+    def __init__(self, population: int, alpha: float) -> None:
+        self.population, self.alpha = population, alpha
+        self.grid = np.arange(0, 1 + 1 / 1000, step=1 / 1000)
+        self.up, self.down = np.ones(len(self.grid)), np.ones(len(self.grid))
+        self.t, self.sum, self.squares, self.variance = 0, 0.0, 0.25, 0.25
+        self.log = math.log(1 / (alpha * 0.5))
+        self.lower, self.upper = 0.0, 1.0
+
+    def update(self, x: float) -> tuple[int, float, float]:
+        self.t += 1
+        t, big_n = self.t, self.population
+        bet = math.sqrt(2 * self.log / (t * math.log(1 + t) * self.variance))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            left = (big_n * self.grid - self.sum) / (big_n - (t - 1))
+            up = np.maximum(np.minimum(bet, 0.5 / left), -0.5 / (1 - left))
+            down = np.maximum(np.minimum(bet, 0.5 / (1 - left)), -0.5 / left)
+            self.up *= 1 + up * (x - left)
+            self.down *= 1 - down * (x - left)
+        capital = np.maximum(0.5 * self.up, 0.5 * self.down)
+        capital[np.isnan(capital)] = 0.0
+        capital[(left < 0) | (left > 1)] = math.inf
+        kept = np.flatnonzero(capital <= 1 / self.alpha)
+        lower, upper = (0.0, 1.0) if len(kept) == 0 else (self.grid[kept[0]], self.grid[kept[-1]])
+        lower, upper = max(0.0, lower - 1 / 1000), min(1.0, upper + 1 / 1000)
+        self.sum += x
+        lower, upper = max(lower, self.sum / big_n), min(upper, 1 - (t - self.sum) / big_n)
+        upper = max(upper, lower)
+        lower, upper = max(lower, self.lower), min(upper, self.upper)
+        self.lower, self.upper = float(lower), float(upper)
+        mean = min((0.5 + self.sum) / (t + 1), 1.0)
+        self.squares += (x - mean) ** 2
+        self.variance = self.squares / (t + 1)
+        return t, self.lower, self.upper
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["binary", "uniform", "few", "constant"]),
+    st.integers(1, 400),
+    st.floats(-0.05, 0.05),
+)
+def test_the_faster_sequence_decides_as_the_whole_grid_did(seed, kind, size, offset):
+    """Issue 44, target 6: the sequence's update over the candidates not ruled out for good,
+    and a gate's looks deferred while provably undecided (``look``), give the bounds of the
+    whole grid's update at every value to the last bit, and so the same decision at every look."""
+    rng = np.random.default_rng(seed)
+    values = {
+        "binary": (rng.uniform(size=size) < rng.uniform()).astype(float),
+        "uniform": rng.uniform(size=size),
+        "few": rng.choice([0.0, 0.25, 0.5, 1.0], size=size),
+        "constant": np.full(size, 0.6),
+    }[kind]
+    bound = float(np.clip(values.mean() + offset, 0, 1))
+    reference, updated, looked = (
+        _WholeGrid(size, ALPHA),
+        ConfidenceSequence(size, ALPHA),
+        ConfidenceSequence(size, ALPHA),
+    )
+    for x in map(float, values):
+        expected = reference.update(x)
+        got = updated.update(x)
+        assert (got.n, got.lower, got.upper) == expected
+        seen = looked.look(x, bound)
+        if seen is None:
+            assert decide(Bounds(*expected), bound) is None
+        else:
+            assert (seen.n, seen.lower, seen.upper) == expected
+    final = looked.bounds()
+    assert (final.n, final.lower, final.upper) == expected

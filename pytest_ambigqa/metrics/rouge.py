@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from .nltk_parts import parts
 from .spec import MetricSpec, Scored, Scorer, percent
 from .text import split_sentences
 
@@ -28,17 +29,15 @@ class _MemoTokenizer:
     3,000 items, 512 entries hit exactly as often as 65,536."""
 
     def __init__(self) -> None:
-        from rouge_score import tokenizers
-
-        tokenize = tokenizers.DefaultTokenizer(use_stemmer=True).tokenize
+        tokenize = parts()["rouge_score.tokenizers"].DefaultTokenizer(use_stemmer=True).tokenize
         self.tokenize = lru_cache(maxsize=MEMO_SENTENCES)(tokenize)
 
 
 @lru_cache(maxsize=1)
 def _scorer() -> RougeScorer:
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer.RougeScorer(["rougeLsum"], use_stemmer=True, tokenizer=_MemoTokenizer())
+    """rouge-score's scorer, imported without NLTK's package ``__init__`` (``nltk_parts``)."""
+    scorer = parts()["rouge_score.rouge_scorer"].RougeScorer
+    return scorer(["rougeLsum"], use_stemmer=True, tokenizer=_MemoTokenizer())
 
 
 def sentence_lines(text: str) -> str:

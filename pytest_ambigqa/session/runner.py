@@ -6,11 +6,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import os
 import sys
 import threading
 import warnings
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +28,10 @@ from ..systems import System, from_object
 from .collection import ITEM_KEY
 from .deal import DEAL_INPUT, DealScheduling, deals, share
 from .run import HUB_INPUT, Run
+
+if TYPE_CHECKING:
+    from ..metrics.scoring import Scorers
+    from ..suites.base import Suite
 
 RUNNER_KEY: pytest.StashKey[Runner] = pytest.StashKey()
 PAYLOAD_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
@@ -52,6 +57,10 @@ class Runner:
         self._priming: batch.Priming | None = None  # batch judging's first phase (judge/batch.py)
         self._batch_checked = False  # the judge's batches looked for (collected, or sent and waited for)
         self._frozen = False  # the heap after collection is out of the garbage collector's walks
+        heavy = _scored_here(run)
+        self._preload = Preload(heavy, run.scorers) if heavy else None
+        if self._preload is not None:
+            self.evaluator.ready = self._preload.wait
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = session.items if self.run.dealt is None else share(session.items, *self.run.dealt)
@@ -233,6 +242,8 @@ class Runner:
         """
         run, scorers = self.run, self.run.scorers
         try:
+            if self._preload is not None:  # one thread imports at a time
+                self._preload.wait()
             if self._scoring is None:  # else the scoring workers import what they need
                 for loaded in run.loaded:
                     loaded.suite.warm(scorers)
@@ -309,8 +320,9 @@ class Runner:
         run breaks whoever imports it next in this process (a second session in one process,
         pytester's inline runs)."""
         self._close_scoring()
-        if self._warming is not None:
-            self._warming.join(timeout=120)
+        for thread in (self._warming, self._preload.thread if self._preload is not None else None):
+            if thread is not None:
+                thread.join(timeout=120)
         self.store.close()
         if self._frozen:  # collectable again: a second session in this process (pytester) frees them
             self._frozen = False
@@ -334,3 +346,45 @@ class Runner:
                 ),
                 stacklevel=2,
             )
+
+
+class Preload:
+    """The suites' heavy imports (``Suite.heavy``: ASQA's rouge-score and NLTK, seconds), made
+    by a background thread from the run's configuration on, so that they overlap collection
+    and the first system calls instead of following the first answer (issue 44, target 5).
+    Scoring waits for it (``Evaluator.ready``), so no scorer meets a module half imported.
+
+    A failure is left to the scorers: they import again, meet the same error and report it as
+    they did before (the item's "scoring failed: ..."); the thread itself says nothing.
+    """
+
+    def __init__(self, suites: list[Suite], scorers: Scorers) -> None:
+        self.thread = threading.Thread(target=self._import, args=(suites, scorers), name="ambigqa-preload")
+        self.thread.daemon = True
+        self.thread.start()
+
+    @staticmethod
+    def _import(suites: list[Suite], scorers: Scorers) -> None:
+        for suite in suites:
+            try:
+                suite.warm(scorers)
+            except Exception:  # noqa: BLE001 - met again, and reported, by the scorer that needs it
+                pass
+
+    def wait(self) -> None:
+        self.thread.join()
+
+
+def _scored_here(run: Run) -> list[Suite]:
+    """The suites with heavy imports that this process's own scorers will need: none on the
+    xdist controller (its workers score), in a collect-only or resumed run (it may score
+    nothing), or where a scoring pool's processes will score (``store/scoring.py`` starts one
+    for :data:`~..store.scoring.THRESHOLD` items ahead or more, and they import for themselves)."""
+    cfg, option = run.cfg, run.config.option
+    if option.collectonly or cfg.resume or (not run.in_worker and getattr(option, "dist", "no") != "no"):
+        return []
+    processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    pooled = scoring.pool_size(cfg.score_workers) >= 2 and len(run.items) // processes >= scoring.THRESHOLD
+    if cfg.concurrency > 1 and pooled:
+        return []
+    return [loaded.suite for loaded in run.loaded if loaded.suite.heavy(run.scorers)]

@@ -237,11 +237,11 @@ class SequentialGate:
                 continue
             if not math.isfinite(x):
                 continue
-            bounds = t.sequence.update(x)
+            bounds = t.sequence.look(x, t.bound)  # None: provably undecided (stats/sequential.py)
             assert t.trend is not None
             t.trend.add(self._asked[result.key], x)
-            decision = decide(bounds, t.bound)
-            if decision is None:
+            decision = decide(bounds, t.bound) if bounds is not None else None
+            if decision is None or bounds is None:
                 continue
             p = t.trend.p_toward(falling=decision == "pass")
             if p < self.alpha:

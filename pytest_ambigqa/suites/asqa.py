@@ -46,8 +46,13 @@ class Asqa(Suite):
         "`pytest-ambigqa data list` shows every source)"
     )
 
+    def heavy(self, scorers: Scorers) -> bool:
+        """ROUGE-Lsum's rouge-score and NLTK (whose ``__init__`` imports SciPy, scikit-learn
+        and pandas where installed): seconds, most of a 1-item run."""
+        return scorers.wants("rouge_lsum")
+
     def warm(self, scorers: Scorers) -> None:
-        if scorers.wants("rouge_lsum"):  # NLTK: sentences for ROUGE-Lsum
+        if self.heavy(scorers):  # NLTK: sentences for ROUGE-Lsum
             from ..metrics.rouge import rouge_lsum
 
             rouge_lsum("warm up", ["warm up"])

@@ -177,6 +177,11 @@ class Suite:
     def warm(self, scorers: Scorers) -> None:
         """Heavy imports its scorers need, once, before the first item is scored."""
 
+    def heavy(self, scorers: Scorers) -> bool:
+        """Whether :meth:`warm` has heavy imports to make for ``scorers`` (the runner then
+        starts them in the background as the run is configured)."""
+        return False
+
     def own_corpus_note(self, protocol: Setup, passages: int) -> str | None:
         """The caveat for a retriever that searches the suites' own files, not the papers' corpus."""
         if protocol.name != "open-retrieval":
