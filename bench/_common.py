@@ -22,6 +22,34 @@ if str(ROOT) not in sys.path:
 REAL_ASQA = ROOT.parent / "shared" / "data" / "asqa" / "asqa_dev_sample40.jsonl"
 
 
+# The scoring floor: ASQA's items scored in a bare loop (``python bare.py DATA METRICS``, METRICS
+# comma-separated, empty for every metric), the answers made first; prints the loop's seconds.
+BARE_SCORING = """
+import sys, time
+from pathlib import Path
+from pytest_ambigqa.schema import Answer
+from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
+
+suite = SUITES["asqa"]
+scorers = Scorers(metrics=frozenset(sys.argv[2].split(","))) if sys.argv[2] else Scorers()
+items = suite.load(Path(sys.argv[1]), LoadOptions()).items
+answers = [Answer(text=item.long_answers[0]) for item in items]
+suite.warm(scorers)
+started = time.perf_counter()
+for item, answer in zip(items, answers):
+    suite.score(item, answer, scorers)
+print(time.perf_counter() - started)
+"""
+
+
+def import_seconds(statement: str) -> float:
+    """``statement`` (an import) run in a fresh interpreter, timed by its own clock."""
+    code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+    return float(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    )
+
+
 def scaled(suite: str, n: int, directory: Path, source: Path | None = None) -> Path:
     """``n`` items for ``suite``: the bundled sample (or ``source``, JSON or JSON lines)
     repeated with fresh ids, in its own format."""

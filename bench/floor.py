@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import REAL_ASQA, arguments, run_pytest, scaled
+from _common import BARE_SCORING, REAL_ASQA, arguments, run_pytest, scaled
 
 from pytest_ambigqa.store.scoring import THRESHOLD, pool_size
 
@@ -52,23 +52,6 @@ import pytest
 @pytest.mark.parametrize("i", range(int(os.environ["AMBIGQA_BENCH_N"])))
 def test_item(i):
     pass
-"""
-
-BARE = """
-import sys, time
-from pathlib import Path
-from pytest_ambigqa.schema import Answer
-from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
-
-suite = SUITES["asqa"]
-scorers = Scorers(metrics=frozenset(sys.argv[2].split(","))) if sys.argv[2] else Scorers()
-items = suite.load(Path(sys.argv[1]), LoadOptions()).items
-answers = [Answer(text=item.long_answers[0]) for item in items]
-suite.warm(scorers)
-started = time.perf_counter()
-for item, answer in zip(items, answers):
-    suite.score(item, answer, scorers)
-print(time.perf_counter() - started)
 """
 
 READ = """
@@ -94,7 +77,7 @@ def main() -> None:
         root = Path(tmp)
         (root / "bench_system.py").write_text(SYSTEM)
         (root / "trivial_cases.py").write_text(TRIVIAL)
-        (root / "bare.py").write_text(BARE)
+        (root / "bare.py").write_text(BARE_SCORING)
         (root / "read.py").write_text(READ)
         source = REAL_ASQA if REAL_ASQA.exists() else None
         data = {n: scaled("asqa", n, root, source) for n in sorted(set(sizes) | set(resumed))}

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import arguments, median_of, run_pytest, scaled
+from _common import arguments, import_seconds, median_of, run_pytest, scaled
 
 from pytest_ambigqa.card.gold import reload
 from pytest_ambigqa.card.saved import read_card
@@ -35,14 +33,6 @@ def _seconds(fn) -> float:
     started = time.perf_counter()
     fn()
     return time.perf_counter() - started
-
-
-def _import_seconds() -> float:
-    """``import inspect_ai.log`` in a fresh interpreter, its own clock."""
-    code = "import time; t = time.perf_counter(); import inspect_ai.log; print(time.perf_counter() - t)"
-    return float(
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    )
 
 
 def main() -> None:
@@ -58,7 +48,7 @@ def main() -> None:
         full = dataclasses.replace(card, gold=gold, gold_absent=absent)
         out = directory / "logs"
 
-        imported = statistics.median(_import_seconds() for _ in range(args.runs))
+        imported = statistics.median(import_seconds("import inspect_ai.log") for _ in range(args.runs))
         read = median_of(
             args.runs, lambda: _seconds(lambda: reload(read_card(directory / "plain" / "scorecard.json")))
         )

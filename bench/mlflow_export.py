@@ -16,27 +16,14 @@ writes the scorecard and reports. Then, each the median of ``--runs``:
 from __future__ import annotations
 
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import arguments, median_of, run_pytest, scaled
+from _common import arguments, import_seconds, median_of, run_pytest, scaled
 
 from pytest_ambigqa.card.saved import read_card
 from pytest_ambigqa.report import mlflow_log, mlflow_target
-
-
-def _import_seconds() -> float:
-    """The MLflow client imported in a fresh interpreter, its own clock."""
-    code = (
-        "import time; t = time.perf_counter(); from mlflow.tracking import MlflowClient; "
-        "print(time.perf_counter() - t)"
-    )
-    return float(
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    )
 
 
 def main() -> None:
@@ -55,7 +42,9 @@ def main() -> None:
             assert failed is None, failed
             return time.perf_counter() - started
 
-        imported = statistics.median(_import_seconds() for _ in range(args.runs))
+        imported = statistics.median(
+            import_seconds("from mlflow.tracking import MlflowClient") for _ in range(args.runs)
+        )
         fresh = statistics.median(logged(f"fresh{i}.db") for i in range(args.runs))
         logged("existing.db")
         existing = median_of(args.runs, lambda: logged("existing.db"))

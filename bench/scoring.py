@@ -30,29 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import REAL_ASQA, arguments, run_pytest, scaled
+from _common import BARE_SCORING, REAL_ASQA, arguments, run_pytest, scaled
 
 from pytest_ambigqa.store.scoring import pool_size, usable_cores
 
 SYSTEM = """
 def answer(question, item):
     return item.long_answers[0]
-"""
-
-BARE = """
-import sys, time
-from pathlib import Path
-from pytest_ambigqa.schema import Answer
-from pytest_ambigqa.suites import SUITES, LoadOptions, Scorers
-
-suite, scorers = SUITES["asqa"], Scorers()
-items = suite.load(Path(sys.argv[1]), LoadOptions()).items
-answers = [Answer(text=item.long_answers[0]) for item in items]
-suite.warm(scorers)
-started = time.perf_counter()
-for item, answer in zip(items, answers):
-    suite.score(item, answer, scorers)
-print(time.perf_counter() - started)
 """
 
 
@@ -63,7 +47,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "bench_system.py").write_text(SYSTEM)
-        (root / "bare.py").write_text(BARE)
+        (root / "bare.py").write_text(BARE_SCORING)
         source = REAL_ASQA if REAL_ASQA.exists() else None
         big = scaled("asqa", args.items, root, source)
         small = scaled("asqa", args.small, root, source)
@@ -87,7 +71,10 @@ def main() -> None:
 
         def bare() -> float:
             out = subprocess.run(
-                [sys.executable, str(root / "bare.py"), str(big)], capture_output=True, text=True, check=True
+                [sys.executable, str(root / "bare.py"), str(big), ""],
+                capture_output=True,
+                text=True,
+                check=True,
             )
             return float(out.stdout.split()[-1])
 

@@ -14,8 +14,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,13 +21,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from fixtures.browser import CHROMIUM, LAUNCH_ARGS
+from fixtures.browser import loopback_page
+from fixtures.exports import KEY, LEAKY, LEAKY_RUN, recording_conftest
 from fixtures.process import ambig_run, run_pytest
+from fixtures.servers import answering
 from pytest_ambigqa import cli
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
-    from playwright.sync_api import Route
 
     from fixtures.storage import S3
 
@@ -39,36 +38,17 @@ inspect_log = pytest.importorskip(
 # Inspect's .eval members are zstd-compressed: zipfile reads them once this is imported
 pytest.importorskip("zipfile_zstd", reason="Inspect's .eval members are zstd-compressed")
 
-KEY = "sk-ambigqa-FAKE-0123456789abcdef"
-SYSTEM = f"""
-import os
-
-def answer(question, item):
-    if item.id == "con-03":
-        raise RuntimeError("boom: the server said 'bad key {KEY}'")
-    return item.long_answers[0] + " (asked with " + os.environ["OPENAI_API_KEY"] + ")"
-"""
-CONFTEST = """
-import sys
-
-def pytest_unconfigure(config):
-    report = config.getoption("--ambig-report")
-    if not report:
-        return
-    with open(report + ".modules", "w") as out:
-        out.write(" ".join(m for m in ("inspect_ai", "pytest_ambigqa.report.inspect_log") if m in sys.modules))
-"""
-RUN = ("--ambig-suite=march,asqa", "--ambig-system=leaky:answer", "--ambig-max-error-rate=1")
+CONFTEST = recording_conftest("inspect_ai", "pytest_ambigqa.report.inspect_log")
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two runs of the same system: ``exported`` with ``--ambig-export=inspect``, ``plain`` without."""
     root = tmp_path_factory.mktemp("inspect")
-    (root / "leaky.py").write_text(SYSTEM)
+    (root / "leaky.py").write_text(LEAKY)
     (root / "conftest.py").write_text(CONFTEST)
     for report, extra in (("exported", ["--ambig-export=inspect"]), ("plain", [])):
-        done = run_pytest(root, *RUN, f"--ambig-report={report}", *extra, env={"OPENAI_API_KEY": KEY})
+        done = run_pytest(root, *LEAKY_RUN, f"--ambig-report={report}", *extra, env={"OPENAI_API_KEY": KEY})
         assert (root / report / "scorecard.json").is_file(), done.stdout + done.stderr
     return root
 
@@ -185,7 +165,7 @@ def test_a_run_without_the_option_imports_none_of_inspect(runs: Path) -> None:
 
 
 def test_the_option_needs_a_report_directory(runs: Path) -> None:
-    done = run_pytest(runs, *RUN, "--ambig-export=inspect")
+    done = run_pytest(runs, *LEAKY_RUN, "--ambig-export=inspect")
     assert done.returncode == 4
     assert "--ambig-export: the exports are written into --ambig-report's directory" in done.stderr
 
@@ -220,17 +200,7 @@ def inspect_view(runs: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=2) as reply:
-                    assert reply.status == 200
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    server.kill()
-                    pytest.fail(f"inspect view did not answer on {url}: {server.communicate()[0]!r}")
-                time.sleep(0.2)
+        answering(url, server, within=60)
         yield url
     finally:
         server.terminate()
@@ -245,23 +215,7 @@ def test_inspect_view_shows_the_suite_and_its_scores(runs: Path, browser, inspec
     item = next(
         i for i in card["items"] if i["suite"] == "march" and i["status"] == "ok" and i["scores"]["str_em"]
     )
-    # The harness's Chromium resolves no host at all; this one resolves 127.0.0.1 alone, for the
-    # viewer's server, behind the same routing that aborts every other request.
-    args = [a for a in LAUNCH_ARGS if not a.startswith("--host-resolver-rules")]
-    loopback = browser.browser_type.launch(
-        executable_path=CHROMIUM, args=[*args, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
-    )
-    context = loopback.new_context(service_workers="block")
-    outside: list[str] = []
-
-    def refuse(route: Route) -> None:
-        outside.append(route.request.url)
-        route.abort("blockedbyclient")
-
-    context.route(lambda url: not url.startswith((inspect_view, "data:", "blob:", "about:")), refuse)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(90000)  # the viewer's first load, on a loaded 2-core machine
+    with loopback_page(browser, inspect_view) as (page, outside):
         page.goto(inspect_view)
         page.get_by_text("ambigqa-march").first.click()
         mean, score = f"{march['metrics']['str_em']['mean']:.3f}", str(item["scores"]["str_em"])
@@ -271,8 +225,6 @@ def test_inspect_view_shows_the_suite_and_its_scores(runs: Path, browser, inspec
         shown = page.inner_text("body")
         assert "ambigqa-march" in shown and "str_em" in shown and mean in shown, shown[:3000]
         assert score in shown, shown[:3000]  # the sample's score, as the log holds it
-    finally:
-        loopback.close()
     assert outside == []
 
 

@@ -17,46 +17,30 @@ import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from fixtures.browser import CHROMIUM, LAUNCH_ARGS
+from fixtures.browser import loopback_page
+from fixtures.exports import KEY, LEAKY, LEAKY_RUN, recording_conftest
 from fixtures.process import ambig_run, run_pytest
+from fixtures.servers import answering
 from pytest_ambigqa import cli
 from pytest_ambigqa.card.saved import read_card
 
-if TYPE_CHECKING:
-    from playwright.sync_api import Route
-
 mlflow = pytest.importorskip("mlflow", reason="the [mlflow] extra: pip install 'pytest-ambigqa[mlflow]'")
-from mlflow.tracking import MlflowClient  # noqa: E402 - after the skip above
+from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore  # noqa: E402 - after the skip above
+from mlflow.tracking import MlflowClient  # noqa: E402
 
 from pytest_ambigqa.report import mlflow_log, mlflow_target  # noqa: E402 - imports MLflow
 
-KEY = "sk-ambigqa-FAKE-0123456789abcdef"
-SYSTEM = f"""
-import os
-
-def answer(question, item):
-    if item.id == "con-03":
-        raise RuntimeError("boom: the server said 'bad key {KEY}'")
-    return item.long_answers[0] + " (asked with " + os.environ["OPENAI_API_KEY"] + ")"
-"""
-CONFTEST = """
-import sys
-
-def pytest_unconfigure(config):
-    report = config.getoption("--ambig-report")
-    if report:
-        with open(report + ".modules", "w") as out:
-            out.write(" ".join(m for m in ("mlflow", "pytest_ambigqa.report.mlflow_log") if m in sys.modules))
-"""
-RUN = ("--ambig-suite=march,asqa", "--ambig-system=leaky:answer", "--ambig-max-error-rate=1")
+# MLflow's SQLite store (SQLAlchemy, Alembic) is imported above, up front: pytester's in-process
+# runs drop what they imported, and a second SQLAlchemy beside the one MLflow keeps failed
+# ("'InternalTraversal' object is not callable"), as fixtures/process.py says of others.
+assert SqlAlchemyStore
+CONFTEST = recording_conftest("mlflow", "pytest_ambigqa.report.mlflow_log")
 CLEAN = {"OPENAI_API_KEY": KEY, "MLFLOW_TRACKING_URI": "", "MLFLOW_EXPERIMENT_NAME": ""}
 
 
@@ -81,9 +65,9 @@ class Logged:
 def logged(tmp_path_factory: pytest.TempPathFactory) -> Logged:
     """The run with ``--ambig-mlflow`` alone: the default store, mlflow.db in the rootdir."""
     root = tmp_path_factory.mktemp("mlflow")
-    (root / "leaky.py").write_text(SYSTEM)
+    (root / "leaky.py").write_text(LEAKY)
     (root / "conftest.py").write_text(CONFTEST)
-    done = run_pytest(root, *RUN, "--ambig-report=logged", "--ambig-mlflow", env=CLEAN)
+    done = run_pytest(root, *LEAKY_RUN, "--ambig-report=logged", "--ambig-mlflow", env=CLEAN)
     assert (root / "logged" / "scorecard.json").is_file(), done.stdout + done.stderr
     assert "MLflow" not in done.stdout + done.stderr  # no warning, no MLflow log line
     return Logged(root, done.returncode, json.loads((root / "logged" / "scorecard.json").read_text()))
@@ -241,9 +225,9 @@ def test_a_dead_server_warns_once_and_changes_nothing(
     """A tracking server that does not answer: one warning, the same exit status and the same
     scorecard as the run that logged."""
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    pytester.makepyfile(leaky=SYSTEM)
+    pytester.makepyfile(leaky=LEAKY)
     dead = f"--ambig-mlflow=http://127.0.0.1:{_free_port()}"
-    result, card = ambig_run(pytester, *RUN, dead)
+    result, card = ambig_run(pytester, *LEAKY_RUN, dead)
     assert result.ret == logged.returncode
     result.assert_outcomes(passed=22, errors=1, warnings=1)
     warned = [line for line in result.outlines if "could not log the run to MLflow" in line]
@@ -339,17 +323,7 @@ def mlflow_ui(request: pytest.FixtureRequest) -> Iterator[tuple[str, Logged]]:
     )
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 180  # 50 s to start on a loaded 2-core machine
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=5) as reply:
-                    assert reply.status == 200
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    os.killpg(server.pid, 9)
-                    pytest.fail(f"mlflow ui did not answer on {url}: {server.communicate()[0]!r}")
-                time.sleep(0.5)
+        answering(url, server, within=180)  # 50 s to start on a loaded 2-core machine
         yield url, logged
     finally:
         if server.poll() is None:
@@ -363,23 +337,7 @@ def test_the_mlflow_ui_shows_the_run_and_its_metrics(mlflow_ui: tuple[str, Logge
     url, logged = mlflow_ui
     run = logged.run()
     mean = logged.card["suites"][0]["metrics"]["str_em"]["mean"]
-    # The harness's Chromium resolves no host at all; this one resolves 127.0.0.1 alone, for the
-    # UI's server, behind the same routing that aborts every other request.
-    args = [a for a in LAUNCH_ARGS if not a.startswith("--host-resolver-rules")]
-    loopback = browser.browser_type.launch(
-        executable_path=CHROMIUM, args=[*args, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
-    )
-    context = loopback.new_context(service_workers="block")
-    outside: list[str] = []
-
-    def refuse(route: Route) -> None:
-        outside.append(route.request.url)
-        route.abort("blockedbyclient")
-
-    context.route(lambda asked: not asked.startswith((url, "data:", "blob:", "about:")), refuse)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(90000)  # the UI's first load, on a loaded 2-core machine
+    with loopback_page(browser, url) as (page, outside):
         page.goto(f"{url}#/experiments/{run.info.experiment_id}/runs/{run.info.run_id}")
         # The UI renders its panels as the run's parts arrive: wait for each before reading the page.
         for text in ("march,asqa leaky:answer", "march/str_em"):
@@ -388,8 +346,6 @@ def test_the_mlflow_ui_shows_the_run_and_its_metrics(mlflow_ui: tuple[str, Logge
         shown = lines[lines.index("march/str_em") + 1]
         decimals = len(shown.partition(".")[2])
         assert float(shown) == round(mean, decimals), (shown, mean)
-    finally:
-        loopback.close()
     assert outside == []
 
 
