@@ -31,15 +31,14 @@ from pytest_ambigqa import cli
 from pytest_ambigqa.card.saved import read_card
 
 mlflow = pytest.importorskip("mlflow", reason="the [mlflow] extra: pip install 'pytest-ambigqa[mlflow]'")
-from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore  # noqa: E402 - after the skip above
-from mlflow.tracking import MlflowClient  # noqa: E402
+# MLflow's SQLite store (SQLAlchemy, Alembic), imported up front: pytester's in-process runs drop
+# what they imported, and a second SQLAlchemy beside the one MLflow keeps failed
+# ("'InternalTraversal' object is not callable"), as fixtures/process.py says of others.
+pytest.importorskip("mlflow.store.tracking.sqlalchemy_store", reason="the [mlflow] extra's SQLAlchemy")
+from mlflow.tracking import MlflowClient  # noqa: E402 - after the skips above
 
 from pytest_ambigqa.report import mlflow_log, mlflow_target  # noqa: E402 - imports MLflow
 
-# MLflow's SQLite store (SQLAlchemy, Alembic) is imported above, up front: pytester's in-process
-# runs drop what they imported, and a second SQLAlchemy beside the one MLflow keeps failed
-# ("'InternalTraversal' object is not callable"), as fixtures/process.py says of others.
-assert SqlAlchemyStore
 CONFTEST = recording_conftest("mlflow", "pytest_ambigqa.report.mlflow_log")
 CLEAN = {"OPENAI_API_KEY": KEY, "MLFLOW_TRACKING_URI": "", "MLFLOW_EXPERIMENT_NAME": ""}
 
