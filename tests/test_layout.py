@@ -134,6 +134,30 @@ def test_no_module_outside_executors_imports_ray():
     assert outside == []
 
 
+def test_ray_is_imported_by_ray_api_alone():
+    """Python lets a thread import a submodule of a package that another thread is still
+    initializing, and Ray's package and its Cython core import each other: a system call's
+    ``from ray.exceptions import RayError`` met the cluster thread's ``import ray`` half done,
+    and Ray could not start ("cannot import name RayActorError", a CI run). Every import of
+    Ray goes through ``pool.ray_api``, which imports it whole, one thread at a time."""
+    places = []
+    for path in (PACKAGE / "executors" / "ray").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        allowed = {
+            id(node)
+            for function in ast.walk(tree)
+            if isinstance(function, ast.FunctionDef) and function.name == "ray_api"
+            for node in ast.walk(function)
+        }
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            if any(n == "ray" or n.startswith("ray.") for n in names) and id(node) not in allowed:
+                places.append(f"{path.name}:{node.lineno}")
+    assert places == []
+
+
 def test_statistics_import_nothing_of_the_package_but_themselves():
     """``stats/`` is pure statistics over numbers and arrays (issue 42, section 3): the
     scorecard model calls it, rendering reads the model, and nothing runs the other way, not

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...errors import ActorUnavailable, ScorerUnavailable
 from ...models.reader import Decoding, HFReader
-from .pool import ActorPool, Cluster
+from .pool import ActorPool, Cluster, ray_api
 
 
 class _ReaderActor:
@@ -131,13 +131,11 @@ class _EmbedderHandle:
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> Any:
-        import ray
-        from ray.exceptions import RayActorError
-
+        ray = ray_api()
         if self._local is None:
             try:
                 return ray.get(self.actor.encode.remote(list(texts)))
-            except RayActorError:
+            except ray.exceptions.RayActorError:
                 with self._lock:
                     if self._local is None:
                         from ...retrieval.dense import Embedder

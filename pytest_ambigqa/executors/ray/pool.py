@@ -33,6 +33,21 @@ from ...errors import ActorUnavailable
 from ...output import excerpt, scrub
 from ...schema import safe_str
 
+_IMPORTING = threading.Lock()
+
+
+def ray_api() -> Any:
+    """Ray, with ``ray.exceptions``, imported by one thread at a time, as every Ray import of
+    this package is. Python lets a thread import a submodule of a package that another thread
+    is still initializing, and Ray's package and its Cython core (``ray._raylet``) import each
+    other: a system call's ``from ray.exceptions import RayError`` met the cluster thread's
+    ``import ray`` half done, and Ray could not start ("cannot import name RayActorError")."""
+    with _IMPORTING:
+        import ray
+        import ray.exceptions
+    return ray
+
+
 LOST = "the Ray actor running this item was lost"  # the start of a lost call's error
 # "0": Ray's nodes take 127.0.0.1 as their address (as on macOS and Windows), so a cluster of
 # the run's own listens on the loopback only; read when Ray is imported, and by its processes.
@@ -107,8 +122,7 @@ class Cluster:
     def _keep(self) -> None:
         started = False
         try:
-            import ray
-
+            ray = ray_api()
             if not ray.is_initialized():
                 if self.loopback:
                     keep_on_loopback()
@@ -125,14 +139,10 @@ class Cluster:
             self._up.set()
         self._closing.wait()
         if started:
-            import ray
-
-            ray.shutdown()
+            ray_api().shutdown()
 
     def resources(self) -> dict[str, float]:
-        import ray
-
-        return {k: float(v) for k, v in ray.cluster_resources().items()}
+        return {k: float(v) for k, v in ray_api().cluster_resources().items()}
 
     def close(self) -> None:
         """Ray is let go (a cluster this run started stops), from the thread that started it."""
@@ -175,8 +185,7 @@ def _host_port(address: str) -> tuple[str | None, int | None]:
 def keep_on_loopback() -> None:
     """Ray's nodes on 127.0.0.1 even when something imported Ray before :class:`Cluster` set
     ``LOOPBACK`` (Ray reads it once, at import)."""
-    from ray._private import ray_constants
-
+    ray_constants = ray_api()._private.ray_constants
     if getattr(ray_constants, "ENABLE_RAY_CLUSTER", False):
         ray_constants.ENABLE_RAY_CLUSTER = False
 
@@ -219,9 +228,7 @@ class ActorPool:
         try:
             self.cluster.connect()
             self._check_fit()
-            import ray
-
-            self._remote: Any = ray.remote(self.cls)
+            self._remote: Any = ray_api().remote(self.cls)
             self._actors = [self._new() for _ in range(self.count)]
         except ActorUnavailable as exc:
             self._error = str(exc)
@@ -253,7 +260,7 @@ class ActorPool:
     def _wait_ready(self, actors: list[Any]) -> list[bool]:
         """Which of ``actors`` were placed and constructed within ``READY_S`` (a constructor
         that raised counts as not ready; its reason is kept)."""
-        import ray
+        ray = ray_api()
 
         pings = {actor.__ray_ready__.remote(): i for i, actor in enumerate(actors)}
         done, _ = ray.wait(list(pings), num_returns=len(pings), timeout=READY_S)
@@ -308,12 +315,10 @@ class ActorPool:
             slot = min(free, key=self._load.__getitem__)
             self._load[slot] += 1
             actor = self._actors[slot]
-        import ray
-        from ray.exceptions import RayActorError
-
+        ray = ray_api()
         try:
             return ray.get(getattr(actor, method).remote(*args))
-        except RayActorError as exc:
+        except ray.exceptions.RayActorError as exc:
             reason = ray_reason(exc)
             replaced = self._replace(slot, actor)
             raise ActorUnavailable(f"{LOST} ({reason}); {replaced}") from None
@@ -365,10 +370,8 @@ class ActorPool:
 def _kill(actor: Any) -> None:
     if actor is None:
         return
-    import ray
-
     try:
-        ray.kill(actor, no_restart=True)
+        ray_api().kill(actor, no_restart=True)
     except Exception:  # noqa: BLE001 - gone already
         pass
 

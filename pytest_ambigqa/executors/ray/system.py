@@ -19,7 +19,7 @@ from typing import Any
 from ...errors import ActorUnavailable, SystemFailure
 from ...schema import AmbigItem
 from ...telemetry import active, continued
-from .pool import ActorPool, Cluster, RayConfig, ray_reason
+from .pool import ActorPool, Cluster, RayConfig, ray_api, ray_reason
 
 
 class _SystemActor:
@@ -45,11 +45,9 @@ class _SystemActor:
         ``traceparent``: the run's ``invoke_agent`` span (``--ambig-otel``), which the call
         continues (``telemetry.continued``)."""
         if retriever:
-            import ray
-
             ref = retriever[0]
             if ref.hex() not in self._retrievers:
-                self._retrievers[ref.hex()] = ray.get(ref)
+                self._retrievers[ref.hex()] = ray_api().get(ref)
             extras = extras | {"retriever": self._retrievers[ref.hex()]}
         try:
             with continued(traceparent):
@@ -78,15 +76,14 @@ class RemoteSystem:
         self._retriever: tuple[Any, Any] | None = None  # the run's retriever and its object ref
 
     def call(self, item: AmbigItem, timeout: float | None, extras: Mapping[str, Any]) -> Any:
-        from ray.exceptions import RayError
-
+        ray = ray_api()
         sent = {k: v for k, v in extras.items() if k != "retriever"}
         try:
             shared = self._shared(extras.get("retriever"))
             outcome = self.pool.call("call", item, timeout, sent, shared, active().traceparent())
         except ActorUnavailable as exc:
             raise SystemFailure(str(exc)) from None
-        except RayError as exc:  # the output could not travel back (not picklable), or the like
+        except ray.exceptions.RayError as exc:  # the output could not travel back (not picklable), say
             reason = ray_reason(exc)
             raise SystemFailure(f"the Ray actor could not return this item's answer: {reason}") from None
         if outcome[0] == "ok":
@@ -97,8 +94,7 @@ class RemoteSystem:
         """[the retriever's object ref], put in Ray's object store once; [] for none."""
         if retriever is None:
             return []
-        import ray
-
+        ray = ray_api()
         self.pool.cluster.connect()  # else ray.put would start a cluster of its own, here
         with self._lock:
             if self._retriever is None or self._retriever[0] is not retriever:
