@@ -134,27 +134,40 @@ def test_no_module_outside_executors_imports_ray():
     assert outside == []
 
 
-def test_ray_is_imported_by_ray_api_alone():
+# The packages that threads of a run may import at once, each imported by one function only.
+ONE_IMPORTER = {"ray": "ray_api", "transformers": "import_offline", "sentence_transformers": "import_offline"}
+
+
+def test_packages_that_threads_import_at_once_are_imported_in_one_place():
     """Python lets a thread import a submodule of a package that another thread is still
-    initializing, and Ray's package and its Cython core import each other: a system call's
-    ``from ray.exceptions import RayError`` met the cluster thread's ``import ray`` half done,
-    and Ray could not start ("cannot import name RayActorError", a CI run). Every import of
-    Ray goes through ``pool.ray_api``, which imports it whole, one thread at a time."""
+    initializing. Ray's package and its Cython core import each other: a system call's ``from
+    ray.exceptions import RayError`` met the cluster thread's ``import ray`` half done, and Ray
+    could not start ("cannot import name RayActorError", a CI run); the reader's ``from
+    transformers import ...`` beside the embedder's ``import sentence_transformers`` failed the
+    same way. Each is imported whole, one thread at a time, by the function named here (the
+    names a lazy ``import_offline`` gets: ``from ...`` of ``TYPE_CHECKING`` alone aside)."""
     places = []
-    for path in (PACKAGE / "executors" / "ray").rglob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        allowed = {
-            id(node)
+        inside = {
+            id(node): function.name
             for function in ast.walk(tree)
-            if isinstance(function, ast.FunctionDef) and function.name == "ray_api"
+            if isinstance(function, ast.FunctionDef) and function.name in ONE_IMPORTER.values()
             for node in ast.walk(function)
+        }
+        typing_only = {
+            id(node)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for node in ast.walk(block)
         }
         for node in ast.walk(tree):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and not node.level:
                 names = [node.module or ""]
-            if any(n == "ray" or n.startswith("ray.") for n in names) and id(node) not in allowed:
-                places.append(f"{path.name}:{node.lineno}")
+            for top in {n.partition(".")[0] for n in names} & set(ONE_IMPORTER):
+                if id(node) not in typing_only and inside.get(id(node)) != ONE_IMPORTER[top]:
+                    places.append(f"{path.relative_to(PACKAGE)}:{node.lineno} imports {top}")
     assert places == []
 
 

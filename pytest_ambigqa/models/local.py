@@ -3,9 +3,12 @@ on the device ``--ambig-device`` picks."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+import threading
 from pathlib import Path
+from typing import Any
 
 from ..errors import DeviceUnavailable
 from ..options import refuse
@@ -24,15 +27,26 @@ def find_local_model(spec: str) -> Path | None:
         return None
 
 
-def offline_transformers() -> None:
-    """Before loading any Hugging Face model: no network, no progress bars, errors only."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from transformers.utils import logging as hf_logging
+_IMPORTING = threading.Lock()
 
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
+
+def import_offline(module: str, *names: str) -> list[Any]:
+    """``names`` from ``module`` (``transformers``, ``sentence_transformers``), imported for
+    loading a model: no network, no progress bars, errors only. One thread at a time, a lazy
+    module's names included: Python lets a thread import a submodule of a package another
+    thread is still initializing, and the reader's ``from transformers import AutoTokenizer``
+    beside the embedder's ``import sentence_transformers`` (which imports transformers) failed
+    for as long as that import took ("cannot import name 'AutoModelForQuestionAnswering'")."""
+    with _IMPORTING:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        imported = importlib.import_module(module)
+        return [getattr(imported, name) for name in names]
 
 
 DEVICE_SPEC = re.compile(r"auto|cpu|cuda(:\d+)?")

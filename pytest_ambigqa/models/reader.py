@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .batch import Deferrals
-from .local import offline_transformers, pick_device
+from .local import import_offline, pick_device
 from .usage import Usage
 
 if TYPE_CHECKING:  # numpy is imported where a reader decodes: a run without one never loads it
@@ -311,11 +311,9 @@ class HFReader:
             return self._model
 
     def _load(self) -> tuple[Any, Any]:
-        offline_transformers()
-        from transformers import AutoModelForQuestionAnswering, AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
-        model = AutoModelForQuestionAnswering.from_pretrained(str(self.path), local_files_only=True)
+        tokenizers, models = import_offline("transformers", "AutoTokenizer", "AutoModelForQuestionAnswering")
+        tokenizer = tokenizers.from_pretrained(str(self.path), local_files_only=True)
+        model = models.from_pretrained(str(self.path), local_files_only=True)
         model.to(self.device).eval()
         self.batcher.max_rows = GPU_BATCH_ROWS if self.device.startswith("cuda") else 1
         return tokenizer, model

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ModelNotFound
-from ..models.local import find_local_model, offline_transformers, pick_device
+from ..models.local import find_local_model, import_offline, pick_device
 from ..schema import Passage
 from ..suites.records import file_sha256
 from .cache import fingerprint
@@ -80,10 +80,9 @@ class Embedder:
 
     @cached_property
     def model(self) -> SentenceTransformer:
-        offline_transformers()
-        from sentence_transformers import SentenceTransformer
-
-        return SentenceTransformer(str(self.path), device=pick_device(self.device_spec))
+        [cls] = import_offline("sentence_transformers", "SentenceTransformer")
+        model: SentenceTransformer = cls(str(self.path), device=pick_device(self.device_spec))
+        return model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(
