@@ -203,7 +203,7 @@ def answer(question, item):
 
 
 def scaled_asqa(path: Path, n: int) -> Path:
-    """``n`` ASQA items: the bundled sample repeated with fresh ids (the pool starts at 200)."""
+    """``n`` ASQA items: the bundled sample repeated with fresh ids."""
     records = json.loads(SUITES["asqa"].sample_path().read_text(encoding="utf-8"))
     out = []
     for i in range(n):
@@ -215,12 +215,18 @@ def scaled_asqa(path: Path, n: int) -> Path:
     return data
 
 
+STARTS_AT = scoring.THRESHOLD  # the pool's threshold, as a run in a process of its own has it
+LOWERED = 20  # the threshold of the runs made in this process: 60 items start the pool as 540 do
+
+
 @pytest.fixture
 def many(pytester, monkeypatch):
+    """Items enough to start the pool, for a run in this process (its threshold lowered)."""
     pytester.makepyfile(mysys=SYSTEM)
     monkeypatch.delenv("KILL_AT", raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
-    return scaled_asqa(pytester.path, scoring.THRESHOLD + 40)
+    monkeypatch.setattr(scoring, "THRESHOLD", LOWERED)
+    return scaled_asqa(pytester.path, LOWERED + 40)
 
 
 def options(data: Path, *extra: str) -> list[str]:
@@ -311,6 +317,7 @@ def test_a_killed_worker_costs_no_item_and_no_hang(pytester, many, monkeypatch):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_ctrl_c_stops_a_pooled_run_promptly_and_leaves_no_process(pytester, many):
+    many = scaled_asqa(pytester.path, STARTS_AT + 40)  # a process of its own: the threshold as ever
     env = {**os.environ, "SLEEP": "0.5", "PYTEST_ADDOPTS": QUIET}
     interruptible = (  # Ctrl-C as a terminal sends it (see test_plugin_runs.py)
         "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "

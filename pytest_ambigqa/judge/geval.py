@@ -186,7 +186,7 @@ def load_geval() -> tuple[Any, Any, Any]:
     try:
         from deepeval.test_case import SingleTurnParams as Params
     except ImportError:  # deepeval < 4
-        from deepeval.test_case import LLMTestCaseParams as Params  # type: ignore[no-redef]
+        from deepeval.test_case import LLMTestCaseParams as Params
     _model_class()
     return GEval, LLMTestCase, Params
 
