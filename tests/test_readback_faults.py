@@ -29,7 +29,7 @@ from pytest_ambigqa.card.scorecard import MetricSummary, SuiteCard
 from pytest_ambigqa.cli import main as cli
 from pytest_ambigqa.errors import ScorecardError
 from pytest_ambigqa.output import scrub, sent_url
-from pytest_ambigqa.suites import SUITES
+from pytest_ambigqa.suites import SUITES, LoadOptions
 
 MARCH = SUITES["march"].sample_path()
 
@@ -480,7 +480,7 @@ def test_an_answer_of_megabytes_is_cut_in_every_report_and_scored_whole(pytester
     extra = (
         ["--ambig-protocol=interactive", "--ambig-costs=0:0.1", "--ambig-limit=2"]
         if mode == "interactive"
-        else []
+        else ["--ambig-limit=4"]  # each item is scored whole: 400,000 words
     )
     result, card = ambig_run(
         pytester,
@@ -504,13 +504,15 @@ def test_an_answer_of_megabytes_is_cut_in_every_report_and_scored_whole(pytester
     assert (pytester.path / "report" / "report.html").stat().st_size < per_item * n + 200_000
     if mode == "single-shot":
         item = card["items"][0]
+        questions = {i.id: i.question for i in SUITES["march"].load(None, LoadOptions()).items}
+        question = questions[item["item_id"]]
         assert item["details"]["cut"] == {
-            "answer.text": 2_000_000 + len(json.loads(MARCH.read_text())[0]["question"]) + 1,
+            "answer.text": 2_000_000 + len(question) + 1,
             "answer.metadata.steps": 5000,
             "answer.metadata.blob": 2_000_000,
         }
         assert item["answer"]["text"].endswith("characters, the first 65,536 kept (--ambig-max-text)]")
-        assert item["scores"]["length"] == 400_000 + len(json.loads(MARCH.read_text())[0]["question"].split())
+        assert item["scores"]["length"] == 400_000 + len(question.split())
     else:
         turns = [t["text"] for i in card["items"] for t in i["details"]["transcript"]]
         assert any("(--ambig-max-text)]" in t for t in turns) and max(map(len, turns)) < 66_000
