@@ -304,8 +304,7 @@ class Evaluator:
                 item, system, lambda: _with_action(*system.turn(item, cfg.timeout, extras, allowed))
             )
         answer = asked.answer
-        failure = {"error": asked.error, "calls": asked.calls}
-        payload = clean(answer.to_dict() if answer else failure, secrets=True)  # no key reaches the disk
+        payload = answer.to_dict() if answer else {"error": asked.error, "calls": asked.calls}
         self.store.run(lambda store: store.put(key, run_id, "ok" if answer else "error", payload))
         return asked
 

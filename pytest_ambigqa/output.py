@@ -152,10 +152,9 @@ class _Scrubber:
     # does not ("ı", "ſ", "İ" and the Kelvin sign): without them, lower() finds what re would.
     _FOLDS = re.compile("[\u0130\u0131\u017f\u212a]")
 
-    def __init__(self) -> None:
-        self.values = _secret_values()
-        short, self.words = _sent_words()
-        looked_for = [*self.values, *short]
+    def __init__(self, values: list[str], short: list[str], words: re.Pattern[str] | None) -> None:
+        self.values, self.short, self.words = values, short, words
+        looked_for = [*values, *short]
         self.quick = tuple(looked_for)
         # In JSON text a value's quotes and backslashes stand escaped.
         self.in_json = tuple({*looked_for, *(json.dumps(v, ensure_ascii=False)[1:-1] for v in looked_for)})
@@ -179,6 +178,22 @@ class _Scrubber:
         for pattern, replacement in _PATTERNS:
             text = pattern.sub(replacement, text)
         return text
+
+
+def _scrubber() -> _Scrubber:
+    """The :class:`_Scrubber` of the credentials known now, made again only when the
+    environment's or the sent ones changed: every string the plugin writes is scrubbed, and
+    making one per record (its JSON forms of each credential) was a cost of every item."""
+    values = _secret_values()
+    short, words = _sent_words()
+    known = _SCRUBBER[0] if _SCRUBBER else None
+    if known is None or known.values is not values or known.short is not short or known.words is not words:
+        known = _Scrubber(values, short, words)
+        _SCRUBBER[:] = [known]
+    return known
+
+
+_SCRUBBER: list[_Scrubber] = []  # the last one made (:func:`_scrubber`)
 
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -273,7 +288,7 @@ def scrub(text: str) -> str:
     Bearer ...``); OpenAI-style ``sk-`` keys; credentials in URLs and key-like query
     parameters. Ordinary words ("prior authorization: required") are left alone.
     """
-    return _Scrubber()(text)
+    return _scrubber()(text)
 
 
 def clean_text(text: str) -> str:
@@ -334,7 +349,7 @@ def escape_controls(text: str, *, one_line: bool = True) -> str:
 def clean(value: Any, *, secrets: bool = False) -> Any:
     """A JSON-able value with non-finite floats as strings and every string encodable (and,
     with ``secrets``, scrubbed)."""
-    return _clean(value, _Scrubber() if secrets else None)
+    return _clean(value, _scrubber() if secrets else None)
 
 
 def _clean(value: Any, scrubber: _Scrubber | None) -> Any:
@@ -359,7 +374,7 @@ def _key(key: Any) -> str:
 
 def json_text(value: Any, **kwargs: Any) -> str:
     """Standard JSON (no NaN), valid UTF-8, every string scrubbed before it is encoded."""
-    return _encoded(value, _Scrubber(), **kwargs)
+    return _encoded(value, _scrubber(), **kwargs)
 
 
 def _encoded(value: Any, scrubber: _Scrubber, **kwargs: Any) -> str:
@@ -372,9 +387,11 @@ def _encoded(value: Any, scrubber: _Scrubber, **kwargs: Any) -> str:
     """
     try:
         plain = json.dumps(value, allow_nan=False, ensure_ascii=False)
-        plain.encode("utf-8")
+        ascii_ = plain.isascii()  # then it is the ASCII encoding too, and valid UTF-8
+        if not ascii_:
+            plain.encode("utf-8")
         if not scrubber.might_hold(plain, scrubber.in_json):
-            same = kwargs == {"ensure_ascii": False}
+            same = kwargs == {"ensure_ascii": False} or (ascii_ and not kwargs)
             return plain if same else json.dumps(value, allow_nan=False, **kwargs)
     except (TypeError, ValueError):
         pass
@@ -395,7 +412,7 @@ def json_chunks(value: dict[str, Any], rows: str = "items") -> Iterator[str]:
     Fast, because the rows are nearly all of a scorecard and ``json`` encodes indented output
     in pure Python: each row is encoded compactly, by :func:`_encoded`.
     """
-    scrubber = _Scrubber()
+    scrubber = _scrubber()
     if not value:
         yield "{}"
         return

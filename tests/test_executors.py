@@ -111,15 +111,20 @@ def test_a_system_error_through_an_executor_keeps_the_system_trace():
     """A failure handed back through the executor's future is the system's own: its trace shows
     the system's frames, not the future's (``Future.result`` re-raising would add its own)."""
     from pytest_ambigqa.errors import SystemFailure
+    from pytest_ambigqa.executors import Executor
     from pytest_ambigqa.executors.local import LocalExecutor
     from pytest_ambigqa.suites import SUITES, LoadOptions
     from pytest_ambigqa.systems.call import from_object
+
+    class Inline(Executor):  # the local executor's futures, without its shortcut past them
+        name = "inline"
+        submit = LocalExecutor.submit
 
     def refusing(question):
         raise ValueError("no answer for this one")
 
     item = SUITES["march"].load(None, LoadOptions()).items[0]
-    system = LocalExecutor().through(from_object(refusing, "refusing"))
+    system = Inline().through(from_object(refusing, "refusing"))
     with pytest.raises(SystemFailure) as failed:
         system.answer(item, None)
     assert failed.value.trace is not None

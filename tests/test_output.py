@@ -44,7 +44,7 @@ def test_the_quick_look_never_skips_a_credential(text):
 
 def _walked(value, **kwargs) -> str:
     """json_text the long way: every string of ``value`` cleaned and scrubbed, then encoded."""
-    return json.dumps(output._clean(value, output._Scrubber()), allow_nan=False, **kwargs)
+    return json.dumps(output._clean(value, output._scrubber()), allow_nan=False, **kwargs)
 
 
 values = st.one_of(texts, st.floats(), st.booleans(), st.none(), st.integers())

@@ -6,9 +6,12 @@ run without this option always did; the system's timeout is the call adapter's
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import Call, Executor
+
+if TYPE_CHECKING:
+    from ..systems import System
 
 
 class LocalExecutor(Executor):
@@ -21,6 +24,11 @@ class LocalExecutor(Executor):
         except BaseException as exc:  # noqa: BLE001 - the system's, Ctrl-C too: result() raises it again
             done.set_exception(exc)
         return done
+
+    def through(self, system: System) -> System:
+        """``system`` itself: its calls run where they are made, as :meth:`submit` runs them,
+        without a future for each (a cost of every item, issue 44)."""
+        return system
 
     def shown(self) -> str | None:
         return None  # the header says nothing of the default

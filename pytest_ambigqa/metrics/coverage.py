@@ -30,14 +30,17 @@ def present(short_answers: Sequence[str], context: str) -> bool:
 def found(short_answers: Sequence[str], text: Normalized) -> tuple[bool, list[tuple[int, int]]]:
     """One reading's STR-EM hit (:func:`present`) and where its gold answers stand in the
     text (ranges of ``text``'s characters), so a report shows what the scorer counted."""
-    if not present(short_answers, text.normal):
+    needles = [normalize_answer(answer) for answer in short_answers]  # once each, not per step
+    if not any(needle in text.normal for needle in needles):  # present()
         return False, []
-    return True, [span for answer in short_answers for span in text.find(answer)]
+    return True, [span for needle in needles for span in text.at(needle)]
 
 
 def str_em_hits(pairs: Sequence[Sequence[str]], long_answer: str) -> list[bool]:
-    """One hit per gold interpretation (``qa_pair``), in order."""
-    return [exact_presence(answers, long_answer) for answers in pairs]
+    """One hit per gold interpretation (``qa_pair``), in order: :func:`exact_presence` for
+    each, the long answer normalised once for all of them (the same string each time)."""
+    context = normalize_answer(long_answer)
+    return [present(answers, context) for answers in pairs]
 
 
 def vacuous_answers(pairs: Sequence[Sequence[str]]) -> list[str]:

@@ -47,6 +47,7 @@ class Runner:
         self.store = SharedStore(run.cache_dir)
         self.evaluator = Evaluator(run.context(), self.store)
         self._systems: dict[int, tuple[Any, System]] = {}
+        self._described: dict[int, tuple[System, str]] = {}  # each system's description, as JSON text
         self._pool: Prefetcher | None = None
         self._scoring: scoring.ScoringPool | None = None  # the pure scorers on the other cores
         self._said = False  # a scoring worker's death was warned about
@@ -289,7 +290,10 @@ class Runner:
         if "transcript" in details:  # an interactive episode, turn by turn
             props.append(("ambigqa.sequence", safe_output(details.get("sequence") or "")))
             props.append(("ambigqa.transcript", json_text(cut(details["transcript"], JUNIT_TEXT))))
-        node.stash[PAYLOAD_KEY] = {"result": text, "system": json_text(self.run.describe(system))}
+        described = self._described.get(id(system))
+        if described is None or described[0] is not system:  # one text per system, not per item
+            described = self._described[id(system)] = (system, json_text(self.run.describe(system)))
+        node.stash[PAYLOAD_KEY] = {"result": text, "system": described[1]}
         if self._pool is not None:  # live progress counts the calls a worker's pool has in flight
             node.stash[PAYLOAD_KEY]["in_flight"] = self._pool.running
         # Added at teardown, so only the final report carries them, not all three; a node

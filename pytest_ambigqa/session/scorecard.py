@@ -50,6 +50,7 @@ class ScorecardPlugin:
         self.results: dict[str, ItemResult] = {}
         self.expected: set[str] | None = None
         self._used: dict[str, dict[str, Any]] = {}
+        self._described: set[str] = set()  # the systems' descriptions read (their JSON texts)
         self._started = time.time()
         self._began = utc_stamp()
         self.scorecard: Scorecard | None = None
@@ -103,8 +104,10 @@ class ScorecardPlugin:
         result = self.spool.add(payload["result"])
         if key_of(report.nodeid) == node_key(result.key):  # builtin items only, not user tests
             self.results[result.key] = result
-            system = json.loads(payload["system"])
-            self._used.setdefault(system["label"], system)
+            if payload["system"] not in self._described:  # the same text for every item of a system
+                self._described.add(payload["system"])
+                system = json.loads(payload["system"])
+                self._used.setdefault(system["label"], system)
             for listener in self.listeners:
                 listener(result, report, payload)
             if self.run.stop is not None:
