@@ -65,14 +65,14 @@ class AmbigFunction(pytest.Function):
         return self.path, None, self.name
 
 
-def _test_ambig(ambig_result: ItemResult, request: pytest.FixtureRequest) -> None:
+def _test_ambig(_ambig_builtin_result: ItemResult, request: pytest.FixtureRequest) -> None:
     """One benchmark item: the system answered (in setup) and meets ``--ambig-item-min``."""
-    run = request.config.stash[RUN_KEY]
-    failures = gates.item_shortfalls(ambig_result.scores, ambig_result.suite, run.cfg.gates.item_min)
+    result, run = _ambig_builtin_result, request.config.stash[RUN_KEY]
+    failures = gates.item_shortfalls(result.scores, result.suite, run.cfg.gates.item_min)
     if failures:
-        assert ambig_result.answer is not None  # a system that failed made setup fail (ambig_result)
+        assert result.answer is not None  # a system that failed made setup fail (ambig_result)
         item = request.node.stash[ITEM_KEY]
-        pytest.fail(for_terminal(explain(item, ambig_result.answer, failures)), pytrace=False)
+        pytest.fail(for_terminal(explain(item, result.answer, failures)), pytrace=False)
 
 
 class Collection:
