@@ -93,8 +93,8 @@ FIRST_RESULT = """
 import os
 import time
 
-def pytest_runtest_logreport(report):
-    if report.when == "call" and not os.path.exists("first.txt"):
+def pytest_runtest_logreport(report):  # the item's test, not test_x.py's beside it
+    if report.when == "call" and "test_ambig[" in report.nodeid and not os.path.exists("first.txt"):
         with open("first.txt", "w") as out:
             out.write(repr(time.time()))
 """

@@ -58,9 +58,9 @@ FILE = "answers.sqlite"
 _INSERT = "INSERT OR REPLACE INTO answers (key, run, state, payload, pid, updated) VALUES (?, ?, ?, ?, ?, ?)"
 _INSERT_SCORES = "INSERT OR REPLACE INTO scores (key, payload, updated) VALUES (?, ?, ?)"
 # Seconds the writer gathers rows into one transaction after the first: a transaction and a
-# wake-up of the writer per row cost a 5,000-item run at once 12% of its time (issue 44); a
-# process killed outright loses what it gathered, at most this long's answers, asked again
-# by a resume.
+# wake-up of the writer for each row cost 12% of a 5,000-item run of a system that answers at
+# once (issue 44). A process killed outright loses what it gathered, at most this long's
+# answers, which a resume asks again.
 GATHER = 0.05
 
 
