@@ -13,7 +13,10 @@ first annotated long answer, STR-EM alone, ``--ambig-fail-under=str_em=`` the tr
 below it at the fourth decimal, so that the gate decides only at the last item), with and
 without ``--ambig-sequential``, in alternating rounds. Printed: the whole run's wall clock and
 the mean of the per-item protocol (``_timing.py``: the controller's gate runs in each item's
-report), medians over the rounds, their ratios, and the load average before and after.
+report), medians over the rounds, their ratios, and the load average before and after; the
+processes' CPU time (user and system) beside the wall clock; and, measured inside the gated run
+(``_gate_time.py``), the CPU time of the gate's own controller code as a share of that run's wall
+clock: the direct measure, since a few percent is under this shared machine's run-to-run noise.
 
     python bench/sequential.py [--items 500] [--seeds 300]
     python bench/sequential.py --cost 20000 [--rounds 2]
@@ -25,6 +28,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -62,42 +66,59 @@ def cost(items: int, rounds: int) -> None:
             SUITES["asqa"].score(i, Answer(text=i.long_answers[0]), scorers).scores["str_em"] for i in loaded
         ]
         bound = math.floor(statistics.fmean(scores) * 100 * 10**4) / 10**4  # printed scale, just under
-        times = root / "times.json"
+        times, gate = root / "times.json", root / "gate.json"
         env = {
             "AMBIGQA_BENCH_TIMES": str(times),
+            "AMBIGQA_BENCH_GATE": str(gate),
             "PYTHONPATH": os.pathsep.join(
                 filter(None, [str(Path(__file__).parent), str(root), os.environ.get("PYTHONPATH")])
             ),
         }
         base = [
-            "-p", "_timing", "--ambig-suite=asqa", f"--ambig-data={data}",
+            "-p", "_timing", "-p", "_gate_time", "--ambig-suite=asqa", f"--ambig-data={data}",
             "--ambig-system=bench_system:answer", "--ambig-metrics=str_em",
             f"--ambig-fail-under=str_em={bound}", "--ambig-report=report",
         ]  # fmt: skip
         runs = {"without the gate": base, "--ambig-sequential": [*base, "--ambig-sequential"]}
         wall: dict[str, list[float]] = {name: [] for name in runs}
         mean: dict[str, list[float]] = {name: [] for name in runs}
+        cpu: dict[str, list[float]] = {name: [] for name in runs}
+        own: list[float] = []  # the gate's controller code, a share of its run's wall clock
         for round_ in range(rounds):
             for name in list(runs) if round_ % 2 == 0 else list(reversed(runs)):
                 cache = root / f"cache-{round_}-{len(wall[name])}-{name[:3]}"
+                gate.unlink(missing_ok=True)
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()
                 run_pytest([*runs[name], f"--ambig-cache-dir={cache}"], root, env=env)
                 wall[name].append(time.perf_counter() - started)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[name].append(
+                    sum(getattr(after, f) - getattr(before, f) for f in ("ru_utime", "ru_stime"))
+                )
+                if name != "without the gate":
+                    own.append(json.loads(gate.read_text()) / wall[name][-1])
                 mean[name].append(statistics.fmean(json.loads(times.read_text())[1:]) * 1000)
-    after = os.getloadavg()[0]
+    load_after = os.getloadavg()[0]
     print(
         f"{items} ASQA items, zero-latency system, STR-EM, bound {bound} (just under the mean), "
-        f"median of {rounds} alternating rounds (load average {load[0]:.2f} before, {after:.2f} after, "
+        f"median of {rounds} alternating rounds (load average {load[0]:.2f} before, {load_after:.2f} after, "
         f"{os.cpu_count()} cores):"
     )
     for name in runs:
         print(
             f"  {name:<18} run {statistics.median(wall[name]):7.2f} s  "
-            f"({', '.join(f'{w:.2f}' for w in wall[name])})  per item {statistics.median(mean[name]):.4f} ms"
+            f"({', '.join(f'{w:.2f}' for w in wall[name])})  CPU {statistics.median(cpu[name]):7.2f} s  "
+            f"per item {statistics.median(mean[name]):.4f} ms"
         )
     ratio = statistics.median(wall["--ambig-sequential"]) / statistics.median(wall["without the gate"])
     per = statistics.median(mean["--ambig-sequential"]) / statistics.median(mean["without the gate"])
-    print(f"  the gate's cost: {ratio - 1:+.1%} of the run, {per - 1:+.1%} of the mean item")
+    used = statistics.median(cpu["--ambig-sequential"]) / statistics.median(cpu["without the gate"])
+    print(
+        f"  the gate's cost: {ratio - 1:+.1%} of the run, {used - 1:+.1%} of its CPU time, "
+        f"{per - 1:+.1%} of the mean item; its own controller code {statistics.median(own):.2%} "
+        f"of the gated run ({', '.join(f'{o:.2%}' for o in own)})"
+    )
 
 
 def main() -> None:

@@ -386,3 +386,30 @@ def test_the_faster_sequence_decides_as_the_whole_grid_did(seed, kind, size, off
             assert (seen.n, seen.lower, seen.upper) == expected
     final = looked.bounds()
     assert (final.n, final.lower, final.upper) == expected
+
+
+@pytest.mark.parametrize("kind", ["binary", "drift"])
+def test_candidates_left_asleep_change_no_bound(kind):
+    """Issue 44, target 6: at a size where most candidates sleep (their capital provably over
+    the limit, their update left undone) and, where the values drift, wake again, the bounds
+    after every value, updated or looked at, are still the whole grid's to the last bit."""
+    rng = np.random.default_rng(44)
+    size = 2500
+    values = {
+        "binary": (rng.uniform(size=size) < 0.9).astype(float),
+        "drift": np.concatenate([rng.uniform(0.7, 1.0, size // 2), rng.uniform(0.0, 0.4, size - size // 2)]),
+    }[kind]
+    bound = float(values.mean()) - 1e-4
+    reference, updated, looked = (
+        _WholeGrid(size, ALPHA),
+        ConfidenceSequence(size, ALPHA),
+        ConfidenceSequence(size, ALPHA),
+    )
+    for x in map(float, values):
+        expected = reference.update(x)
+        got = updated.update(x)
+        assert (got.n, got.lower, got.upper) == expected
+        seen = looked.look(x, bound)
+        assert seen is None or (seen.n, seen.lower, seen.upper) == expected
+    low, high = updated._awake
+    assert high - low < 100  # most of the 1,001 candidates were asleep: the path under test ran

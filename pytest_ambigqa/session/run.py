@@ -103,7 +103,7 @@ class Run:
             from .sequential import StopSignal, seeded_order
 
             self.items = seeded_order(self.items, cfg.seed)
-            self.stop = StopSignal(self.cache_dir, self.run_id)
+            self.stop = StopSignal(self.cache_dir, self.run_id, self.in_worker)
         self.by_key = {item.key: item for item in self.items}
         self.corpus = self._corpus([item for pool in pools for item in pool])
         # each suite's own passages, which the default corpus is made of (a search for its items)

@@ -98,10 +98,8 @@ class Runner:
         stop = self.run.stop
         if stop is None or ITEM_KEY not in item.stash:
             return
-        if self._pool is not None and self._pool.started(item.stash[ITEM_KEY]):
-            return
         reason = stop.reason()
-        if reason is not None:
+        if reason is not None and not (self._pool is not None and self._pool.started(item.stash[ITEM_KEY])):
             pytest.skip(reason)
 
     def system_for(self, obj: Any) -> System:

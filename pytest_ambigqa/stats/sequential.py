@@ -53,13 +53,13 @@ class ConfidenceSequence:
     sum seen, which never falls), or one whose unseen values would have to average more than 1
     (``N m > S + N - t + 1``, whose right side never rises; dropped with a margin of 1 that the
     sums' rounding cannot cross), is ruled out at every later time, so its capital is never
-    read again; and (2) :meth:`look` defers it while the sequence provably still straddles the
+    read again, and a candidate whose capital provably stays over ``1 / alpha`` is left asleep
+    (:meth:`_asleep`); and (2) :meth:`look` defers it while the sequence provably still straddles the
     gate's bound, then makes the deferred updates at once, a row per value (:meth:`_catch_up`).
     The proof: two candidate means kept at the last computed time, one low enough and one high
     enough that while both stay kept and the values' own bounds (``S / N``) stay on their side,
-    the bounds straddle the gate's; each capital grows at most by ``1 + bet`` a value (the bets
-    lie in [0, bet] and ``|x - m'|`` in [0, 1] for a candidate not ruled out), so a candidate
-    whose capital times those factors stays within ``1 / alpha`` stays kept.
+    the bounds straddle the gate's; their capitals are carried along value by value
+    (:class:`_Witness`), so it is known whether they stay kept.
     """
 
     def __init__(self, population: int, alpha: float, running: bool = True) -> None:
@@ -78,6 +78,15 @@ class ConfidenceSequence:
         self._up = np.ones(len(self._grid))  # the capital betting the mean is above m
         self._down = np.ones(len(self._grid))  # and below
         self._end = len(self._grid)  # the grid from here on is ruled out for good
+        # Candidates left asleep (:meth:`_catch_up`): those below ``_awake[0]`` and from
+        # ``_awake[1]`` on, each capital as of value ``_at``, with how far it may have fallen since.
+        self._awake = (0, len(self._grid))
+        self._at = np.zeros(len(self._grid), dtype=np.int64)
+        self._rows = np.empty((population, 4))  # each value's x, bet, S before, N - t + 1
+        self._fall = np.zeros((2, population + 1))  # the log of that fall by each t, below and above
+        # log(2 / alpha), and a margin for the rounding of those falls and of the capitals' products
+        # (about 1e-16 a value), many times over
+        self._limit = math.log(2 * (1 / alpha)) + 1e-6
         self._t = 0
         self._sum = 0.0  # of the values seen
         self._mean = 0.5  # the regularised running mean, one fake observation of 1/2
@@ -87,7 +96,7 @@ class ConfidenceSequence:
         self._lower, self._upper = 0.0, 1.0
         # The values taken whose update of the grid is deferred: (x, bet, S before, N - t + 1).
         self._pending: list[tuple[float, float, float, int]] = []
-        self._last: tuple[int, Any, Any] | None = None  # (start, capital, kept) at the last update
+        self._last: tuple[int, Any, Any] | None = None  # (first awake, capital, kept) at the last update
         self._witness: _Witness | None = None
 
     @property
@@ -111,7 +120,7 @@ class ConfidenceSequence:
     def update(self, x: float) -> Bounds:
         """Take the next value (in [0, 1]; a ValueError otherwise) and return the sequence."""
         self._take(x)
-        self._witness = None  # its ceilings follow the looks alone
+        self._witness = None  # its capitals follow the looks alone
         return self.bounds()
 
     def look(self, x: float, bound: float) -> Bounds | None:
@@ -144,12 +153,15 @@ class ConfidenceSequence:
         return bet
 
     def _catch_up(self) -> None:
-        """The pending values' updates of the grid, a row each, and the bounds after each."""
+        """The pending values' updates of the grid, a row each, and the bounds after each
+        (only the candidates that could be kept: :meth:`_asleep`)."""
         pending, np = self._pending, self._np
         if not pending:
             return
         self._pending = []
-        xs, bets, sums, unseen = (np.array(column, dtype=float) for column in zip(*pending, strict=True))
+        rows = np.array(pending, dtype=float)  # x, bet, S before, N - t + 1: a row per value
+        first, last = self._t - len(pending), self._t
+        self._rows[first:last] = rows
         first_sum, first_unseen = pending[0][2], pending[0][3]
         # The candidates m not ruled out for good: N m >= S (else the unseen mean is negative)
         # and N m <= S + unseen + 1 (beyond, it is above 1 now and at every later time).
@@ -157,62 +169,140 @@ class ConfidenceSequence:
         end = min(self._end, int(np.searchsorted(self._scaled, first_sum + first_unseen + 1, "right")))
         last_sum, last_unseen = pending[-1][2], pending[-1][3]
         self._end = min(end, int(np.searchsorted(self._scaled, last_sum + last_unseen + 1, "right")))
-        found: list[tuple[float, float] | None] = [None] * len(pending)
-        if start < end:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                left = self._scaled[None, start:end] - sums[:, None]
-                left /= unseen[:, None]  # the unseen values' mean
-                inverse = TRUNCATION / left
-                complement = np.subtract(1, left)
-                np.divide(TRUNCATION, complement, out=complement)
-                up = np.maximum(np.minimum(bets[:, None], inverse), -complement)
-                down = np.minimum(bets[:, None], complement)
-                np.maximum(down, np.negative(inverse, out=inverse), out=down)
-                step = np.subtract(xs[:, None], left, out=complement)
-                up *= step
-                up += 1
-                down *= step
-                np.subtract(1, down, out=down)
-                # Each capital times its factors in turn, as one value at a time did.
-                up[0] *= self._up[start:end]
-                down[0] *= self._down[start:end]
-                np.multiply.accumulate(up, axis=0, out=up)
-                np.multiply.accumulate(down, axis=0, out=down)
-            self._up[start:end], self._down[start:end] = up[-1], down[-1]
+        low, high = self._asleep(start, end, rows, first, last)
+        # The grid's bounds after each value: its lowest and highest kept candidate, (0, 1) where none is.
+        lower, upper = np.zeros(len(pending)), np.ones(len(pending))
+        self._last = None
+        if low < high:
+            up, down, left = self._grow(slice(low, high), rows, first)
             # max(THETA up, (1 - THETA) down) <= 1 / alpha, a NaN kept (as capital 0): THETA is
             # 1/2, so halving is exact and the test is max(up, down) > 2 / alpha.
-            capital = np.maximum(up, down, out=inverse)
+            capital = np.maximum(up, down, out=up)
             kept = ~(capital > 2 * (1 / self.alpha)) & (left >= 0) & (left <= 1)
-            self._last = (start, capital[-1], kept[-1])
-            lowest, highest = kept.argmax(axis=1), kept.shape[1] - 1 - kept[:, ::-1].argmax(axis=1)
-            for row in np.flatnonzero(kept.any(axis=1)):
-                found[row] = (self._grid[start + lowest[row]], self._grid[start + highest[row]])
+            self._last = (low, capital[-1], kept[-1])
+            found = np.flatnonzero(kept.any(axis=1))
+            grid = self._grid[low:high]
+            lower[found] = grid[kept[found].argmax(axis=1)]
+            upper[found] = grid[kept.shape[1] - 1 - kept[found, ::-1].argmax(axis=1)]
+        # Widened by a step, then narrowed to what the values seen fix whatever the rest are (the
+        # "logical" sequence): the same operations, element by element, as one value at a time.
+        np.maximum(lower - 1 / BREAKS, 0.0, out=lower)
+        np.minimum(upper + 1 / BREAKS, 1.0, out=upper)
+        after = rows[:, 2] + rows[:, 0]
+        seen = np.arange(first + 1, last + 1, dtype=float)
+        np.maximum(lower, after / self.population, out=lower)
+        np.minimum(upper, 1 - (seen - after) / self.population, out=upper)
+        # 1 - (1 - x) can round below x: then the point itself, not an empty set
+        np.maximum(upper, lower, out=upper)
+        if self.running:  # the running intersection after the last value is that of them all
+            self._lower = max(float(lower.max()), self._lower)
+            self._upper = min(float(upper.min()), self._upper)
         else:
-            self._last = None
-        big_n, t = self.population, self._t - len(pending)
-        for (x, _, before, _), at in zip(pending, found, strict=True):
-            t += 1
-            lower, upper = (0.0, 1.0) if at is None else at
-            lower, upper = max(0.0, lower - 1 / BREAKS), min(1.0, upper + 1 / BREAKS)
-            after = before + x
-            # What the values seen fix whatever the rest are (the "logical" sequence).
-            lower, upper = max(lower, after / big_n), min(upper, 1 - (t - after) / big_n)
-            upper = max(upper, lower)  # 1 - (1 - x) can round below x: the point itself, not an empty set
-            if self.running:
-                lower, upper = max(lower, self._lower), min(upper, self._upper)
-            self._lower, self._upper = float(lower), float(upper)
+            self._lower, self._upper = float(lower[-1]), float(upper[-1])
+
+    def _asleep(self, start: int, end: int, rows: Any, first: int, last: int) -> tuple[int, int]:
+        """The candidates to update for values ``first`` to ``last`` (``rows``): ``[low, high)``,
+        every one of them brought up to ``first``; those in ``[start, low)`` and ``[high, end)``
+        are asleep, each capital provably over ``1 / alpha`` until ``last``, so rejected.
+
+        Why a sleeper's capital can be bounded without its update: below the awake candidates,
+        its capital betting the mean is above m grows each value by a factor at least that of
+        the highest sleeper (the edge): with m' the unseen values' mean (the edge's the larger),
+        the bet min(bet, 1 / (2 m')) is the larger and the step x - m' the larger (Waudby-Smith
+        and Ramdas, section 4: for x >= m' both factors are at least 1, below it the sleeper's
+        loss bet (m' - x) is the smaller). Above them, the capital betting the mean is below m,
+        against the lowest sleeper, likewise. So a sleeper's capital is at least its value when
+        it fell asleep times the edge's factors since (``_fall``, a log per side), and it wakes,
+        brought up to date with the same operations in the same order, only when that no longer
+        proves it over the limit; most never do before they are ruled out for good.
+        """
+        np = self._np
+        low, high = self._awake
+        low = min(max(low, start), end)
+        high = max(min(high, end), low)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # Awake ones fall asleep while their capital is over the limit by more than any
+            # fall at all (1 - min(bet, 1/2) a value) in these values: from each end inwards.
+            most = float(np.log1p(-np.minimum(rows[:, 1], 0.5)).sum())
+            over = np.log(self._up[low:high]) + most > self._limit  # a NaN capital stays awake
+            low += int(np.argmin(over)) if not over.all() else len(over)
+            over = (np.log(self._down[low:high]) + most > self._limit)[::-1]
+            high -= int(np.argmin(over)) if not over.all() else len(over)
+            # How far each side's sleepers may fall in these values, bounded by the awake edge.
+            for side, edge, sign in ((0, low - 1, 1.0), (1, high, -1.0)):
+                if start <= edge < end:
+                    mean = (self._scaled[edge] - rows[:, 2]) / rows[:, 3]
+                    bet = np.minimum(rows[:, 1], TRUNCATION / (mean if sign > 0 else 1 - mean))
+                    fall = np.where(
+                        (mean > 0) & (mean < 1),
+                        np.log1p(sign * bet * (rows[:, 0] - mean)),
+                        np.log1p(-np.minimum(rows[:, 1], 0.5)),
+                    )
+                    self._fall[side, first + 1 : last + 1] = self._fall[side, first] + np.cumsum(fall)
+                else:
+                    self._fall[side, first + 1 : last + 1] = self._fall[side, first]
+            # Sleepers whose capital may no longer be over the limit by ``last`` wake, and every
+            # candidate between them and the awake ones with them.
+            fall = self._fall[:, last]
+            below = np.log(self._up[start:low]) + (fall[0] - self._fall[0, self._at[start:low]])
+            woken = np.flatnonzero(~(below > self._limit))
+            if len(woken):
+                low = start + int(woken[0])
+            above = np.log(self._down[high:end]) + (fall[1] - self._fall[1, self._at[high:end]])
+            woken = np.flatnonzero(~(above > self._limit))
+            if len(woken):
+                high = high + int(woken[-1]) + 1
+        self._awake = (low, high)
+        behind = low + np.flatnonzero(self._at[low:high] < first)
+        if len(behind):
+            at = self._at[behind]
+            for since in np.unique(at):
+                self._grow(behind[at == since], self._rows[since:first], int(since))
+        return low, high
+
+    def _grow(self, candidates: Any, rows: Any, first: int) -> tuple[Any, Any, Any]:
+        """The capitals of ``candidates`` after each of ``rows`` (values ``first`` on), kept as
+        theirs, with each row's unseen values' mean for them: the update of section 4 of
+        Waudby-Smith and Ramdas, one value at a time, as rows of arrays."""
+        np = self._np
+        xs, bets, sums, unseen = (rows[:, i : i + 1] for i in range(4))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            left = self._scaled[candidates][None, :] - sums
+            left /= unseen  # the unseen values' mean
+            inverse = TRUNCATION / left
+            complement = np.subtract(1, left)
+            np.divide(TRUNCATION, complement, out=complement)
+            up = np.maximum(np.minimum(bets, inverse), -complement)
+            down = np.minimum(bets, complement)
+            np.maximum(down, np.negative(inverse, out=inverse), out=down)
+            step = np.subtract(xs, left, out=complement)
+            up *= step
+            up += 1
+            down *= step
+            np.subtract(1, down, out=down)
+            # Each capital times its factors in turn, as one value at a time did.
+            up[0] *= self._up[candidates]
+            down[0] *= self._down[candidates]
+            np.multiply.accumulate(up, axis=0, out=up)
+            np.multiply.accumulate(down, axis=0, out=down)
+        self._up[candidates], self._down[candidates] = up[-1], down[-1]
+        self._at[candidates] = first + len(rows)
+        return up, down, left
 
 
-DEFERRED = 64  # values whose update of the grid may wait (each a row of the catch-up's arrays)
+DEFERRED = 256  # values whose update of the grid may wait (each a row of the catch-up's arrays)
 
 
 class _Witness:
     """Why a sequence straddles ``bound`` (:meth:`ConfidenceSequence.look`): a kept candidate
     low enough that the lower bound stays under ``bound`` while it is kept, and one high
-    enough that the upper bound stays at or over it, each with a ceiling on its capital."""
+    enough that the upper bound stays at or over it, each with its capitals carried along,
+    value by value, with the grid's own operations (a handful on two numbers, where the grid's
+    update is on every candidate not asleep)."""
 
-    def __init__(self, bound: float, low: int, high: int, ceilings: list[float], limit: float) -> None:
-        self.bound, self.low, self.high, self.ceilings, self.limit = bound, low, high, ceilings, limit
+    def __init__(self, bound: float, limit: float, candidates: list[list[float]]) -> None:
+        self.bound, self.limit = bound, limit
+        self.candidates = candidates  # [N m, capital up, capital down] of each
 
     @classmethod
     def find(cls, sequence: ConfidenceSequence, bound: float) -> _Witness | None:
@@ -228,22 +318,27 @@ class _Witness:
         for side in (usable & (grid - 1 / BREAKS < bound), usable & (grid + 1 / BREAKS >= bound)):
             if not side.any():
                 return None
-            chosen.append(int(np.where(side, capital, np.inf).argmin()))
-        limit = 2 * (1 / sequence.alpha)
-        return cls(bound, start + chosen[0], start + chosen[1], [float(capital[c]) for c in chosen], limit)
+            at = start + int(np.where(side, capital, np.inf).argmin())
+            chosen.append([float(v[at]) for v in (sequence._scaled, sequence._up, sequence._down)])
+        # Kept while at most 2 / alpha (the halving of THETA, as in the grid's test), less a
+        # margin far over any difference of rounding between these and the grid's arrays.
+        return cls(bound, 2 * (1 / sequence.alpha) * (1 - 1e-9), chosen)
 
     def holds(self, sequence: ConfidenceSequence, x: float, bet: float) -> bool:
-        """Whether, after the value just taken (``x``, with ``bet``), the bounds still straddle."""
-        x_, _, before, unseen = sequence._pending[-1]
-        growth = 1.0 + bet
-        for n, candidate in enumerate((self.low, self.high)):
-            left = (float(sequence._scaled[candidate]) - before) / unseen
-            if not 0 <= left <= 1:  # ruled out now: its capital is no longer bounded so
+        """Whether, after the value just taken (``x``, with ``bet``), the bounds still straddle:
+        both candidates still kept, and the values' own bounds (``S / N``) on their sides."""
+        _, _, before, unseen = sequence._pending[-1]
+        for candidate in self.candidates:
+            left = (candidate[0] - before) / unseen  # the unseen values' mean, as in _grow
+            if not 0 < left < 1:  # ruled out, or a bet the grid makes without these divisions
                 return False
-            self.ceilings[n] *= growth
-            if not self.ceilings[n] <= self.limit:
+            inverse, complement = TRUNCATION / left, TRUNCATION / (1 - left)
+            step = x - left
+            candidate[1] *= max(min(bet, inverse), -complement) * step + 1
+            candidate[2] *= 1 - max(min(bet, complement), -inverse) * step
+            if not (candidate[1] <= self.limit and candidate[2] <= self.limit):
                 return False
-        after, big_n = before + x_, sequence.population
+        after, big_n = before + x, sequence.population
         return after / big_n < self.bound and 1 - (sequence._t - after) / big_n >= self.bound
 
 
@@ -284,15 +379,14 @@ class Trend:
 
     def add(self, order: float, value: float) -> None:
         values, orders = self._values, self._orders
-        if self.n:
-            s = bisect.bisect_left(values, value) - (self.n - bisect.bisect_right(values, value))
+        s = bisect.bisect_left(values, value) - (self.n - bisect.bisect_right(values, value))
+        after = self.n
+        if self.n and order <= orders[-1]:  # not asked after every value before it: rarely
             same, after = bisect.bisect_left(orders, order), bisect.bisect_right(orders, order)
             for n, earlier in enumerate(self._by_order[same:], start=same):
                 # An equal order makes no pair (sign 0); a later one turns the pair's sign.
                 s -= (1 if n < after else 2) * ((value > earlier) - (value < earlier))
-            self.s += s
-        else:
-            after = 0
+        self.s += s
         orders.insert(after, order)
         self._by_order.insert(after, value)
         bisect.insort(values, value)
