@@ -369,7 +369,14 @@ def test_the_faster_sequence_decides_as_the_whole_grid_did(seed, kind, size, off
         "few": rng.choice([0.0, 0.25, 0.5, 1.0], size=size),
         "constant": np.full(size, 0.6),
     }[kind]
-    bound = float(np.clip(values.mean() + offset, 0, 1))
+    _as_the_whole_grid(values, float(np.clip(values.mean() + offset, 0, 1)))
+
+
+def _as_the_whole_grid(values: np.ndarray, bound: float) -> ConfidenceSequence:
+    """Asserts that the sequence, updated at every value and looked at with ``bound``, has the
+    whole grid's bounds after every value (a deferred look: a decision of None); returns the
+    updated one."""
+    size = len(values)
     reference, updated, looked = (
         _WholeGrid(size, ALPHA),
         ConfidenceSequence(size, ALPHA),
@@ -386,6 +393,7 @@ def test_the_faster_sequence_decides_as_the_whole_grid_did(seed, kind, size, off
             assert (seen.n, seen.lower, seen.upper) == expected
     final = looked.bounds()
     assert (final.n, final.lower, final.upper) == expected
+    return updated
 
 
 @pytest.mark.parametrize("kind", ["binary", "drift"])
@@ -399,17 +407,5 @@ def test_candidates_left_asleep_change_no_bound(kind):
         "binary": (rng.uniform(size=size) < 0.9).astype(float),
         "drift": np.concatenate([rng.uniform(0.7, 1.0, size // 2), rng.uniform(0.0, 0.4, size - size // 2)]),
     }[kind]
-    bound = float(values.mean()) - 1e-4
-    reference, updated, looked = (
-        _WholeGrid(size, ALPHA),
-        ConfidenceSequence(size, ALPHA),
-        ConfidenceSequence(size, ALPHA),
-    )
-    for x in map(float, values):
-        expected = reference.update(x)
-        got = updated.update(x)
-        assert (got.n, got.lower, got.upper) == expected
-        seen = looked.look(x, bound)
-        assert seen is None or (seen.n, seen.lower, seen.upper) == expected
-    low, high = updated._awake
+    low, high = _as_the_whole_grid(values, float(values.mean()) - 1e-4)._awake
     assert high - low < 100  # most of the 1,001 candidates were asleep: the path under test ran

@@ -47,7 +47,7 @@ class StopSignal:
     """The controller's decision to stop, as a file in the run's cache directory, which
     every process of the run shares (xdist workers read it; nothing else carries it to them).
     The controller, which decides, reads its own decision from memory: a file check before
-    each item was 30 µs of its time an item (issue 44, target 6)."""
+    each item took 0.145 s of a 5,000-item run (issue 44, target 6)."""
 
     def __init__(self, cache_dir: Path, run_id: str, in_worker: bool) -> None:
         self.path = cache_dir / f"ambigqa-stop-{run_id}"

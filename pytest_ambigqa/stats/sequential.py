@@ -78,7 +78,7 @@ class ConfidenceSequence:
         self._up = np.ones(len(self._grid))  # the capital betting the mean is above m
         self._down = np.ones(len(self._grid))  # and below
         self._end = len(self._grid)  # the grid from here on is ruled out for good
-        # Candidates left asleep (:meth:`_catch_up`): those below ``_awake[0]`` and from
+        # Candidates left asleep (:meth:`_asleep`): those below ``_awake[0]`` and from
         # ``_awake[1]`` on, each capital as of value ``_at``, with how far it may have fallen since.
         self._awake = (0, len(self._grid))
         self._at = np.zeros(len(self._grid), dtype=np.int64)
