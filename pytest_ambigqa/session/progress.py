@@ -40,7 +40,7 @@ from .statusline import StatusLine
 
 REDRAW = 0.25  # seconds between two draws at least: 4 a second at most
 RECOMPUTE = 1.0  # seconds between two computations of the running statistics at least,
-STATS_SHARE = 0.05  # and at most this share of the controller's time
+STATS_SHARE = 0.02  # and at most this share of the controller's time (issue 44: the line within 3%)
 PACE_WINDOW = 50  # the ETA's pace: the last this many items
 Spent = tuple[tuple[int, int], tuple[float, float]]  # (judge, system) tokens, (judge, system) dollars
 
