@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import sys
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -299,6 +300,24 @@ def clean_text(text: str) -> str:
 def safe_output(text: str) -> str:
     """A string fit to print or write anywhere: encodable and scrubbed."""
     return scrub(clean_text(text))
+
+
+def recurring(text: str, limit: int) -> str:
+    """``safe_output(cut(text, limit))`` of a text that recurs item after item (why a metric
+    is n/a), made once while the credentials are unchanged and shared (``sys.intern``): it
+    was made again for every unscored metric of every item (issue 44)."""
+    scrubber = _scrubber()
+    if _RECURRING_FOR[:1] != [scrubber] or len(_RECURRING) >= 4096:  # a text of one item: bounded
+        _RECURRING.clear()
+        _RECURRING_FOR[:] = [scrubber]
+    shown = _RECURRING.get((text, limit))
+    if shown is None:
+        shown = _RECURRING[(text, limit)] = sys.intern(safe_output(cut(text, limit)))
+    return shown
+
+
+_RECURRING: dict[tuple[str, int], str] = {}  # :func:`recurring`'s texts, for the scrubber in
+_RECURRING_FOR: list[_Scrubber] = []
 
 
 def excerpt(text: Any, limit: int, *, tail: bool = False) -> str:

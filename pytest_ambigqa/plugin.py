@@ -150,12 +150,16 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
 
 
 @pytest.fixture
-def _ambig_builtin_result(request: pytest.FixtureRequest, ambig_system: Any) -> ItemResult:
-    """``ambig_result`` for a builtin item's test, which carries its item: one fixture where
-    ``ambig_result`` and ``ambig_item`` are two, each a cost of every item (issue 44)."""
-    from .session.collection import ITEM_KEY
+def _ambig_builtin_verdict(request: pytest.FixtureRequest, ambig_system: Any) -> str | None:
+    """``ambig_result`` for a builtin item's test, which carries its item, as that test's
+    verdict: why the item falls short of ``--ambig-item-min``, None where it does not. One
+    fixture where ``ambig_result`` and ``ambig_item`` are two, and the test asks no ``request``
+    of its own: each is a cost of every item, pytest making a fixture definition for every
+    ``request`` asked (issue 44)."""
+    from .session.collection import ITEM_KEY, shortfall
 
-    return _result(request, request.node.stash[ITEM_KEY], ambig_system)
+    item = request.node.stash[ITEM_KEY]
+    return shortfall(request.config, item, _result(request, item, ambig_system))
 
 
 def _result(request: pytest.FixtureRequest, item: AmbigItem, obj: Any) -> ItemResult:

@@ -7,6 +7,8 @@ import dataclasses
 import json
 import os
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -29,12 +31,22 @@ def _result(i: int) -> ItemResult:
     )
 
 
+def _named() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("ambigqa-results-*"))
+
+
 @pytest.fixture
 def spool():
+    before = _named()
     spool = Spool()
+    assert _named() == before  # no name on disk: a killed run leaves nothing behind
     yield spool
     spool.close()
-    assert not spool.path.exists()  # removed with the run
+
+
+def _bytes(spool: Spool) -> bytes:
+    fd = spool._file.fileno()
+    return os.pread(fd, os.fstat(fd).st_size, 0)
 
 
 def test_a_spooled_result_reads_back_as_it_was(spool):
@@ -46,25 +58,23 @@ def test_a_spooled_result_reads_back_as_it_was(spool):
     assert spooled[0].answer == results[0].answer and spooled[2].details == results[2].details
     changed = dataclasses.replace(spooled[1], scores={"str_em": 1.0})  # as a protocol's settle does
     assert changed.answer == results[1].answer and changed.scores == {"str_em": 1.0}
-    assert spool.path.read_text().splitlines()[1] == json_text(results[1].to_dict())
+    assert _bytes(spool).decode().splitlines()[1] == json_text(results[1].to_dict())
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbled", "another item's"])
 def test_a_damaged_line_is_one_error_naming_the_file_and_line(spool, damage):
     spooled = [spool.add(json_text(_result(i).to_dict())) for i in range(3)]
-    lines = spool.path.read_bytes().split(b"\n")
-    second = len(lines[0]) + 1
+    lines = _bytes(spool).split(b"\n")
+    second, fd = len(lines[0]) + 1, spool._file.fileno()
     if damage == "truncated":
-        os.truncate(spool.path, second + 40)
+        os.ftruncate(fd, second + 40)
     elif damage == "garbled":
-        with open(spool.path, "r+b") as handle:
-            handle.seek(second + 5)
-            handle.write(b"\x00#")
+        os.pwrite(fd, b"\x00#", second + 5)
     else:
-        with open(spool.path, "r+b") as handle:
-            handle.seek(second)
-            handle.write(lines[1].replace(b'"item_id": "1"', b'"item_id": "7"'))
-    where = re.escape(f"{spool.path}, line 2: the result of march-1 is damaged")
+        os.pwrite(fd, lines[1].replace(b'"item_id": "1"', b'"item_id": "7"'), second)
+    where = re.escape(
+        f"the results spool (a temporary file in {tempfile.gettempdir()}), line 2: the result of march-1 is damaged"
+    )
     with pytest.raises(SpoolError, match=where):
         spooled[1].answer  # noqa: B018
     assert spooled[0].answer is not None
@@ -79,7 +89,7 @@ def test_a_closed_spool_says_so(spool):
 
 # What the controller holds once every item has run, and a spool damaged under the run.
 PROBE = """
-import gc, json, sys
+import gc, json, os, sys
 
 import pytest
 
@@ -103,8 +113,7 @@ def pytest_sessionfinish(session):
     plugin = session.config.pluginmanager.get_plugin("ambigqa-scorecard")
     results = plugin.results
     if {PROBE_DAMAGE}:
-        with open(plugin.spool.path, "r+b") as handle:
-            handle.truncate(10)
+        os.ftruncate(plugin.spool._file.fileno(), 10)
     interned = [sys.intern(s) for r in results.values() for s in (*r.scores, *r.unscored, *r.unscored.values())]
     held = {
         "items": len(results),
@@ -141,6 +150,6 @@ def test_a_spool_damaged_under_the_run_is_one_line(pytester):
     result = pytester.runpytest("--ambig-suite=march", "--ambig-system=oracle", "--ambig-report=out")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        ["ambigqa: *ambigqa-results-*.jsonl, line 1: the result of march-* is damaged*"]
+        ["ambigqa: *the results spool (a temporary file in *), line 1: the result of march-* is damaged*"]
     )
     assert "Traceback" not in result.stdout.str() and "INTERNALERROR" not in result.stdout.str()

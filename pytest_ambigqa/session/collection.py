@@ -65,14 +65,19 @@ class AmbigFunction(pytest.Function):
         return self.path, None, self.name
 
 
-def _test_ambig(_ambig_builtin_result: ItemResult, request: pytest.FixtureRequest) -> None:
+def _test_ambig(_ambig_builtin_verdict: str | None) -> None:
     """One benchmark item: the system answered (in setup) and meets ``--ambig-item-min``."""
-    result, run = _ambig_builtin_result, request.config.stash[RUN_KEY]
-    failures = gates.item_shortfalls(result.scores, result.suite, run.cfg.gates.item_min)
-    if failures:
-        assert result.answer is not None  # a system that failed made setup fail (ambig_result)
-        item = request.node.stash[ITEM_KEY]
-        pytest.fail(for_terminal(explain(item, result.answer, failures)), pytrace=False)
+    if _ambig_builtin_verdict is not None:
+        pytest.fail(_ambig_builtin_verdict, pytrace=False)
+
+
+def shortfall(config: pytest.Config, item: AmbigItem, result: ItemResult) -> str | None:
+    """Why ``result`` falls short of ``--ambig-item-min``, for the terminal; None: it does not."""
+    failures = gates.item_shortfalls(result.scores, result.suite, config.stash[RUN_KEY].cfg.gates.item_min)
+    if not failures:
+        return None
+    assert result.answer is not None  # a system that failed made setup fail (ambig_result)
+    return for_terminal(explain(item, result.answer, failures))
 
 
 class Collection:

@@ -20,7 +20,7 @@ from ..evaluate import Evaluator
 from ..judge import batch
 from ..metrics import METRICS
 from ..models.reader import LLMReader
-from ..output import bounded, cut, for_terminal, json_text, safe_output
+from ..output import bounded, cut, for_terminal, json_text, recurring, safe_output
 from ..schema import AmbigItem, ItemResult
 from ..store import SharedStore, scoring
 from ..store.pool import Prefetcher
@@ -39,6 +39,12 @@ PAYLOAD_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
 RESULT_ATTRIBUTE = "ambigqa"
 UNREADABLE_OUTPUT = "ambigqa_unreadable"  # a worker's count of stored rows it could not read back
 JUNIT_TEXT = 2000  # characters of one text in a JUnit property
+
+
+@functools.cache
+def _property(metric: str) -> str:
+    """A metric's JUnit property name, made once and shared by every item's."""
+    return sys.intern(f"ambigqa.{metric}")
 
 
 class Runner:
@@ -277,11 +283,9 @@ class Runner:
         # JUnit's properties are for reading in a CI page: each text at most JUNIT_TEXT characters.
         # Names and reasons repeat on every item and the items outlive the run: shared, not copied.
         props: list[tuple[str, object]] = [("ambigqa.status", result.status)]
-        props += [(sys.intern(f"ambigqa.{m}"), round(v, 6)) for m, v in result.scores.items()]
-        props += [
-            (sys.intern(f"ambigqa.{m}"), sys.intern(safe_output(cut(f"n/a: {reason}", JUNIT_TEXT))))
-            for m, reason in record["unscored"].items()
-        ]
+        props += [(_property(m), round(v, 6)) for m, v in result.scores.items()]
+        unscored = record["unscored"].items()
+        props += [(_property(m), recurring(f"n/a: {why}", JUNIT_TEXT)) for m, why in unscored]
         if record["error"]:
             props.append(("ambigqa.error", safe_output(cut(record["error"], JUNIT_TEXT))))
         details = record["details"]

@@ -9,7 +9,8 @@ back from the spool line when they are asked for. Every reader of results (the s
 the gates, each writer) sees the same values as before, so every number and every file is
 the same; only where the three fields live has changed.
 
-The spool is a temporary file, removed when the run ends (or when the process does).
+The spool is a temporary file without a name (``tempfile.TemporaryFile``): it goes when the
+run ends or its process does, killed or not; a named one was left behind by every killed run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import os
 import sys
 import tempfile
 import warnings
-from pathlib import Path
 from typing import Any
 
 from ..errors import AmbigQAWarning, SpoolError
@@ -65,8 +65,7 @@ class Spool:
     """The run's results, one JSON line each, in a temporary file (removed at :meth:`close`)."""
 
     def __init__(self) -> None:
-        self._file = tempfile.NamedTemporaryFile(prefix="ambigqa-results-", suffix=".jsonl")
-        self.path = Path(self._file.name)
+        self._file = tempfile.TemporaryFile(prefix="ambigqa-results-", suffix=".jsonl")
         self._end = 0
         self._last: tuple[int, dict[str, Any]] | None = None  # the line read last: its fields
         self._failed = False  # a write failed: the results from then on are kept in memory
@@ -84,7 +83,7 @@ class Spool:
                     raise OSError("short write")
             except OSError as exc:
                 self._failed = True
-                message = f"could not write the results spool {self.path} ({exc}): results are kept in memory"
+                message = f"could not write the results spool ({_where()}: {exc}): results are kept in memory"
                 warnings.warn(AmbigQAWarning(message), stacklevel=2)
             else:
                 at = (self._end, len(line))
@@ -101,7 +100,7 @@ class Spool:
         try:
             raw = os.pread(self._file.fileno(), size, offset)
         except (OSError, ValueError) as exc:  # ValueError: closed
-            raise SpoolError(f"{self.path}: the results spool cannot be read ({exc})") from None
+            raise SpoolError(f"the results spool ({_where()}) cannot be read ({exc})") from None
         try:
             if len(raw) != size or not raw.endswith(b"\n"):
                 raise ValueError(f"{len(raw)} of {size} bytes")
@@ -120,8 +119,8 @@ class Spool:
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             line = os.pread(self._file.fileno(), offset, 0).count(b"\n") + 1
             raise SpoolError(
-                f"{self.path}, line {line}: the result of {result.key} is damaged ({type(exc).__name__}: "
-                f"{excerpt(exc, 200)})"
+                f"the results spool ({_where()}), line {line}: the result of {result.key} is damaged "
+                f"({type(exc).__name__}: {excerpt(exc, 200)})"
             ) from None
         self._last = (offset, fields)
         return fields
@@ -129,6 +128,11 @@ class Spool:
     def close(self) -> None:
         self._last = None
         self._file.close()
+
+
+def _where() -> str:
+    """Where the spool is, for a message: it has no name to give."""
+    return f"a temporary file in {tempfile.gettempdir()}"
 
 
 def _lean(data: dict[str, Any], spool: Spool, at: tuple[int, int]) -> SpooledResult:
