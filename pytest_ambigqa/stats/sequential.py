@@ -82,8 +82,10 @@ class ConfidenceSequence:
         # ``_awake[1]`` on, each capital as of value ``_at``, with how far it may have fallen since.
         self._awake = (0, len(self._grid))
         self._at = np.zeros(len(self._grid), dtype=np.int64)
-        self._rows = np.empty((population, 4))  # each value's x, bet, S before, N - t + 1
-        self._fall = np.zeros((2, population + 1))  # the log of that fall by each t, below and above
+        # Each value's x, bet, S before, N - t + 1, and the log of that fall by each t, below and
+        # above: grown as values come (:meth:`_reserve`), not made for all N at the start.
+        self._rows = np.empty((0, 4))
+        self._fall = np.zeros((2, 1))
         # log(2 / alpha), and a margin for the rounding of those falls and of the capitals' products
         # (about 1e-16 a value), many times over
         self._limit = math.log(2 * (1 / alpha)) + 1e-6
@@ -161,6 +163,7 @@ class ConfidenceSequence:
         self._pending = []
         rows = np.array(pending, dtype=float)  # x, bet, S before, N - t + 1: a row per value
         first, last = self._t - len(pending), self._t
+        self._reserve(last)
         self._rows[first:last] = rows
         first_sum, first_unseen = pending[0][2], pending[0][3]
         # The candidates m not ruled out for good: N m >= S (else the unseen mean is negative)
@@ -200,6 +203,15 @@ class ConfidenceSequence:
         else:
             self._lower, self._upper = float(lower[-1]), float(upper[-1])
 
+    def _reserve(self, last: int) -> None:
+        """Room in the history for ``last`` values, doubled as it fills (at most N)."""
+        np, size = self._np, len(self._rows)
+        if last > size:
+            size = min(self.population, max(last, 2 * size, DEFERRED))
+            rows, fall = np.empty((size, 4)), np.zeros((2, size + 1))
+            rows[: len(self._rows)], fall[:, : self._fall.shape[1]] = self._rows, self._fall
+            self._rows, self._fall = rows, fall
+
     def _asleep(self, start: int, end: int, rows: Any, first: int, last: int) -> tuple[int, int]:
         """The candidates to update for values ``first`` to ``last`` (``rows``): ``[low, high)``,
         every one of them brought up to ``first``; those in ``[start, low)`` and ``[high, end)``
@@ -229,13 +241,13 @@ class ConfidenceSequence:
             over = (np.log(self._down[low:high]) + most > self._limit)[::-1]
             high -= int(np.argmin(over)) if not over.all() else len(over)
             # How far each side's sleepers may fall in these values, bounded by the awake edge.
-            for side, edge, sign in ((0, low - 1, 1.0), (1, high, -1.0)):
+            for side, edge in ((0, low - 1), (1, high)):
                 if start <= edge < end:
-                    mean = (self._scaled[edge] - rows[:, 2]) / rows[:, 3]
-                    bet = np.minimum(rows[:, 1], TRUNCATION / (mean if sign > 0 else 1 - mean))
+                    up, down, left = self._factors([edge], rows)
+                    mean = left[:, 0]  # the edge's factor where it bets (0 < m' < 1), else the least
                     fall = np.where(
                         (mean > 0) & (mean < 1),
-                        np.log1p(sign * bet * (rows[:, 0] - mean)),
+                        np.log((down if side else up)[:, 0]),
                         np.log1p(-np.minimum(rows[:, 1], 0.5)),
                     )
                     self._fall[side, first + 1 : last + 1] = self._fall[side, first] + np.cumsum(fall)
@@ -262,8 +274,23 @@ class ConfidenceSequence:
 
     def _grow(self, candidates: Any, rows: Any, first: int) -> tuple[Any, Any, Any]:
         """The capitals of ``candidates`` after each of ``rows`` (values ``first`` on), kept as
-        theirs, with each row's unseen values' mean for them: the update of section 4 of
-        Waudby-Smith and Ramdas, one value at a time, as rows of arrays."""
+        theirs, with each row's unseen values' mean for them."""
+        np = self._np
+        up, down, left = self._factors(candidates, rows)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # Each capital times its factors in turn, as one value at a time did.
+            up[0] *= self._up[candidates]
+            down[0] *= self._down[candidates]
+            np.multiply.accumulate(up, axis=0, out=up)
+            np.multiply.accumulate(down, axis=0, out=down)
+        self._up[candidates], self._down[candidates] = up[-1], down[-1]
+        self._at[candidates] = first + len(rows)
+        return up, down, left
+
+    def _factors(self, candidates: Any, rows: Any) -> tuple[Any, Any, Any]:
+        """What each of ``rows`` multiplies the capitals of ``candidates`` by (betting the mean
+        is above m, and below it), with the unseen values' mean for them: the update of section
+        4 of Waudby-Smith and Ramdas, one value at a time, as rows of arrays."""
         np = self._np
         xs, bets, sums, unseen = (rows[:, i : i + 1] for i in range(4))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -280,13 +307,6 @@ class ConfidenceSequence:
             up += 1
             down *= step
             np.subtract(1, down, out=down)
-            # Each capital times its factors in turn, as one value at a time did.
-            up[0] *= self._up[candidates]
-            down[0] *= self._down[candidates]
-            np.multiply.accumulate(up, axis=0, out=up)
-            np.multiply.accumulate(down, axis=0, out=down)
-        self._up[candidates], self._down[candidates] = up[-1], down[-1]
-        self._at[candidates] = first + len(rows)
         return up, down, left
 
 
