@@ -307,7 +307,7 @@ def recurring(text: str, limit: int) -> str:
     is n/a), made once while the credentials are unchanged and shared (``sys.intern``): it
     was made again for every unscored metric of every item (issue 44)."""
     scrubber = _scrubber()
-    if _RECURRING_FOR[:1] != [scrubber] or len(_RECURRING) >= 4096:  # a text of one item: bounded
+    if not _RECURRING_FOR or _RECURRING_FOR[0] is not scrubber or len(_RECURRING) >= 4096:  # bounded
         _RECURRING.clear()
         _RECURRING_FOR[:] = [scrubber]
     shown = _RECURRING.get((text, limit))
@@ -316,8 +316,8 @@ def recurring(text: str, limit: int) -> str:
     return shown
 
 
-_RECURRING: dict[tuple[str, int], str] = {}  # :func:`recurring`'s texts, for the scrubber in
-_RECURRING_FOR: list[_Scrubber] = []
+_RECURRING: dict[tuple[str, int], str] = {}  # :func:`recurring`'s texts,
+_RECURRING_FOR: list[_Scrubber] = []  # made with this scrubber
 
 
 def excerpt(text: Any, limit: int, *, tail: bool = False) -> str:

@@ -77,3 +77,16 @@ def test_rows_made_one_by_one_write_the_same(rows):
 def test_each_row_stands_on_its_own_line():
     text = output.json_document({"a": {"b": 1}, "items": [{"x": 1}, {"y": "sk-abcdefghijklmnopq"}]})
     assert text.splitlines()[5:7] == ['    {"x": 1},', '    {"y": "sk-[redacted]"}']
+
+
+@given(texts, st.integers(min_value=1, max_value=40))
+def test_a_recurring_text_is_what_safe_output_of_its_cut_gives(text, limit):
+    """JUnit's n/a reasons, made once per text: the same as made every time."""
+    assert output.recurring(text, limit) == output.safe_output(output.cut(text, limit))
+
+
+def test_a_recurring_text_is_made_again_when_the_credentials_change(monkeypatch):
+    reason = "the server said: bad key n3w-s3cr3t-value"
+    assert output.recurring(reason, 2000) == reason
+    monkeypatch.setenv("OTHER_SERVICE_TOKEN", "n3w-s3cr3t-value")
+    assert output.recurring(reason, 2000) == f"the server said: bad key {output.MASK}"
