@@ -215,3 +215,24 @@ def test_a_retriever_that_cannot_open_fails_each_item_with_one_line(pytester):
         ["*ambigqa march-*: cannot open the bm25 retriever: ValueError: no passage has a word to index"] * 2
     )
     assert card["suites"][0]["errors"] == 2 and card["suites"][0]["missing"] == 0
+
+
+def test_the_header_says_when_there_is_nothing_to_search(pytester):
+    """The real ASQA dev file gives no passages: no "bm25 top-10 over 0 passages"."""
+    record = {
+        "sample_id": "-42",
+        "ambiguous_question": "Who sang the song?",
+        "qa_pairs": [
+            {"question": "Who sang it in 1964?", "short_answers": ["Simon & Garfunkel"], "wikipage": "A"}
+        ],
+        "wikipages": [],
+        "annotations": [{"long_answer": "Simon & Garfunkel sang it in 1964.", "knowledge": []}],
+    }
+    (pytester.path / "dev.jsonl").write_text(json.dumps(record) + "\n")
+    pytester.makepyfile(mysys="def answer(question):\n    return 'Simon & Garfunkel'\n")
+    result, _ = run(pytester, "--ambig-suite=asqa", "--ambig-data=dev.jsonl", "--ambig-system=mysys:answer")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["ambigqa retrieval: no passages to search (suites: asqa); --ambig-corpus gives some"]
+    )
+    result.stdout.no_fnmatch_line("*over 0 passages*")

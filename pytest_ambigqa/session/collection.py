@@ -128,10 +128,14 @@ class Collection:
                     f"repeat exactly with --ambig-data={loaded.suite.name}={loaded.source}"
                 )
         searched = run.cfg.retrieval
-        if searched.searches:
+        if searched.searches and len(run.corpus):
             lines.append(
                 f"ambigqa retrieval: {searched.retriever} top-{searched.top_k} over {len(run.corpus)} "
                 f"passages ({run.corpus.source}); indexes in {run.cache_dir}"
+            )
+        elif searched.searches:  # the real ASQA dev file has none: "bm25 over 0 passages" said nothing
+            lines.append(
+                f"ambigqa retrieval: no passages to search ({run.corpus.source}); --ambig-corpus gives some"
             )
         return [for_terminal(line, one_line=True) for line in lines]
 
