@@ -459,6 +459,19 @@ def selected(config: pytest.Config) -> bool:
     return bool(value(config, "--ambig-suite") or value(config, "--ambig-rescore"))
 
 
+def runs_no_tests(config: pytest.Config) -> bool:
+    """Whether pytest runs no test here, only collects them: ``--collect-only``, ``--fixtures``,
+    ``--fixtures-per-test``, ``--setup-plan`` (fixtures planned, not run). No system is asked,
+    so there is no scorecard to print or write and no gate to apply."""
+    option = config.option
+    return bool(
+        option.collectonly
+        or getattr(option, "showfixtures", False)
+        or getattr(option, "show_fixtures_per_test", False)
+        or getattr(option, "setupplan", False)
+    )
+
+
 def typed(config: pytest.Config) -> list[str]:
     """The ambigqa options besides ``--ambig-suite`` typed on the command line itself (not
     ``addopts``, which a project sets for its ambigqa runs and must not break its others)."""

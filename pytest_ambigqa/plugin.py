@@ -146,34 +146,7 @@ def ambig_retriever(request: pytest.FixtureRequest) -> Retriever:
 @pytest.fixture
 def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_system: Any) -> ItemResult:
     """Ask the system about the item and score it; a failing system makes this test an error."""
-    return _result(request, ambig_item, ambig_system)
-
-
-@pytest.fixture
-def _ambig_builtin_verdict(request: pytest.FixtureRequest, ambig_system: Any) -> str | None:
-    """``ambig_result`` for a builtin item's test, which carries its item, as that test's
-    verdict: why the item falls short of ``--ambig-item-min``, None where it does not. One
-    fixture where ``ambig_result`` and ``ambig_item`` are two, and the test asks no ``request``
-    of its own: each is a cost of every item, pytest making a fixture definition for every
-    ``request`` asked (issue 44)."""
-    from .session.collection import ITEM_KEY, shortfall
-
-    item = request.node.stash[ITEM_KEY]
-    return shortfall(request.config, item, _result(request, item, ambig_system))
-
-
-def _result(request: pytest.FixtureRequest, item: AmbigItem, obj: Any) -> ItemResult:
-    from .output import for_terminal
     from .session.runner import RUNNER_KEY
 
     _run(request)
-    runner = request.config.stash[RUNNER_KEY]
-    system = runner.system_for(obj)
-    result = runner.result_for(item, system)
-    runner.attach(request.node, result, system)
-    if result.status == "error":
-        message = f"ambigqa {result.key}: {result.error}"
-        if result.trace and request.config.getoption("tbstyle", "auto") != "no":
-            message += "\n\n" + result.trace  # the system's frames, not ours
-        pytest.fail(for_terminal(message), pytrace=False)
-    return result
+    return request.config.stash[RUNNER_KEY].test(request.node, ambig_item, ambig_system)

@@ -53,6 +53,18 @@ def test_collect_only_shows_stable_ids(pytester):
     assert result.outlines[:-1] == again.outlines[:-1]  # all but the timing line
 
 
+@pytest.mark.parametrize("mode", ["--collect-only", "--fixtures", "--fixtures-per-test", "--setup-plan"])
+def test_a_run_that_runs_no_test_makes_no_scorecard(pytester, mode):
+    """pytest collects but runs nothing: no system is asked, so no scorecard of every item
+    missing is printed or written, and no gate fails the run."""
+    result = pytester.runpytest(
+        "--ambig-suite=march", "--ambig-fail-under=str_em=90", "--ambig-report=out", mode
+    )
+    assert result.ret == pytest.ExitCode.OK
+    assert "ambigqa scorecard" not in result.stdout.str() and "gate" not in result.stdout.str()
+    assert not (pytester.path / "out").exists()
+
+
 def test_items_live_in_the_directory_given(pytester):
     pytester.mkdir("tests")
     result = pytester.runpytest("tests", "--ambig-suite=march", "--co", "-q")
@@ -418,6 +430,46 @@ def test_error_rate_gate_and_item_min(pytester):
     items.stdout.fnmatch_lines(
         ["*1 metric(s) below threshold", "  str_em = * < 1", "  missing gold answers: *"]
     )
+
+
+NOISY = f"""
+import logging
+
+def answer(question, item):
+    print("system says", item.id)
+    logging.getLogger("mysys").warning("system logs %s", item.id)
+    if item.id == {FIRST.id!r}:
+        raise RuntimeError("model overloaded")
+    return item.long_answers[0] if item.id.startswith("sem") else "no idea"
+"""
+
+
+def test_builtin_tests_answer_in_setup_and_fall_short_in_their_call(pytester):
+    """A builtin item's system is asked in its test's setup (a failing system is an error,
+    what it prints and logs is captured there), ``--ambig-item-min`` fails the call, and the
+    test asks pytest for no fixture but ``ambig_system`` (issue 44: none made per item)."""
+    pytester.makepyfile(mysys=NOISY)
+    result = pytester.runpytest(
+        "--ambig-suite=march", "--ambig-system=mysys:answer", "--ambig-item-min=str_em=1", "-rA",
+        "--junitxml=junit.xml", "-p", "no:randomly",
+    )  # fmt: skip
+    failed = len([i for i in MARCH if not i.id.startswith("sem")])
+    result.assert_outcomes(passed=len(MARCH) - failed - 1, failed=failed, errors=1)
+    result.stdout.fnmatch_lines([f"*ERROR at setup of test_ambig[[]march-{FIRST.id}[]]*"])
+    result.stdout.fnmatch_lines(
+        ["*- Captured stdout setup -*", f"system says {FIRST.id}", "*- Captured log setup -*"]
+    )
+    result.stdout.fnmatch_lines(
+        ["*_ test_ambig[[]march-syn-*[]] _*", "*1 metric(s) below threshold", "*str_em = 0 < 1"]
+    )
+    assert "system says" not in result.stdout.str().split("short test summary")[-1]
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    phases = {c.get("name"): [child.tag for child in c if child.tag in ("error", "failure")] for c in cases}
+    assert phases[f"test_ambig[march-{FIRST.id}]"] == ["error"]
+    assert sum(p == ["failure"] for p in phases.values()) == failed + 1  # and the item-min gate
+    shown = pytester.runpytest("--ambig-suite=march", "--fixtures-per-test", "-k", FIRST.id, "-v")
+    used = shown.stdout.str().split(f"fixtures used by test_ambig[march-{FIRST.id}]")[1]
+    assert [name for name in re.findall(r"^(\S+) -- ", used, re.M) if "ambig" in name] == ["ambig_system"]
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from ..suites.sources import HubRef
 from .run import RUN_KEY, Run
 
 ITEM_KEY: pytest.StashKey[AmbigItem] = pytest.StashKey()  # the benchmark item of a builtin test
+VERDICT_KEY: pytest.StashKey[str] = pytest.StashKey()  # why it falls short of --ambig-item-min
 COLLECTOR_NAME = "ambigqa"
 TEST_NAME = "test_ambig"
 
@@ -53,6 +54,12 @@ class AmbigItems(pytest.Collector):
 
 
 class AmbigFunction(pytest.Function):
+    """A builtin item's test. Its item is asked and scored at the end of its setup
+    (``Runner.pytest_runtest_setup``), so the test asks pytest for no fixture of its own but
+    the session's ``ambig_system``: pytest builds a fixture definition (``inspect.signature``
+    included) for each ``request`` a function-scoped fixture asks, a cost of every item
+    (issue 44)."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # pytest >= 9.2 keeps node ids structured and splits "name[params]" when it reads
@@ -61,14 +68,20 @@ class AmbigFunction(pytest.Function):
         if node_id is not None and hasattr(type(node_id), "parse"):
             self._id = type(node_id).parse(self.nodeid)
 
+    def runtest(self) -> None:
+        """Fails where the item falls short of ``--ambig-item-min``, with the gold answers it missed."""
+        verdict = self.stash.get(VERDICT_KEY, None)
+        if verdict is not None:
+            del self.stash[VERDICT_KEY]  # the item outlives its run
+            pytest.fail(verdict, pytrace=False)
+
     def reportinfo(self) -> tuple[Path, None, str]:
         return self.path, None, self.name
 
 
-def _test_ambig(_ambig_builtin_verdict: str | None) -> None:
-    """One benchmark item: the system answered (in setup) and meets ``--ambig-item-min``."""
-    if _ambig_builtin_verdict is not None:
-        pytest.fail(_ambig_builtin_verdict, pytrace=False)
+def _test_ambig(ambig_system: Any) -> None:
+    """One benchmark item: the system answered (in setup) and meets ``--ambig-item-min``
+    (:meth:`AmbigFunction.runtest` says so; this function is what pytest's fixtures read)."""
 
 
 def shortfall(config: pytest.Config, item: AmbigItem, result: ItemResult) -> str | None:
@@ -76,7 +89,7 @@ def shortfall(config: pytest.Config, item: AmbigItem, result: ItemResult) -> str
     failures = gates.item_shortfalls(result.scores, result.suite, config.stash[RUN_KEY].cfg.gates.item_min)
     if not failures:
         return None
-    assert result.answer is not None  # a system that failed made setup fail (ambig_result)
+    assert result.answer is not None  # a system that failed made setup fail (Runner.test)
     return for_terminal(explain(item, result.answer, failures))
 
 

@@ -17,6 +17,7 @@ import pytest
 from ..errors import EndpointUnavailable
 from ..models.chat import server_url
 from ..models.preflight import Endpoint, check
+from ..options import runs_no_tests
 from ..protocols import PROTOCOLS
 
 if TYPE_CHECKING:
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
 
 def preflight(run: Run) -> None:
     """Raise pytest's usage error when a model server of ``run`` refuses its key or is not there."""
-    option = run.config.option
-    if run.in_worker or not run.cfg.models.preflight or option.collectonly or getattr(option, "help", False):
+    asked = not runs_no_tests(run.config) and not getattr(run.config.option, "help", False)
+    if run.in_worker or not run.cfg.models.preflight or not asked:
         return
     try:
         check(endpoints(run))

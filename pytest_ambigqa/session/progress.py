@@ -28,7 +28,7 @@ from ..card.compare import running_row
 from ..card.scorecard import MetricSummary, SuiteCard, model_calls, summarize
 from ..metrics import METRICS
 from ..models.usage import Usage
-from ..options import choice
+from ..options import choice, runs_no_tests
 from ..report import view
 from ..schema import ItemResult
 from ..suites import LoadedSuite
@@ -114,7 +114,7 @@ class Progress:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         config = session.config
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is None or config.option.collectonly:
+        if reporter is None or runs_no_tests(config):
             return
         if self.forced or shown_by_default(config, reporter):
             self.line = StatusLine(config.get_terminal_writer())

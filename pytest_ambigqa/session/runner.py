@@ -20,12 +20,13 @@ from ..evaluate import Evaluator
 from ..judge import batch
 from ..metrics import METRICS
 from ..models.reader import LLMReader
+from ..options import runs_no_tests
 from ..output import bounded, cut, for_terminal, json_text, recurring, safe_output
 from ..schema import AmbigItem, ItemResult
 from ..store import SharedStore, scoring
 from ..store.pool import Prefetcher
 from ..systems import System, from_object
-from .collection import ITEM_KEY
+from .collection import ITEM_KEY, VERDICT_KEY, shortfall
 from .deal import DEAL_INPUT, DealScheduling, deals, share
 from .run import HUB_INPUT, Run
 
@@ -97,16 +98,26 @@ class Runner:
             self._dealer.log = log.dealsched
         return self._dealer
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        """Once a sequential gate has decided the run, a builtin item whose call has not
-        started is skipped (one whose call is in flight finishes and counts)."""
+    @pytest.hookimpl(wrapper=True, trylast=True)  # inside the capture's and logging's wrappers
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None]:
+        """A builtin item is asked and scored once its fixtures are set up (the session's
+        ``ambig_system``), its verdict kept for its call (``AmbigFunction.runtest``). Once a
+        sequential gate has decided the run, one whose call has not started is skipped (one
+        whose call is in flight finishes and counts)."""
+        if ITEM_KEY not in item.stash:
+            return (yield)
+        asked = item.stash[ITEM_KEY]
         stop = self.run.stop
-        if stop is None or ITEM_KEY not in item.stash:
-            return
-        reason = stop.reason()
-        if reason is not None and not (self._pool is not None and self._pool.started(item.stash[ITEM_KEY])):
+        reason = stop.reason() if stop is not None else None
+        if reason is not None and not (self._pool is not None and self._pool.started(asked)):
             pytest.skip(reason)
+        yield
+        if not runs_no_tests(item.config):  # --setup-plan: fixtures planned, not run; nor the item
+            assert isinstance(item, pytest.Function)  # collection.AmbigItems makes them
+            result = self.test(item, asked, item.funcargs["ambig_system"])
+            verdict = shortfall(item.config, asked, result)
+            if verdict is not None:
+                item.stash[VERDICT_KEY] = verdict
 
     def system_for(self, obj: Any) -> System:
         """The :class:`System` for an ``ambig_system`` fixture value (wrapped once)."""
@@ -140,6 +151,20 @@ class Runner:
             pytest.fail(for_terminal(f"ambig_system fixture: {exc}"), pytrace=False)
         self._systems[id(obj)] = (obj, system)  # holding obj keeps its id from being reused
         return system
+
+    def test(self, node: pytest.Item, item: AmbigItem, obj: Any) -> ItemResult:
+        """What a test of ``item`` gets (``ambig_result``, a builtin item's setup): the result
+        of asking the ``ambig_system`` value ``obj``, attached to the test's report; a system
+        that failed fails the test where this is called, with the system's own frames."""
+        system = self.system_for(obj)
+        result = self.result_for(item, system)
+        self.attach(node, result, system)
+        if result.status == "error":
+            message = f"ambigqa {result.key}: {result.error}"
+            if result.trace and node.config.getoption("tbstyle", "auto") != "no":
+                message += "\n\n" + result.trace  # the system's frames, not ours
+            pytest.fail(for_terminal(message), pytrace=False)
+        return result
 
     def result_for(self, item: AmbigItem, system: System) -> ItemResult:
         """The item's result: from batch judging's first phase, from the pool when it runs
@@ -387,7 +412,8 @@ def _scored_here(run: Run) -> list[Suite]:
     nothing), or where a scoring pool's processes will score (``store/scoring.py`` starts one
     for :data:`~..store.scoring.THRESHOLD` items ahead or more, and they import for themselves)."""
     cfg, option = run.cfg, run.config.option
-    if option.collectonly or cfg.resume or (not run.in_worker and getattr(option, "dist", "no") != "no"):
+    elsewhere = not run.in_worker and getattr(option, "dist", "no") != "no"  # the workers score
+    if runs_no_tests(run.config) or cfg.resume or elsewhere:
         return []
     processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
     pooled = scoring.pool_size(cfg.score_workers) >= 2 and len(run.items) // processes >= scoring.THRESHOLD

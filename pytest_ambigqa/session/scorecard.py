@@ -22,6 +22,7 @@ from ..card import storage
 from ..card.saved import read_card
 from ..card.scorecard import Scorecard, build, utc_stamp
 from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
+from ..options import runs_no_tests
 from ..output import for_terminal
 from ..report import ci, pipeline, terminal
 from ..schema import ItemResult
@@ -134,7 +135,7 @@ class ScorecardPlugin:
     @pytest.hookimpl(tryfirst=True)  # before the JUnit plugin writes its file (ci.junit)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         run, cfg = self.run, self.run.cfg
-        if run.config.option.collectonly:
+        if runs_no_tests(run.config):
             return
         self._unreadable += session.config.stash[RUNNER_KEY].evaluator.unreadable  # this process's own
         if self._unreadable:  # once for the run, whichever processes met them
