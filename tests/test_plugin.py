@@ -472,6 +472,41 @@ def test_builtin_tests_answer_in_setup_and_fall_short_in_their_call(pytester):
     assert [name for name in re.findall(r"^(\S+) -- ", used, re.M) if "ambig" in name] == ["ambig_system"]
 
 
+HOOKED = """
+import pytest
+
+@pytest.fixture(autouse=True)
+def skips_one(request):
+    if request.node.name.endswith("-syn-01]"):
+        pytest.skip("not this one")
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    print("called through pytest_pyfunc_call")
+    return (yield)
+"""
+
+
+def test_builtin_tests_are_called_and_set_up_as_any_test(pytester):
+    """Another plugin's ``pytest_pyfunc_call`` sees every builtin test, an autouse fixture
+    may skip one (a skip located at the items' directory), and a failing ``ambig_system``
+    fixture shows the fixture's frames, none of the plugin's."""
+    pytester.makeconftest(HOOKED)
+    result = pytester.runpytest("--ambig-suite=march", "-s", "-rs", "-p", "no:randomly")
+    result.assert_outcomes(passed=len(MARCH) - 1, skipped=1)
+    assert result.stdout.str().count("called through pytest_pyfunc_call") == len(MARCH) - 1
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] *:1: not this one"])
+    assert "INTERNALERROR" not in result.stdout.str()
+    pytester.makeconftest(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef ambig_system():\n"
+        "    raise RuntimeError('cannot build the system')\n"
+    )
+    broken = pytester.runpytest("--ambig-suite=march", "-x", "-p", "no:asyncio")
+    broken.assert_outcomes(errors=1)
+    errors = broken.stdout.str().split("= ERRORS =")[1].split("ambigqa scorecard")[0]
+    assert "raise RuntimeError('cannot build the system')" in errors and "pytest_ambigqa" not in errors
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -23,7 +23,7 @@ from ..errors import UsageError
 from ..hookspecs import register_extensions
 from ..output import for_terminal
 from ..report import mlflow_target
-from .collection import Collection
+from .collection import ASK_KEY, Collection
 from .config import read_run_config, refuse_without_suite
 from .preflight import preflight
 from .progress import Progress, mode
@@ -72,6 +72,7 @@ def _start(config: pytest.Config) -> None:
     runner = Runner(run)
     config.stash[RUN_KEY] = run
     config.stash[RUNNER_KEY] = runner
+    config.stash[ASK_KEY] = runner.verdict  # a builtin test's setup asks through it
     plugins: list[tuple[str, Any]] = [("ambigqa-collection", Collection(run)), ("ambigqa-runner", runner)]
     if traced:
         from .tracing import Tracing

@@ -3,7 +3,7 @@ pytest collects, and ``ambig_item`` parametrizing a user's own tests."""
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +11,18 @@ import pytest
 
 from ..assertions import explain
 from ..card import gates
+from ..options import runs_no_tests
 from ..output import escape_controls, for_terminal
 from ..schema import AmbigItem, ItemResult
 from ..suites.sources import HubRef
+from .builtin import test_function
 from .run import RUN_KEY, Run
 
 ITEM_KEY: pytest.StashKey[AmbigItem] = pytest.StashKey()  # the benchmark item of a builtin test
 VERDICT_KEY: pytest.StashKey[str] = pytest.StashKey()  # why it falls short of --ambig-item-min
+# What asks and scores a builtin test's item (the runner's ``Runner.verdict``, set when the
+# session starts): the test, its item and its ``ambig_system`` value in, the item's verdict out.
+ASK_KEY: pytest.StashKey[Callable[[pytest.Function, AmbigItem, Any], str | None]] = pytest.StashKey()
 COLLECTOR_NAME = "ambigqa"
 TEST_NAME = "test_ambig"
 
@@ -46,7 +51,10 @@ class AmbigItems(pytest.Collector):
         fixtureinfo = None  # the same for every item: resolve fixtures once, not 10,000 times
         for item in run.items:
             function = AmbigFunction.from_parent(
-                self, name=f"{TEST_NAME}[{node_key(item.key)}]", callobj=_test_ambig, fixtureinfo=fixtureinfo
+                self,
+                name=f"{TEST_NAME}[{node_key(item.key)}]",
+                callobj=test_function,
+                fixtureinfo=fixtureinfo,
             )
             fixtureinfo = function._fixtureinfo
             function.stash[ITEM_KEY] = item
@@ -54,11 +62,10 @@ class AmbigItems(pytest.Collector):
 
 
 class AmbigFunction(pytest.Function):
-    """A builtin item's test. Its item is asked and scored at the end of its setup
-    (``Runner.pytest_runtest_setup``), so the test asks pytest for no fixture of its own but
-    the session's ``ambig_system``: pytest builds a fixture definition (``inspect.signature``
-    included) for each ``request`` a function-scoped fixture asks, a cost of every item
-    (issue 44)."""
+    """A builtin item's test. Its item is asked and scored in its setup, once its fixtures
+    are (:meth:`setup`), so the test asks pytest for no fixture of its own but ``ambig_system``:
+    pytest builds a fixture definition (``inspect.signature`` included) for each ``request`` a
+    function-scoped fixture asks, a cost of every item (issue 44)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -68,20 +75,34 @@ class AmbigFunction(pytest.Function):
         if node_id is not None and hasattr(type(node_id), "parse"):
             self._id = type(node_id).parse(self.nodeid)
 
+    def setup(self) -> None:
+        """The system is asked here, inside pytest's setup of the test as a fixture would be:
+        a system that fails makes the test an error, and what it prints, logs or leaves
+        unraisable is the setup's."""
+        __tracebackhide__ = True  # a fixture's error shows the fixture's frames, not these
+        if VERDICT_KEY in self.stash:  # left by a run with no call phase (--setup-only)
+            del self.stash[VERDICT_KEY]
+        super().setup()
+        if runs_no_tests(self.config):  # --setup-plan: fixtures planned, not run; nor the item
+            return
+        verdict = self.config.stash[ASK_KEY](self, self.stash[ITEM_KEY], self.funcargs["ambig_system"])
+        if verdict is not None:
+            self.stash[VERDICT_KEY] = verdict
+
     def runtest(self) -> None:
-        """Fails where the item falls short of ``--ambig-item-min``, with the gold answers it missed."""
+        """The test function through pytest's own call (``pytest_pyfunc_call``, ``--trace``),
+        then a failure where the item falls short of ``--ambig-item-min``, with the gold
+        answers it missed."""
+        super().runtest()
         verdict = self.stash.get(VERDICT_KEY, None)
         if verdict is not None:
             del self.stash[VERDICT_KEY]  # the item outlives its run
             pytest.fail(verdict, pytrace=False)
 
-    def reportinfo(self) -> tuple[Path, None, str]:
-        return self.path, None, self.name
-
-
-def _test_ambig(ambig_system: Any) -> None:
-    """One benchmark item: the system answered (in setup) and meets ``--ambig-item-min``
-    (:meth:`AmbigFunction.runtest` says so; this function is what pytest's fixtures read)."""
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Line 0 (shown as 1) of the directory the items live in: pytest locates a skip
+        from a fixture at the test's line, and asserts it has one."""
+        return self.path, 0, self.name
 
 
 def shortfall(config: pytest.Config, item: AmbigItem, result: ItemResult) -> str | None:

@@ -26,7 +26,7 @@ from ..schema import AmbigItem, ItemResult
 from ..store import SharedStore, scoring
 from ..store.pool import Prefetcher
 from ..systems import System, from_object
-from .collection import ITEM_KEY, VERDICT_KEY, shortfall
+from .collection import ITEM_KEY, shortfall
 from .deal import DEAL_INPUT, DealScheduling, deals, share
 from .run import HUB_INPUT, Run
 
@@ -98,26 +98,16 @@ class Runner:
             self._dealer.log = log.dealsched
         return self._dealer
 
-    @pytest.hookimpl(wrapper=True, trylast=True)  # inside the capture's and logging's wrappers
-    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None]:
-        """A builtin item is asked and scored once its fixtures are set up (the session's
-        ``ambig_system``), its verdict kept for its call (``AmbigFunction.runtest``). Once a
-        sequential gate has decided the run, one whose call has not started is skipped (one
-        whose call is in flight finishes and counts)."""
-        if ITEM_KEY not in item.stash:
-            return (yield)
-        asked = item.stash[ITEM_KEY]
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Once a sequential gate has decided the run, a builtin item whose call has not
+        started is skipped (one whose call is in flight finishes and counts)."""
         stop = self.run.stop
-        reason = stop.reason() if stop is not None else None
-        if reason is not None and not (self._pool is not None and self._pool.started(asked)):
+        if stop is None or ITEM_KEY not in item.stash:
+            return
+        reason = stop.reason()
+        if reason is not None and not (self._pool is not None and self._pool.started(item.stash[ITEM_KEY])):
             pytest.skip(reason)
-        yield
-        if not runs_no_tests(item.config):  # --setup-plan: fixtures planned, not run; nor the item
-            assert isinstance(item, pytest.Function)  # collection.AmbigItems makes them
-            result = self.test(item, asked, item.funcargs["ambig_system"])
-            verdict = shortfall(item.config, asked, result)
-            if verdict is not None:
-                item.stash[VERDICT_KEY] = verdict
 
     def system_for(self, obj: Any) -> System:
         """The :class:`System` for an ``ambig_system`` fixture value (wrapped once)."""
@@ -165,6 +155,11 @@ class Runner:
                 message += "\n\n" + result.trace  # the system's frames, not ours
             pytest.fail(for_terminal(message), pytrace=False)
         return result
+
+    def verdict(self, node: pytest.Function, item: AmbigItem, obj: Any) -> str | None:
+        """A builtin test's setup (``collection.AmbigFunction``): :meth:`test`, and why the
+        item falls short of ``--ambig-item-min`` (None: it does not), for the test's call."""
+        return shortfall(node.config, item, self.test(node, item, obj))
 
     def result_for(self, item: AmbigItem, system: System) -> ItemResult:
         """The item's result: from batch judging's first phase, from the pool when it runs
