@@ -507,6 +507,32 @@ def test_builtin_tests_are_called_and_set_up_as_any_test(pytester):
     assert "raise RuntimeError('cannot build the system')" in errors and "pytest_ambigqa" not in errors
 
 
+EXIT_PROBE = """
+import atexit, gc
+def _probe():  # registered before the plugin's own exit hook, so it runs after it
+    with open("frozen-at-exit", "w") as out:
+        out.write(str(gc.get_freeze_count()))
+atexit.register(_probe)
+"""
+
+
+def test_a_run_leaves_its_objects_to_the_system_at_exit_only(pytester):
+    """At exit what is left of an ambigqa run is frozen, out of the interpreter's last
+    collections; a process that goes on after the session (an inline run) has nothing frozen;
+    a run without a suite is left as pytest leaves it."""
+    import gc
+
+    pytester.makepyfile(exitprobe=EXIT_PROBE)
+    probe = pytester.path / "frozen-at-exit"
+    pytester.runpytest_subprocess("-p", "exitprobe", "--ambig-suite=march").assert_outcomes(passed=len(MARCH))
+    assert int(probe.read_text()) > 1000
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    pytester.runpytest_subprocess("-p", "exitprobe").assert_outcomes(passed=1)
+    assert int(probe.read_text()) == 0
+    (pytester.path / "test_plain.py").unlink()
+    pytester.runpytest_inprocess("--ambig-suite=march").assert_outcomes(passed=len(MARCH))
+    assert gc.get_freeze_count() == 0
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -394,6 +394,23 @@ def test_store_writes_every_queued_answer_off_the_call_path(tmp_path):
     assert all(reopened.done(k, "run", resume=False) == ("ok", {"text": k}, False) for k in [*keys, "late"])
 
 
+def test_a_closed_store_holds_its_answers_in_its_file_alone(tmp_path):
+    """The end of a run moves the write-ahead log into the file: the file copied or cached
+    alone, without its ``-wal``, holds every answer and score."""
+    store = AnswerStore(tmp_path / "answers.sqlite")
+    for i in range(50):
+        store.put(f"k{i}", "run", "ok", {"text": f"answer {i}"})
+        store.put_scores(f"s{i}", json.dumps({"scores": {"str_em": 1.0}}))
+    store.close()
+    assert (tmp_path / "answers.sqlite-wal").exists()  # the connection stays open
+    alone = tmp_path / "copy" / "answers.sqlite"
+    alone.parent.mkdir()
+    alone.write_bytes((tmp_path / "answers.sqlite").read_bytes())
+    db = sqlite3.connect(alone)
+    assert db.execute("SELECT count(*) FROM answers").fetchone() == (50,)
+    assert db.execute("SELECT count(*) FROM scores").fetchone() == (50,)
+
+
 def test_a_store_write_that_fails_is_reported_not_lost_silently(tmp_path):
     store = AnswerStore(tmp_path / "answers.sqlite")
     store._db.close()  # the disk goes away under the writer

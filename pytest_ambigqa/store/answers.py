@@ -237,7 +237,11 @@ class AnswerStore:
                 return
 
     def close(self) -> None:
-        """Write what is queued and stop the writer (raises the writer's error, if it had one)."""
+        """Write what is queued, stop the writer (raises the writer's error, if it had one) and
+        move what the write-ahead log holds into the file itself, as SQLite does when its last
+        connection closes: the connection stays open for a call that outlives the run, so the
+        file alone (copied or cached without its ``-wal``) would otherwise lack the run's last
+        answers, a short run's all of them. Passive: never waits for another process's work."""
         with self._queued:
             self._closing = True
             self._queued.notify()
@@ -245,6 +249,7 @@ class AnswerStore:
             self._writer.join()
         if self._failure is not None:
             raise self._failure
+        self._execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def reserve_slot(self, rate: float) -> float:
         """Seconds to wait before the next request, so all processes together keep to ``rate``/s."""
