@@ -533,6 +533,7 @@ def test_a_run_leaves_its_objects_to_the_system_at_exit_only(pytester):
     pytester.runpytest_inprocess("--ambig-suite=march").assert_outcomes(passed=len(MARCH))
     assert gc.get_freeze_count() == 0
 
+
 @pytest.mark.parametrize(
     "args, message",
     [
