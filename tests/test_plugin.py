@@ -508,27 +508,47 @@ def test_builtin_tests_are_called_and_set_up_as_any_test(pytester):
 
 
 EXIT_PROBE = """
-import atexit, gc
+import atexit, gc, json
+import pytest
+
+seen = []  # the number of frozen objects at each full collection from the session's end on
+
+def _watch(phase, info):
+    if phase == "start" and info["generation"] == 2:
+        seen.append(gc.get_freeze_count())
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_unconfigure(config):
+    gc.callbacks.append(_watch)
+    return (yield)
+
 def _probe():  # registered before the plugin's own exit hook, so it runs after it
-    with open("frozen-at-exit", "w") as out:
-        out.write(str(gc.get_freeze_count()))
+    with open("heap-at-exit.json", "w") as out:
+        json.dump({"frozen": gc.get_freeze_count(), "collections": seen}, out)
+
 atexit.register(_probe)
 """
 
 
-def test_a_run_leaves_its_objects_to_the_system_at_exit_only(pytester):
-    """At exit what is left of an ambigqa run is frozen, out of the interpreter's last
-    collections; a process that goes on after the session (an inline run) has nothing frozen;
-    a run without a suite is left as pytest leaves it."""
+def test_the_session_is_left_out_of_the_last_collections(pytester):
+    """From the session's end, after one collection of what is garbage then, an ambigqa
+    run's objects are frozen: pytest's last collections (unraisable exceptions) walk only what
+    is made after, and the interpreter's at exit none of it. A process that goes on after the
+    session (an inline run) has nothing frozen; a run without a suite is left as pytest leaves
+    it."""
     import gc
 
     pytester.makepyfile(exitprobe=EXIT_PROBE)
-    probe = pytester.path / "frozen-at-exit"
+    probe = pytester.path / "heap-at-exit.json"
     pytester.runpytest_subprocess("-p", "exitprobe", "--ambig-suite=march").assert_outcomes(passed=len(MARCH))
-    assert int(probe.read_text()) > 1000
+    heap = json.loads(probe.read_text())
+    assert heap["frozen"] > 1000
+    assert heap["collections"][0] == 0  # the plugin's own, of the whole heap
+    assert len(heap["collections"]) >= 3 and min(heap["collections"][-2:]) > 1000  # pytest's two
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
     pytester.runpytest_subprocess("-p", "exitprobe").assert_outcomes(passed=1)
-    assert int(probe.read_text()) == 0
+    heap = json.loads(probe.read_text())
+    assert heap["frozen"] == 0 and len(heap["collections"]) >= 2 and set(heap["collections"]) == {0}
     (pytester.path / "test_plain.py").unlink()
     pytester.runpytest_inprocess("--ambig-suite=march").assert_outcomes(passed=len(MARCH))
     assert gc.get_freeze_count() == 0
