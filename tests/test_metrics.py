@@ -130,6 +130,35 @@ def test_cover_em_bounds_and_extension(pairs, text, extra):
     assert cover_em(pairs, text + " " + extra) >= value
 
 
+@pytest.mark.parametrize(
+    "selected, computed",
+    [
+        (None, {"str_em", "str_hit", "cover_em"}),
+        ({"str_em"}, {"str_em", "str_hit"}),
+        ({"str_hit"}, {"str_em", "str_hit"}),
+        ({"cover_em"}, {"cover_em"}),
+        ({"str_em", "cover_em"}, {"str_em", "str_hit", "cover_em"}),
+    ],
+)
+def test_the_long_form_scorer_computes_only_what_the_run_selects(selected, computed):
+    """A run's ``--ambig-metrics`` leaves the long-form scorer's other metrics uncomputed, and
+    those it computes are what it computes for a run of every metric."""
+    from pytest_ambigqa.metrics.coverage import LONG_FORM
+    from pytest_ambigqa.metrics.scoring import Scorers
+    from pytest_ambigqa.models.usage import Usage
+    from pytest_ambigqa.schema import Answer
+    from pytest_ambigqa.suites import SUITES, LoadOptions
+
+    for item in SUITES["asqa"].load(None, LoadOptions()).items[:5]:
+        answer = Answer(text=item.long_answers[0])
+        every = LONG_FORM.compute(item, answer, Scorers(), Usage()).scores
+        scores = LONG_FORM.compute(
+            item, answer, Scorers(metrics=selected and frozenset(selected)), Usage()
+        ).scores
+        assert set(scores) == computed
+        assert scores == {m: every[m] for m in computed}
+
+
 # -- STR-EM ---------------------------------------------------------------------------------
 
 
