@@ -57,6 +57,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_session_fixtures(config), "ambigqa-session-fixtures")
     if not options.selected(config):
         if options.typed(config):  # options that would do nothing: say so
             from .session import refuse_idle_options
@@ -92,10 +93,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         stop(config)
 
 
-def _run(request: pytest.FixtureRequest) -> Run:
+def _run(config: pytest.Config) -> Run:
     from .session.run import RUN_KEY
 
-    run = request.config.stash.get(RUN_KEY, None)
+    run = config.stash.get(RUN_KEY, None)
     if run is None:
         pytest.skip("no ambigqa suite selected (use --ambig-suite)")
     return run
@@ -104,7 +105,7 @@ def _run(request: pytest.FixtureRequest) -> Run:
 @pytest.fixture
 def ambig_item(request: pytest.FixtureRequest) -> AmbigItem:
     """The benchmark item of this test (tests taking it run once per selected item)."""
-    _run(request)
+    _run(request.config)
     from .session.collection import ITEM_KEY
 
     item = request.node.stash.get(ITEM_KEY, None)
@@ -113,34 +114,43 @@ def ambig_item(request: pytest.FixtureRequest) -> AmbigItem:
     return item
 
 
-@pytest.fixture(scope="session")
-def ambig_system(request: pytest.FixtureRequest) -> Any:
-    """The system under test; override it in conftest.py to return your own callable."""
-    return _run(request).default_system
+def _session_fixtures(config: pytest.Config) -> type:
+    """The session's fixtures, closed over the run's config instead of asking for ``request``:
+    pytest resolves a fixture's arguments again for every test that uses it, and makes
+    ``request`` anew each time (pytest 9: a fixture definition, from the function's
+    signature), so every builtin test paid it through ``ambig_system`` (about 0.06 ms, issue
+    44). A class of their own for each config (pytester runs several in one process),
+    registered at ``pytest_configure`` in every run, as this module's fixtures are."""
 
+    @pytest.fixture(scope="session")
+    def ambig_system() -> Any:
+        """The system under test; override it in conftest.py to return your own callable."""
+        return _run(config).default_system
 
-@pytest.fixture(scope="session")
-def ambig_corpus(request: pytest.FixtureRequest) -> Corpus:
-    """The retrieval corpus: the selected suites' passages, or ``--ambig-corpus``."""
-    return _run(request).corpus
+    @pytest.fixture(scope="session")
+    def ambig_corpus() -> Corpus:
+        """The retrieval corpus: the selected suites' passages, or ``--ambig-corpus``."""
+        return _run(config).corpus
 
+    @pytest.fixture(scope="session")
+    def ambig_retriever() -> Retriever:
+        """The ``--ambig-retriever`` over the corpus: ``retriever(query, k)``, ``retriever.batch(...)``."""
+        run = _run(config)
+        if not run.cfg.retrieval.searches:
+            pytest.skip("no retriever configured (--ambig-retriever=none)")
+        from .errors import RetrieverUnavailable
+        from .output import for_terminal
 
-@pytest.fixture(scope="session")
-def ambig_retriever(request: pytest.FixtureRequest) -> Retriever:
-    """The ``--ambig-retriever`` over the corpus: ``retriever(query, k)``, ``retriever.batch(...)``."""
-    run = _run(request)
-    if not run.cfg.retrieval.searches:
-        pytest.skip("no retriever configured (--ambig-retriever=none)")
-    from .errors import RetrieverUnavailable
-    from .output import for_terminal
+        try:
+            run.check_retriever_for(None)
+            retriever = run.retriever()
+            assert retriever is not None  # the run searches: checked above
+            return retriever
+        except (pytest.UsageError, RetrieverUnavailable) as exc:
+            pytest.fail(for_terminal(f"ambigqa: {exc}"), pytrace=False)
 
-    try:
-        run.check_retriever_for(None)
-        retriever = run.retriever()
-        assert retriever is not None  # the run searches: checked above
-        return retriever
-    except (pytest.UsageError, RetrieverUnavailable) as exc:
-        pytest.fail(for_terminal(f"ambigqa: {exc}"), pytrace=False)
+    fixtures = (ambig_system, ambig_corpus, ambig_retriever)
+    return type("AmbigSessionFixtures", (), {f.name: f for f in fixtures})
 
 
 @pytest.fixture
@@ -148,5 +158,5 @@ def ambig_result(request: pytest.FixtureRequest, ambig_item: AmbigItem, ambig_sy
     """Ask the system about the item and score it; a failing system makes this test an error."""
     from .session.runner import RUNNER_KEY
 
-    _run(request)
+    _run(request.config)
     return request.config.stash[RUNNER_KEY].test(request.node, ambig_item, ambig_system)

@@ -484,17 +484,24 @@ def skips_one(request):
 def pytest_pyfunc_call(pyfuncitem):
     print("called through pytest_pyfunc_call")
     return (yield)
+
+def pytest_fixture_setup(fixturedef, request):
+    if fixturedef.argname == "ambig_system":
+        print(f"ambig_system asks for {fixturedef.argnames}")
 """
 
 
 def test_builtin_tests_are_called_and_set_up_as_any_test(pytester):
     """Another plugin's ``pytest_pyfunc_call`` sees every builtin test, an autouse fixture
     may skip one (a skip located at the items' directory), and a failing ``ambig_system``
-    fixture shows the fixture's frames, none of the plugin's."""
+    fixture shows the fixture's frames, none of the plugin's. The default ``ambig_system``
+    asks for no fixture (``request`` is made anew for every test that uses a fixture asking
+    for it)."""
     pytester.makeconftest(HOOKED)
     result = pytester.runpytest("--ambig-suite=march", "-s", "-rs", "-p", "no:randomly")
     result.assert_outcomes(passed=len(MARCH) - 1, skipped=1)
     assert result.stdout.str().count("called through pytest_pyfunc_call") == len(MARCH) - 1
+    assert result.stdout.str().count("ambig_system asks for ()") == 1
     result.stdout.fnmatch_lines(["SKIPPED [[]1[]] *:1: not this one"])
     assert "INTERNALERROR" not in result.stdout.str()
     pytester.makeconftest(
