@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
     pluginmanager.register(_QuietAsyncio(), "ambigqa-asyncio")
+    # Registered with this module, so a plugin loaded after it still overrides them
+    # (among plugins, the fixture registered last wins); pytest's config is its first plugin.
+    config = pluginmanager.get_plugin("pytestconfig")
+    assert isinstance(config, pytest.Config)
+    pluginmanager.register(_session_fixtures(config), "ambigqa-session-fixtures")
 
 
 class _QuietAsyncio:
@@ -57,7 +62,6 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.pluginmanager.register(_session_fixtures(config), "ambigqa-session-fixtures")
     if not options.selected(config):
         if options.typed(config):  # options that would do nothing: say so
             from .session import refuse_idle_options
@@ -119,8 +123,7 @@ def _session_fixtures(config: pytest.Config) -> type:
     pytest resolves a fixture's arguments again for every test that uses it, and makes
     ``request`` anew each time (pytest 9: a fixture definition, from the function's
     signature), so every builtin test paid it through ``ambig_system`` (about 0.06 ms, issue
-    44). A class of their own for each config (pytester runs several in one process),
-    registered at ``pytest_configure`` in every run, as this module's fixtures are."""
+    44). A class of their own for each config (pytester runs several in one process)."""
 
     @pytest.fixture(scope="session")
     def ambig_system() -> Any:

@@ -90,6 +90,8 @@ def _start(config: pytest.Config) -> None:
     for name, plugin in plugins:
         config.pluginmanager.register(plugin, name)
     config.stash[_PLUGINS] = plugins
+    # Not one of the plugins ``stop`` unregisters: its own unconfigure comes after stop's.
+    config.pluginmanager.register(runner.heap, "ambigqa-heap")
 
 
 def _traced(run: Run) -> None:

@@ -3,10 +3,8 @@ tests ask, the pool that asks ahead, and what each test report carries to the co
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
-import gc
 import os
 import sys
 import threading
@@ -29,6 +27,7 @@ from ..store.pool import Prefetcher
 from ..systems import System, from_object
 from .collection import ITEM_KEY, shortfall
 from .deal import DEAL_INPUT, DealScheduling, deals, share
+from .heap import Heap
 from .run import HUB_INPUT, Run
 
 if TYPE_CHECKING:
@@ -65,10 +64,7 @@ class Runner:
         self._dealer: DealScheduling | None = None  # the xdist controller's, when it deals
         self._priming: batch.Priming | None = None  # batch judging's first phase (judge/batch.py)
         self._batch_checked = False  # the judge's batches looked for (collected, or sent and waited for)
-        self._frozen = False  # the heap after collection is out of the garbage collector's walks
-        # Registered before pytest's own cleanups (this plugin configures first), so it runs
-        # after them: see :meth:`_settle`.
-        run.config.add_cleanup(gc.unfreeze)
+        self.heap = Heap(run.config)  # out of the cycle collector's walks where it can be (heap.py)
         heavy = _scored_here(run)
         self._preload = Preload(heavy, run.scorers) if heavy else None
         if self._preload is not None:
@@ -77,11 +73,7 @@ class Runner:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = session.items if self.run.dealt is None else share(session.items, *self.run.dealt)
         self._order = [item.stash[ITEM_KEY].key for item in items if ITEM_KEY in item.stash]
-        # The items, their tests and the modules outlive the run: the garbage collector's full
-        # passes walked them again and again, a pass per so many results (issue 44). Frozen,
-        # they are out of its walks until :meth:`close`.
-        gc.freeze()
-        self._frozen = True
+        self.heap.freeze()  # the items, their tests and the modules, until close (heap.py)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -354,27 +346,7 @@ class Runner:
             if thread is not None:
                 thread.join(timeout=120)
         self.store.close()
-        self._settle()
-
-    def _settle(self) -> None:
-        """The end of the session's heap (its items, results and reports), which the garbage
-        collector walked whole at each of pytest's two last collections, and which the
-        interpreter's at exit walked and freed object by object: together about 0.25 ms an
-        item (issue 44).
-
-        What is garbage now is collected once, here, while pytest's hook still reports the
-        unraisable exceptions of its finalizers; what is alive is then frozen, so pytest's
-        collections walk only what is made after. The cleanup registered in ``__init__``
-        unfreezes it after pytest's, so a process that goes on (pytester's inline runs, a
-        script calling ``pytest.main``) frees it as before; at exit it stays frozen, left to
-        the operating system whole."""
-        if self._frozen:
-            self._frozen = False
-            gc.unfreeze()
-        gc.collect()
-        gc.freeze()
-        atexit.unregister(gc.freeze)
-        atexit.register(gc.freeze)
+        self.heap.thaw()  # pytest's collection at unconfigure sees the whole heap
 
     def _close_scoring(self) -> None:
         """The scoring workers end (no process is left behind)."""

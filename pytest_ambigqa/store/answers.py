@@ -21,6 +21,7 @@ them again, and one where any of them changed scores that item afresh.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -241,7 +242,9 @@ class AnswerStore:
         move what the write-ahead log holds into the file itself, as SQLite does when its last
         connection closes: the connection stays open for a call that outlives the run, so the
         file alone (copied or cached without its ``-wal``) would otherwise lack the run's last
-        answers, a short run's all of them. Passive: never waits for another process's work."""
+        answers, a short run's all of them. Passive, and best effort: it never waits for
+        another process (an xdist worker still writing or reading keeps what it has not
+        checkpointed for the last one to close), and a failure leaves the log as it is."""
         with self._queued:
             self._closing = True
             self._queued.notify()
@@ -249,7 +252,8 @@ class AnswerStore:
             self._writer.join()
         if self._failure is not None:
             raise self._failure
-        self._execute("PRAGMA wal_checkpoint(PASSIVE)")
+        with contextlib.suppress(sqlite3.Error):
+            self._execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def reserve_slot(self, rate: float) -> float:
         """Seconds to wait before the next request, so all processes together keep to ``rate``/s."""

@@ -1,0 +1,43 @@
+"""The run's heap and Python's cycle collector (issue 44).
+
+The items, their tests and the modules outlive the run, and so do its results and reports: the
+collector's full passes walked them again and again, and pytest's own at the end walk the whole
+heap (they look for objects whose finalizers raise: its unraisable-exception plugin). Frozen
+(``gc.freeze``), objects are out of those walks:
+
+- from the end of collection to the runner's close (the session's results and reports are
+  made after, and stay collectable);
+- from the end of unconfigure, after pytest's own collection there has seen the whole heap
+  (every plugin's garbage, ours included, finalised and reported as ever), to the end of
+  pytest's cleanups, whose last collection then walks only what is made after.
+
+The cleanup that unfreezes is registered at configure, before pytest's own (this plugin
+configures first), so it runs after them: a process that goes on (pytester, a script calling
+``pytest.main``) frees the run as before, and the interpreter's collections at exit finalise
+what is left as they always did. It unfreezes only when this run froze.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+
+class Heap:
+    def __init__(self, config: pytest.Config) -> None:
+        self._frozen = False
+        config.add_cleanup(self.thaw)
+
+    def freeze(self) -> None:
+        gc.freeze()
+        self._frozen = True
+
+    def thaw(self) -> None:
+        if self._frozen:
+            self._frozen = False
+            gc.unfreeze()
+
+    @pytest.hookimpl(trylast=True)  # after pytest's own collection at unconfigure
+    def pytest_unconfigure(self) -> None:
+        self.freeze()
