@@ -494,7 +494,8 @@ def pytest_fixture_setup(fixturedef, request):
 def test_builtin_tests_are_called_and_set_up_as_any_test(pytester):
     """Another plugin's ``pytest_pyfunc_call`` sees every builtin test, an autouse fixture
     may skip one (a skip located at the items' directory), and a failing ``ambig_system``
-    fixture shows the fixture's frames, none of the plugin's. The default ``ambig_system``
+    fixture shows the fixture's frames, none of the plugin's, and makes its item an error of
+    the scorecard with the fixture's message (not an item never reported). The default ``ambig_system``
     asks for no fixture (``request`` is made anew for every test that uses a fixture asking
     for it)."""
     pytester.makeconftest(HOOKED)
@@ -508,10 +509,14 @@ def test_builtin_tests_are_called_and_set_up_as_any_test(pytester):
         "import pytest\n\n@pytest.fixture(scope='session')\ndef ambig_system():\n"
         "    raise RuntimeError('cannot build the system')\n"
     )
-    broken = pytester.runpytest("--ambig-suite=march", "-x", "-p", "no:asyncio")
+    broken = pytester.runpytest("--ambig-suite=march", "-x", "-p", "no:asyncio", "--ambig-report=broken")
     broken.assert_outcomes(errors=1)
     errors = broken.stdout.str().split("= ERRORS =")[1].split("ambigqa scorecard")[0]
     assert "raise RuntimeError('cannot build the system')" in errors and "pytest_ambigqa" not in errors
+    broken.stdout.fnmatch_lines(["  errors 1, missing 12"])  # the errored item is an error, the rest unrun
+    card = json.loads((pytester.path / "broken" / "scorecard.json").read_text())
+    errored = [r for r in card["items"] if r["status"] == "error"]
+    assert [r["error"] for r in errored] == ["its test's setup failed: RuntimeError: cannot build the system"]
 
 
 def test_a_plugin_loaded_after_this_one_overrides_its_session_fixtures(pytester):

@@ -23,10 +23,11 @@ from ..card.saved import read_card
 from ..card.scorecard import Scorecard, build, utc_stamp
 from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
 from ..options import runs_no_tests
-from ..output import for_terminal
+from ..output import excerpt, for_terminal, json_text
 from ..report import ci, pipeline, terminal
-from ..schema import ItemResult
+from ..schema import AmbigItem, ItemResult
 from ..store import FILE as STORE_FILE
+from ..suites import SUITES
 from . import selection
 from .collection import ITEM_KEY, key_of, node_key
 from .run import Run
@@ -62,6 +63,7 @@ class ScorecardPlugin:
         self.sequential: SequentialGate | None = None  # --ambig-sequential, from the first result
         self._gate_skipped: set[str] = set()  # items skipped once it decided
         self._by_node: dict[str, str] | None = None  # see _keys
+        self._by_key: dict[str, AmbigItem] | None = None  # see _items
         if run.cfg.gates.baseline is not None:  # read before any item runs: a bad file stops the run here
             try:
                 self.baseline = read_card(run.cfg.gates.baseline)
@@ -89,6 +91,11 @@ class ScorecardPlugin:
         found = {keys[k] for k in map(key_of, ids) if k in keys}
         self.expected = (self.expected or set()) | found
 
+    def _items(self) -> dict[str, AmbigItem]:
+        if self._by_key is None:
+            self._by_key = {i.key: i for i in self.run.items}
+        return self._by_key
+
     def _keys(self) -> dict[str, str]:
         """Each item's key by the key its test's name holds (``collection.node_key``)."""
         if self._by_node is None:
@@ -100,6 +107,8 @@ class ScorecardPlugin:
             self._gate_skipped.add(self._keys().get(key_of(report.nodeid), ""))
         payload = getattr(report, RESULT_ATTRIBUTE, None) if report.when == "teardown" else None
         if payload is None:
+            if report.when == "setup" and report.failed:
+                self._setup_failed(report)
             return
         delattr(report, RESULT_ATTRIBUTE)  # the terminal keeps every report: not the record too
         result = self.spool.add(payload["result"])
@@ -113,6 +122,23 @@ class ScorecardPlugin:
                 listener(result, report, payload)
             if self.run.stop is not None:
                 self._sequential().observe(result)
+
+    def _setup_failed(self, report: pytest.TestReport) -> None:
+        """A builtin item whose test failed in its setup before the item was asked (an
+        ``ambig_system`` fixture that raised, say): an error of the item, with the setup's
+        message, not an item that was never reported. Another report of it (a rerun's) replaces it."""
+        key = self._keys().get(key_of(report.nodeid))
+        if key is None or key in self.results:
+            return
+        item = self._items()[key]
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = getattr(crash, "message", None) or getattr(report.longrepr, "errorstring", None)
+        message = message or str(report.longrepr).strip().rpartition("\n")[2] or "an error"
+        error = f"its test's setup failed: {excerpt(message, 500)}"
+        result = self.run.protocol.failed(SUITES[item.suite], item, self.run.scorers, "error", error)
+        self.results[key] = self.spool.add(json_text(result.to_dict()))
+        if self.run.stop is not None:
+            self._sequential().observe(self.results[key])
 
     def _sequential(self) -> SequentialGate:
         if self.sequential is None:
