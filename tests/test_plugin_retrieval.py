@@ -155,6 +155,11 @@ def test_user_corpus(pytester):
             ["--ambig-retrieval-report", "--ambig-retriever=none"],
             "ERROR: --ambig-retrieval-report needs a retriever*",
         ),
+        (  # the default system, as a first run meets it: refused before any item, not per item
+            ["--ambig-retriever=none"],
+            "ERROR: MARCH: the system 'lexical baseline (pytest_ambigqa.baselines:lexical)' reads `retriever` and "
+            "`passages`, but this run has no evidence to give it under the open retrieval protocol*",
+        ),
     ],
 )
 def test_retrieval_usage_errors(pytester, args, message):

@@ -639,10 +639,12 @@ class Run:
 
 def _fixture_system(config: pytest.Config) -> bool:
     """Whether a conftest (or another plugin) defines an ``ambig_system`` fixture, which
-    replaces the default system: its evidence is checked when a test first asks for it."""
-    ours = sys.modules.get("pytest_ambigqa.plugin")
+    replaces the default system: its evidence is checked when a test first asks for it.
+    This plugin's own is in the class its module registers (``plugin._session_fixtures``)."""
+    ours = "pytest_ambigqa.plugin"
     return any(
-        plugin is not ours and getattr(plugin, "ambig_system", None) is not None
+        ours not in (getattr(plugin, "__name__", None), getattr(plugin, "__module__", None))
+        and getattr(plugin, "ambig_system", None) is not None
         for plugin in config.pluginmanager.get_plugins()
     )
 
