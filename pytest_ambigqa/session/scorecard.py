@@ -25,7 +25,7 @@ from ..errors import AmbigQAWarning, ScorecardError, SpoolError, UnreadableFile
 from ..options import runs_no_tests
 from ..output import excerpt, for_terminal, json_text
 from ..report import ci, pipeline, terminal
-from ..schema import AmbigItem, ItemResult
+from ..schema import ItemResult
 from ..store import FILE as STORE_FILE
 from ..suites import SUITES
 from . import selection
@@ -63,7 +63,6 @@ class ScorecardPlugin:
         self.sequential: SequentialGate | None = None  # --ambig-sequential, from the first result
         self._gate_skipped: set[str] = set()  # items skipped once it decided
         self._by_node: dict[str, str] | None = None  # see _keys
-        self._by_key: dict[str, AmbigItem] | None = None  # see _items
         if run.cfg.gates.baseline is not None:  # read before any item runs: a bad file stops the run here
             try:
                 self.baseline = read_card(run.cfg.gates.baseline)
@@ -90,11 +89,6 @@ class ScorecardPlugin:
         keys = self._keys()
         found = {keys[k] for k in map(key_of, ids) if k in keys}
         self.expected = (self.expected or set()) | found
-
-    def _items(self) -> dict[str, AmbigItem]:
-        if self._by_key is None:
-            self._by_key = {i.key: i for i in self.run.items}
-        return self._by_key
 
     def _keys(self) -> dict[str, str]:
         """Each item's key by the key its test's name holds (``collection.node_key``)."""
@@ -130,7 +124,7 @@ class ScorecardPlugin:
         key = self._keys().get(key_of(report.nodeid))
         if key is None or key in self.results:
             return
-        item = self._items()[key]
+        item = self.run.by_key[key]
         crash = getattr(report.longrepr, "reprcrash", None)
         message = getattr(crash, "message", None) or getattr(report.longrepr, "errorstring", None)
         message = message or str(report.longrepr).strip().rpartition("\n")[2] or "an error"
