@@ -581,7 +581,8 @@ def test_pytests_last_collection_walks_only_what_the_session_end_made(pytester):
     )
     heap = json.loads(probe.read_text())
     assert heap["frozen"] == 0
-    assert heap["collections"][0] == 0 and heap["collections"][-1] > 1000  # pytest's two: whole, then after
+    # pytest's two: the whole heap (an automatic collection may come before it), then what is made after
+    assert 0 in heap["collections"] and heap["collections"][-1] > 1000
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
     pytester.runpytest_subprocess("-p", "exitprobe").assert_outcomes(passed=1)
     heap = json.loads(probe.read_text())
