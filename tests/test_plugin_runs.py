@@ -460,6 +460,32 @@ def test_after_stop_nothing_more_is_scored():
     assert [pool.result(i) for i in items] == [None] * len(items) and scored == []
 
 
+def test_a_resumed_pool_reads_the_store_in_the_tests_thread_until_there_is_work_to_overlap():
+    """A resume: stored results are read back by each test itself (handing them over from a
+    thread cost more than reading them); from the first item to score, one call thread reads
+    ahead; from the first system asked, every call thread asks."""
+    items = SUITES["march"].load(None, LoadOptions()).items[:12]
+    stored, to_ask = {i.key for i in items[:4]}, items[8].key  # items[4] is the first to score
+    threads: dict[str, str] = {}
+    ready, warmed = threading.Event(), []
+
+    def call(item):
+        threads[item.key] = threading.current_thread().name
+        if item.key == to_ask:
+            pool.widen()  # what Evaluator.asking does when the store has no answer
+        result = ItemResult(suite=item.suite, item_id=item.id, status="ok", scores={"x": 1.0})
+        return result if item.key in stored else lambda: result
+
+    pool = Prefetcher(call, workers=3, ready=ready, warm=lambda: (warmed.append(1), ready.set()), lazy=True)
+    pool.start(items)
+    assert [pool.result(i).item_id for i in items] == [i.id for i in items]
+    main = threading.current_thread().name
+    assert [threads[i.key] for i in items[:5]] == [main] * 5  # read back, then the first to score
+    assert warmed and all(threads[i.key] == "ambigqa-call-0" for i in items[5:8])  # one reads ahead
+    assert {threads[i.key] for i in items[9:]} <= {f"ambigqa-call-{n}" for n in range(3)}
+    assert sorted(threads) == sorted(i.key for i in items)  # each item asked once
+
+
 def test_a_store_another_process_holds_is_waited_for_not_set_aside(tmp_path, recwarn):
     """Workers creating one store at once meet each other's locks: that is no damage."""
     from pytest_ambigqa.store.answers import SCHEMA

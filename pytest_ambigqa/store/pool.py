@@ -62,11 +62,14 @@ class Prefetcher:
         self._open_lock = threading.Lock()
         self._started = 0  # items whose call has started, and of them, those done
         self._ended = 0
-        # ``lazy`` (a resume): one call thread until :meth:`widen`, when a system is first asked.
-        # Reading stored answers is serial (one connection) and the interpreter's: 32 threads
-        # taking turns at it cost more than the reads (issue 44).
-        self._lazy = lazy
-        self._idle_callers = 0  # call threads not started yet
+        # ``lazy`` (a resume): each test reads its item's stored answer and scores itself
+        # (:meth:`_inline`) until an item needs scoring (one call thread from then on) or a
+        # system is asked (:meth:`widen`). Reading the store is serial (one connection) and the
+        # interpreter's: threads taking turns at it cost more than the reads, and handing each
+        # stored result over from even one thread was 10% of a 5,000-item resume (issue 44).
+        self._reading = lazy  # the tests read the store themselves: no call thread yet
+        self._callers = 0  # call threads the pool may have: one per worker, at most one per item
+        self._idle_callers = 0  # of them, not started yet
         self._widen_lock = threading.Lock()
 
     def start(self, items: Sequence[AmbigItem]) -> None:
@@ -78,22 +81,26 @@ class Prefetcher:
         self._open = len(self._futures)
         for future in self._futures.values():
             future.add_done_callback(self._closed)
-        callers = min(self._workers, len(items))
-        first = min(1, callers) if self._lazy else callers
-        self._idle_callers = callers - first
-        for n in range(first):
-            threading.Thread(target=self._call_stage, name=f"ambigqa-call-{n}", daemon=True).start()
+        self._callers = self._idle_callers = min(self._workers, len(items))
+        if not self._reading:
+            self._add_callers(self._callers)
         for n in range(min(self._scorers, len(items))):
             threading.Thread(target=self._score_stage, name=f"ambigqa-score-{n}", daemon=True).start()
 
     def widen(self) -> None:
         """Every call thread: a system is being asked (an answer not in the store)."""
-        if not self._idle_callers:
-            return
+        if self._idle_callers:
+            self._add_callers(self._callers)
+
+    def _add_callers(self, n: int) -> None:
+        """Up to ``n`` more call threads; the tests take their results from them from now on."""
         with self._widen_lock:
-            idle, self._idle_callers = self._idle_callers, 0
-            for n in range(self._workers - idle, self._workers):
-                threading.Thread(target=self._call_stage, name=f"ambigqa-call-{n}", daemon=True).start()
+            self._reading = False
+            n = min(n, self._idle_callers)
+            started = self._callers - self._idle_callers
+            self._idle_callers -= n
+            for k in range(started, started + n):
+                threading.Thread(target=self._call_stage, name=f"ambigqa-call-{k}", daemon=True).start()
 
     def _closed(self, future: Future[ItemResult]) -> None:
         with self._open_lock:
@@ -175,10 +182,27 @@ class Prefetcher:
             if at > self._cursor:
                 self._cursor = at
                 self._room.notify()  # the head's thread; it wakes the next while there is room
+        if self._reading and not self._stopped.is_set() and future.cancel():  # no call thread has it
+            return self._inline(item)
         try:
             return future.result()
         except CancelledError:
             return None
+
+    def _inline(self, item: AmbigItem) -> ItemResult:
+        """The two stages for one item in the test's own thread, as a call thread and a
+        scoring thread would: its stored answer and scores read back, or else, once scoring is
+        needed, the items after it asked ahead (their scoring overlaps, on the scoring pool), and
+        this one scored once ``ready``. A system it asks widens the pool (:meth:`widen`)."""
+        scoring = self._call(item)
+        if isinstance(scoring, ItemResult):
+            return scoring
+        self._add_callers(1)
+        if self._warm is not None:
+            self._warm()
+        if self._ready is not None:
+            self._ready.wait()
+        return scoring()
 
     def stop(self, grace: float = 1.0) -> None:
         """No new calls start, nothing more is scored; calls running get ``grace`` seconds to
