@@ -411,6 +411,27 @@ def test_a_closed_store_holds_its_answers_in_its_file_alone(tmp_path):
     assert db.execute("SELECT count(*) FROM scores").fetchone() == (50,)
 
 
+def test_the_stores_writer_keeps_every_row_in_many_row_statements(tmp_path):
+    """The writer inserts a table's queued rows ROWS to a statement: every row is written,
+    however many are queued, and a key written twice keeps its last row, as row by row."""
+    from pytest_ambigqa.store.answers import ROWS
+
+    store = AnswerStore(tmp_path / "answers.sqlite")
+    count = 2 * ROWS + 7
+    with store._lock:  # the writer waits for the connection while rows queue up: large batches
+        for i in range(count):
+            store.put(f"k{i}", "run", "ok", {"text": f"answer {i}"})
+            store.put_scores(f"s{i % 10}", json.dumps({"scores": {"str_em": i}}))
+        store.put("k3", "run", "ok", {"text": "asked again"})
+    store.close()
+    assert store.done("k3", "run", resume=False) == ("ok", {"text": "asked again"}, False)
+    assert store.done(f"k{count - 1}", "run", resume=False) == ("ok", {"text": f"answer {count - 1}"}, False)
+    db = sqlite3.connect(tmp_path / "answers.sqlite")
+    assert db.execute("SELECT count(*) FROM answers").fetchone() == (count,)
+    last = {f"s{i % 10}": i for i in range(count)}
+    assert dict(db.execute("SELECT key, json_extract(payload, '$.scores.str_em') FROM scores")) == last
+
+
 def test_a_store_write_that_fails_is_reported_not_lost_silently(tmp_path):
     store = AnswerStore(tmp_path / "answers.sqlite")
     store._db.close()  # the disk goes away under the writer

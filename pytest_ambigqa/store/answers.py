@@ -22,8 +22,8 @@ them again, and one where any of them changed scores that item afresh.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
-import itertools
 import json
 import os
 import sqlite3
@@ -63,6 +63,7 @@ _INSERT_SCORES = "INSERT OR REPLACE INTO scores (key, payload, updated) VALUES (
 # once (issue 44). A process killed outright loses what it gathered, at most this long's
 # answers, which a resume asks again.
 GATHER = 0.05
+ROWS = 128  # rows per INSERT the writer runs (:func:`_insert`): 768 values, far below SQLite's limit
 
 
 def item_fingerprint(item: AmbigItem) -> str:
@@ -107,6 +108,24 @@ def _read_back(state: Any, payload: Any) -> tuple[str, Any]:
             return state, {"error": payload, "calls": None}
         return "unreadable", f"{type(exc).__name__}: {excerpt(exc, 200)}"
     return state, data
+
+
+def _insert(db: sqlite3.Connection, statement: str, rows: list[tuple]) -> None:
+    """``db.executemany(statement, rows)`` as statements of :data:`ROWS` rows each (``VALUES
+    (...), (...)``; a later row replaces an earlier one of the same key, as one at a time).
+    The sqlite3 module lets go of the interpreter for each statement it steps, and takes it
+    back after: a row at a time, the writer took the interpreter from the tests twice per
+    item, 7 thread switches an item in all (issue 44)."""
+    for start in range(0, len(rows), ROWS):
+        chunk = rows[start : start + ROWS]
+        db.execute(_rows(statement, len(chunk)), [value for row in chunk for value in row])
+
+
+@functools.lru_cache(maxsize=512)
+def _rows(statement: str, count: int) -> str:
+    """``statement`` (an ``INSERT ... VALUES (?, ...)``) inserting ``count`` rows."""
+    head, values = statement.split(" VALUES ")
+    return f"{head} VALUES {', '.join([values] * count)}"
 
 
 def _alive(pid: int) -> bool:
@@ -223,12 +242,15 @@ class AnswerStore:
                 rows, self._queue = self._queue, []
             if not rows:
                 return  # closing, and everything is written
+            tables: dict[str, list[tuple]] = {}  # a table's rows in the order they came
+            for statement, row in rows:
+                tables.setdefault(statement, []).append(row)
             try:
                 with self._lock:
                     self._db.execute("BEGIN IMMEDIATE")
                     try:
-                        for statement, run in itertools.groupby(rows, key=lambda r: r[0]):
-                            self._db.executemany(statement, [row for _, row in run])
+                        for statement, table in tables.items():
+                            _insert(self._db, statement, table)
                     except BaseException:
                         self._db.execute("ROLLBACK")
                         raise
