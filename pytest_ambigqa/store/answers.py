@@ -113,9 +113,9 @@ def _read_back(state: Any, payload: Any) -> tuple[str, Any]:
 def _insert(db: sqlite3.Connection, statement: str, rows: list[tuple]) -> None:
     """``db.executemany(statement, rows)`` as statements of :data:`ROWS` rows each (``VALUES
     (...), (...)``; a later row replaces an earlier one of the same key, as one at a time).
-    The sqlite3 module lets go of the interpreter for each statement it steps, and takes it
-    back after: a row at a time, the writer took the interpreter from the tests twice per
-    item, 7 thread switches an item in all (issue 44)."""
+    The sqlite3 module lets go of the interpreter for each statement it steps and takes it
+    back after: a row at a time, the writer took it from the tests at each of an item's two
+    rows (a 5,000-item run switched threads 30,000 times where it now does 13,000; issue 44)."""
     for start in range(0, len(rows), ROWS):
         chunk = rows[start : start + ROWS]
         db.execute(_rows(statement, len(chunk)), [value for row in chunk for value in row])
