@@ -592,6 +592,40 @@ def test_pytests_last_collection_walks_only_what_the_session_end_made(pytester):
     assert gc.get_freeze_count() == 0
 
 
+JUNIT_PROBE = """
+import json
+import pytest
+from _pytest.junitxml import xml_key
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's JUnit writer is unregistered
+def pytest_unconfigure(config):
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        with open("junit-kept.json", "w") as out:
+            json.dump([len(xml.node_reporters), len(xml.node_reporters_ordered)], out)
+"""
+
+
+def test_the_junit_writers_elements_are_let_go_once_its_file_is_written(pytester):
+    """pytest's JUnit writer keeps each test's elements (14 an item with the run's
+    properties) until the interpreter exits: an ambigqa run lets go of them once the file,
+    properties and all, is written; a run without a suite is left as pytest leaves it."""
+    pytester.makepyfile(junitprobe=JUNIT_PROBE)
+    pytester.syspathinsert()
+    kept = pytester.path / "junit-kept.json"
+    result = pytester.runpytest("-p", "junitprobe", "--ambig-suite=march", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=len(MARCH))
+    assert json.loads(kept.read_text()) == [0, 0]
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    statuses = [
+        p.get("value") for case in cases for p in case.iter("property") if p.get("name") == "ambigqa.status"
+    ]
+    assert statuses == ["ok"] * len(MARCH)
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    pytester.runpytest("-p", "junitprobe", "test_plain.py", "--junitxml=plain.xml").assert_outcomes(passed=1)
+    assert json.loads(kept.read_text()) == [0, 1]  # pytest keeps its written reporters in order
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
