@@ -90,7 +90,7 @@ def _connect(path: Path, schema: str, probe: str) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     # A row survives a crash of the process (WAL); only a power cut may lose the last few.
     db.execute("PRAGMA synchronous=NORMAL")
-    db.execute("PRAGMA temp_store=MEMORY")
+    db.execute("PRAGMA temp_store=MEMORY")  # each INSERT's statement journal: no file written, read back
     db.executescript(schema)
     db.execute(probe).fetchone()
     return db
