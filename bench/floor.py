@@ -20,7 +20,13 @@ per item above the floor ((run - P - S) / N: flat in N is the second half of tar
 timing is a whole process; in each round the jobs of every size are interleaved (the order
 reversed every other round), and medians over ``--rounds`` are printed with the machine's load.
 
-    python bench/floor.py [--items 500,5000,20000] [--rounds 1] [--resume-items 500,5000]
+``--parts N``: where the run's time above its floor goes, at N items: the STR-EM run and the
+resume again with one part taken away after another (report.html; then pytest's JUnit file,
+in P too; then the timeout thread, ``--ambig-timeout=0``; then the answer store's writes,
+which only a stand-in plugin of this script can take away: a what-if, not an option), each
+rung against its floor, with what the part it drops cost.
+
+    python bench/floor.py [--items 500,5000,20000] [--rounds 1] [--resume-items 500,5000] [--parts 5000]
 """
 
 from __future__ import annotations
@@ -67,9 +73,30 @@ for (payload,) in db.execute("SELECT payload FROM scores"):
 print(time.perf_counter() - started)
 """
 
+# --parts' last rung: a run whose answer store is never written (what its writes cost)
+UNWRITTEN = """
+from pytest_ambigqa.store.answers import AnswerStore
+
+assert hasattr(AnswerStore, "_enqueue"), "the store's writes are no longer queued by _enqueue"
+AnswerStore._enqueue = lambda self, statement, row: None
+"""
+
+# --parts: each rung drops one more part of the STR-EM run (then of the resume) than the one
+# before: (job, the part it drops, how many of report.html and the JUnit file it leaves out, options)
+RUNGS = (
+    ("str_em", "", 0, ("--ambig-metrics=str_em",)),
+    ("str_em", "report.html", 1, ("--ambig-metrics=str_em",)),
+    ("str_em", "JUnit", 2, ("--ambig-metrics=str_em",)),
+    ("str_em", "timeout thread", 2, ("--ambig-metrics=str_em", "--ambig-timeout=0")),
+    ("str_em", "store's writes", 2, ("--ambig-metrics=str_em", "--ambig-timeout=0", "-p", "unwritten")),
+    ("resume", "", 0, ()),
+    ("resume", "report.html", 1, ()),
+    ("resume", "JUnit", 2, ()),
+)
+
 
 def main() -> None:
-    args = arguments(__doc__, items="500,5000,20000", rounds=1, resume_items="500,5000")
+    args = arguments(__doc__, items="500,5000,20000", rounds=1, resume_items="500,5000", parts=0)
     sizes = [int(n) for n in args.items.split(",") if n]
     resumed = [int(n) for n in args.resume_items.split(",") if n]
     load = os.getloadavg()
@@ -79,30 +106,32 @@ def main() -> None:
         (root / "trivial_cases.py").write_text(TRIVIAL)
         (root / "bare.py").write_text(BARE_SCORING)
         (root / "read.py").write_text(READ)
+        (root / "unwritten.py").write_text(UNWRITTEN)
         source = REAL_ASQA if REAL_ASQA.exists() else None
-        data = {n: scaled("asqa", n, root, source) for n in sorted(set(sizes) | set(resumed))}
+        parts = [args.parts] if args.parts else []
+        data = {n: scaled("asqa", n, root, source) for n in sorted(set(sizes) | set(resumed) | set(parts))}
         env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
 
-        def plugin(n: int, cache: str, *options: str) -> float:
+        def plugin(n: int, cache: str, *options: str, dropped: int = 0) -> float:
+            """``dropped``: how many of report.html and the JUnit file (in that order) it leaves out."""
             shutil.rmtree(root / "report", ignore_errors=True)
+            files = [f"--ambig-report={root / 'report'}", f"--junitxml={root / 'junit.xml'}"][dropped:]
             return run_pytest(
                 [
                     "--ambig-suite=asqa", f"--ambig-data={data[n]}", "--ambig-system=bench_system:answer",
-                    f"--ambig-cache-dir={root / cache}", f"--ambig-report={root / 'report'}",
-                    f"--junitxml={root / 'junit.xml'}", *options,
+                    f"--ambig-cache-dir={root / cache}", *files, *options,
                 ],
                 root,
                 env=env,
             )  # fmt: skip
 
-        def fresh(n: int, *options: str) -> float:
+        def fresh(n: int, *options: str, dropped: int = 0) -> float:
             shutil.rmtree(root / "cache", ignore_errors=True)  # nothing is resumed
-            return plugin(n, "cache", *options)
+            return plugin(n, "cache", *options, dropped=dropped)
 
-        def trivial(n: int) -> float:
-            return run_pytest(["trivial_cases.py", f"--junitxml={root / 'junit.xml'}"], root, env | {
-                "AMBIGQA_BENCH_N": str(n)
-            })  # fmt: skip
+        def trivial(n: int, junit: bool = True) -> float:
+            files = [f"--junitxml={root / 'junit.xml'}"] if junit else []
+            return run_pytest(["trivial_cases.py", *files], root, env | {"AMBIGQA_BENCH_N": str(n)})
 
         def bare(n: int, metrics: str) -> float:
             out = subprocess.run(
@@ -111,11 +140,11 @@ def main() -> None:
             )  # fmt: skip
             return float(out.stdout.split()[-1])
 
-        def resume(n: int) -> float:
+        def resume(n: int, dropped: int = 0) -> float:
             store = root / f"stored{n}"
             if not store.exists():  # the first run fills the store once
                 plugin(n, f"stored{n}", "--ambig-concurrency=64")
-            return plugin(n, f"stored{n}", "--ambig-concurrency=64", "--ambig-resume")
+            return plugin(n, f"stored{n}", "--ambig-concurrency=64", "--ambig-resume", dropped=dropped)
 
         def read(n: int) -> float:
             out = subprocess.run(
@@ -135,7 +164,17 @@ def main() -> None:
             jobs.setdefault(("P", n), lambda n=n: trivial(n))
             jobs[("resume", n)] = lambda n=n: resume(n)
             jobs[("read", n)] = lambda n=n: read(n)
-        for n in resumed:  # the stores are filled before any round: no round pays for them
+        for n in parts:
+            jobs.setdefault(("P", n), lambda n=n: trivial(n))
+            jobs[("P without JUnit", n)] = lambda n=n: trivial(n, junit=False)
+            jobs.setdefault(("S str_em", n), lambda n=n: bare(n, "str_em"))
+            jobs.setdefault(("read", n), lambda n=n: read(n))
+            for rung, (job, _, dropped, options) in enumerate(RUNGS):
+                if job == "str_em":
+                    jobs[(f"rung {rung}", n)] = lambda n=n, o=options, d=dropped: fresh(n, *o, dropped=d)
+                else:
+                    jobs[(f"rung {rung}", n)] = lambda n=n, d=dropped: resume(n, dropped=d)
+        for n in sorted({*resumed, *parts}):  # the stores are filled before any round: no round pays for them
             resume(n)
         timed: dict[tuple[str, int], list[float]] = {}
         for round_ in range(args.rounds):
@@ -174,6 +213,21 @@ def main() -> None:
             f"  resume     {n:>6,}: P {p:6.2f} s + read {r:6.2f} s -> us {us:6.2f} s, {us / (p + r):.2f}x; "
             f"{us / p:.2f}x P; own {own:.3f} ms an item"
         )
+    for n in parts:
+        print(f"  where the time above the floor goes, {n:,} items (each rung drops one more part):")
+        before = None
+        for rung, (job, part, dropped, _) in enumerate(RUNGS):
+            p = t[("P", n)] if dropped < 2 else t[("P without JUnit", n)]
+            s, s_name = (t[("S str_em", n)], "S") if job == "str_em" else (t[("read", n)], "read")
+            us = t[(f"rung {rung}", n)]
+            floor = f"P{'' if dropped < 2 else ' without JUnit'} {p:.2f} s + {s_name} {s:.2f} s"
+            cost = f"; {part} cost {before - us:.2f} s" if part and before is not None else ""
+            shown = f"without {part}" if part else "as run"
+            print(f"    {job:<6} {shown:<26} {us:6.2f} s, {us / (p + s):.2f}x {floor}{cost}")
+            rows.append(
+                {"job": job, "n": n, "without": part, "P": p, "S": s, "us": us, "ratio": us / (p + s)}
+            )
+            before = us
     print(json.dumps(rows))
 
 
